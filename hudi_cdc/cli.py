@@ -1,0 +1,104 @@
+"""The `hudi-cdc` command: a thin click layer over the library.
+
+Subcommands live in hudi_cdc/commands/<name>.py and are imported only when used, so
+`hudi-cdc --help` stays instant and heavy dependencies (pyspark, boto3, pyhive) load lazily.
+Every HudiCdcError becomes one red line on stderr and the error's exit code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from typing import Dict
+
+import click
+
+from . import __version__
+from .errors import HudiCdcError
+
+# name -> (module, attribute, one-line help)
+COMMANDS: Dict[str, tuple] = {
+    "init": ("hudi_cdc.commands.core", "init_cmd", "Write a pipeline file for the embedded MoMA sample."),
+    "render": ("hudi_cdc.commands.core", "render_cmd", "Render properties files and spark-submit argv."),
+    "sample": ("hudi_cdc.commands.core", "sample_cmd", "Land the MoMA sample as Kafka Connect S3-sink Avro files."),
+    "bootstrap": ("hudi_cdc.commands.core", "bootstrap_cmd", "BULK_INSERT everything landed so far into new tables."),
+    "stream": ("hudi_cdc.commands.core", "stream_cmd", "UPSERT new landed files into a table (continuous or --once)."),
+    "demo": ("hudi_cdc.commands.core", "demo_cmd", "Sample -> bootstrap -> changes -> stream --once, then show rows."),
+    "show": ("hudi_cdc.commands.core", "show_cmd", "Show current rows of a table (hudi-rs, no JVM)."),
+    "query": ("hudi_cdc.commands.query", "query", "Time travel, history, incremental reads."),
+    "inspect": ("hudi_cdc.commands.inspect", "inspect", "Commits, stats, compactions, files, schema of a table."),
+    "local": ("hudi_cdc.commands.local", "local", "Start/stop the local registry, metastore and thrift server."),
+    "schemas": ("hudi_cdc.commands.schemas", "schemas", "Register and check Avro schemas in the registry."),
+    "hive": ("hudi_cdc.commands.hive", "hive", "Hive metastore helpers over PyHive."),
+    "sync": ("hudi_cdc.commands.hive", "sync_cmd", "Re-sync a table to the Hive metastore without writing data."),
+    "emr": ("hudi_cdc.commands.emr", "emr", "Status, logs and cancel for submitted EMR steps and job runs."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        spec = COMMANDS.get(name)
+        if spec is None:
+            return None
+        module, attr, _ = spec
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                return None  # not built yet
+            raise
+        return getattr(mod, attr, None)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "-c", "config", default=None, metavar="FILE",
+              help="pipeline file (default: ./hudi-cdc.yaml)")
+@click.option("--target", type=click.Choice(["local", "emr", "emr-serverless"]), default="local",
+              show_default=True, help="where jobs run")
+@click.option("--debug", is_flag=True, help="tracebacks instead of one-line errors")
+@click.version_option(__version__, prog_name="hudi-cdc")
+@click.pass_context
+def cli(ctx, config, target, debug):
+    """Land Debezium CDC files in Apache Hudi tables, from one pipeline file."""
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    ctx.ensure_object(dict)
+    ctx.obj.update(config=config, target=target, debug=debug)
+
+
+def main(argv=None) -> int:
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        cli.main(args=argv, prog_name="hudi-cdc", standalone_mode=False)
+        return 0
+    except HudiCdcError as exc:
+        if debug:
+            raise
+        click.secho(f"error: {exc}", fg="red", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

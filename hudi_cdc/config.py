@@ -1,0 +1,257 @@
+"""The pipeline file (hudi-cdc.yaml): pydantic models, validated once at load.
+
+Every problem is reported as ``<key path>: <message> (<file>)`` so a user can find it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Dict, List, Literal, Optional, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+
+DEFAULT_CONFIG = "hudi-cdc.yaml"
+CURRENT_HUDI = "1.2.0"
+SEED_HUDI = "0.9.0"
+SUPPORTED_HUDI = (SEED_HUDI, CURRENT_HUDI)
+
+TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
+TYPE_SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HudiSettings(_Model):
+    version: str = CURRENT_HUDI
+
+    @field_validator("version")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in SUPPORTED_HUDI:
+            raise ValueError(f"unsupported Hudi version {v!r}; supported: {', '.join(SUPPORTED_HUDI)}")
+        return v
+
+    @property
+    def is_seed(self) -> bool:
+        return self.version == SEED_HUDI
+
+
+class SourceSettings(_Model):
+    root: str = Field(description="<root>/<topic>/partition=<n>/*.avro (file://, plain path or s3://)")
+    partition: int = 0
+    schema_registry: Optional[str] = None
+    # Names of environment variables holding registry credentials; never the values.
+    registry_username_env: Optional[str] = None
+    registry_password_env: Optional[str] = None
+
+
+class LakeSettings(_Model):
+    root: str
+    hive_database: str = "default"
+    hive_metastore: Optional[str] = None  # thrift://127.0.0.1:9083 ; enables Hive sync when set
+    hive_sync: Optional[bool] = None  # default: on when hive_metastore is set
+
+    @property
+    def sync_enabled(self) -> bool:
+        return bool(self.hive_metastore) if self.hive_sync is None else self.hive_sync
+
+
+class SparkSettings(_Model):
+    master: str = "local[2]"
+    driver_memory: str = "2g"
+    executor_memory: str = "2g"
+    shuffle_partitions: int = Field(4, ge=1)
+    conf: Dict[str, str] = Field(default_factory=dict)
+
+
+class StreamSettings(_Model):
+    source_limit: int = Field(256 * 1024 * 1024, ge=1, description="bytes of landed files per sync round")
+    min_sync_interval_seconds: int = Field(30, ge=0)
+
+
+class TableSettings(_Model):
+    topic: str
+    record_key: Union[str, List[str]]
+    ordering_field: Union[str, List[str]] = "__lsn"
+    partition_field: Optional[str] = None
+    table_types: List[TableType] = Field(default_factory=lambda: ["COPY_ON_WRITE", "MERGE_ON_READ"])
+    deletes: Literal["hard", "soft"] = "hard"
+    delete_field: str = "__deleted"
+    hudi_options: Dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("table_types")
+    @classmethod
+    def _non_empty(cls, v: List[str]) -> List[str]:
+        if not v:
+            raise ValueError("at least one table type is needed")
+        if len(set(v)) != len(v):
+            raise ValueError("table types repeat")
+        return v
+
+    @property
+    def record_keys(self) -> List[str]:
+        return [self.record_key] if isinstance(self.record_key, str) else list(self.record_key)
+
+    @property
+    def ordering_fields(self) -> List[str]:
+        return [self.ordering_field] if isinstance(self.ordering_field, str) else list(self.ordering_field)
+
+
+class EmrSettings(_Model):
+    """Where the AWS runners put things; credentials only through boto3's standard chain."""
+
+    region: str = "us-east-1"
+    cluster_id: Optional[str] = None
+    release_label: str = "emr-7.12.0"
+    bucket: Optional[str] = None
+    prefix: str = "hudi-cdc"
+    log_uri: Optional[str] = None
+    serverless_application_id: Optional[str] = None
+    serverless_execution_role_arn: Optional[str] = None
+    poll_seconds: int = Field(15, ge=1)
+    timeout_seconds: int = Field(3600, ge=1)
+
+
+class Pipeline(_Model):
+    pipeline: str
+    hudi: HudiSettings = Field(default_factory=HudiSettings)
+    source: SourceSettings
+    lake: LakeSettings
+    spark: SparkSettings = Field(default_factory=SparkSettings)
+    stream: StreamSettings = Field(default_factory=StreamSettings)
+    emr: EmrSettings = Field(default_factory=EmrSettings)
+    tables: Dict[str, TableSettings]
+    # Where the pipeline file lives; relative paths are resolved against it.
+    base_dir: str = Field(default=".", exclude=True)
+    source_file: str = Field(default=DEFAULT_CONFIG, exclude=True)
+
+    @field_validator("pipeline")
+    @classmethod
+    def _pipeline_name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError("must be letters, digits and _ (it names Hive databases)")
+        return v
+
+    @field_validator("tables")
+    @classmethod
+    def _tables(cls, v: Dict[str, TableSettings]) -> Dict[str, TableSettings]:
+        if not v:
+            raise ValueError("at least one table is needed")
+        for name in v:
+            if not _NAME.match(name):
+                raise ValueError(f"table name {name!r} must be letters, digits and _")
+        return v
+
+    @model_validator(mode="after")
+    def _registry_auth_pairs(self) -> "Pipeline":
+        s = self.source
+        if bool(s.registry_username_env) != bool(s.registry_password_env):
+            raise ValueError("source.registry_username_env and source.registry_password_env go together")
+        return self
+
+    # ---- derived, never stored -------------------------------------------------
+    def table(self, name: str) -> TableSettings:
+        try:
+            return self.tables[name]
+        except KeyError:
+            known = ", ".join(sorted(self.tables))
+            raise ConfigError(f"unknown table {name!r} in {self.source_file}; tables: {known}") from None
+
+    def resolve_uri(self, value: str) -> str:
+        """A plain or relative path becomes an absolute file:// URI; s3:// and file:// stay."""
+        if re.match(r"^[a-z][a-z0-9+.-]*://", value):
+            if value.startswith("file://"):
+                p = Path(value[len("file://"):])
+                if not p.is_absolute():
+                    p = Path(self.base_dir) / p
+                return "file://" + str(p.resolve())
+            return value.rstrip("/")
+        p = Path(value)
+        if not p.is_absolute():
+            p = Path(self.base_dir) / p
+        return "file://" + str(p.resolve())
+
+    @property
+    def source_root(self) -> str:
+        return self.resolve_uri(self.source.root)
+
+    @property
+    def lake_root(self) -> str:
+        return self.resolve_uri(self.lake.root)
+
+    def topic_dir(self, table: str) -> str:
+        return f"{self.source_root}/{self.table(table).topic}/partition={self.source.partition}"
+
+    def base_path(self, table: str, table_type: str) -> str:
+        return f"{self.lake_root}/{table}_{TYPE_SUFFIX[table_type]}"
+
+    def hive_db(self, table_type: str) -> str:
+        return f"{self.lake.hive_database}_{TYPE_SUFFIX[table_type]}"
+
+    def targets(self, table: Optional[str] = None) -> List[tuple]:
+        names = [table] if table else list(self.tables)
+        out = []
+        for name in names:
+            for tt in self.table(name).table_types:
+                out.append((name, tt))
+        return out
+
+
+def uri_to_path(uri: str) -> Path:
+    if uri.startswith("file://"):
+        return Path(uri[len("file://"):])
+    if "://" in uri:
+        raise ConfigError(f"{uri} is not a local path")
+    return Path(uri)
+
+
+def _loc(loc: tuple) -> str:
+    return ".".join(str(p) for p in loc) or "<top>"
+
+
+def format_validation_error(err: ValidationError, path: str) -> str:
+    """One line per problem, each naming the key path and the file."""
+    lines = []
+    for e in err.errors():
+        msg = e["msg"]
+        if e["type"] == "missing":
+            msg = "field required"
+        elif e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        lines.append(f"{_loc(e['loc'])}: {msg} ({path})")
+    return "; ".join(lines)
+
+
+def parse_pipeline(data: object, path: str = DEFAULT_CONFIG, base_dir: str = ".") -> Pipeline:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the pipeline file must be a YAML mapping")
+    try:
+        return Pipeline(**data, base_dir=str(base_dir), source_file=str(path))
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, str(path))) from None
+    except TypeError as exc:  # e.g. duplicate keyword from a key named base_dir
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def load_pipeline(path: Union[str, os.PathLike, None] = None) -> Pipeline:
+    p = Path(path or DEFAULT_CONFIG)
+    if not p.exists():
+        raise ConfigError(f"{p}: pipeline file not found (create one with `hudi-cdc init`, or pass --config FILE)")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{p}:{where}: malformed YAML: {problem}") from None
+    return parse_pipeline(data, str(p), str(p.resolve().parent))
