@@ -1,0 +1,68 @@
+"""The few storage calls inspection makes itself (hudi-rs does the rest): read one small file and
+list one folder, on a local path, a file:// URI or s3:// (boto3, imported only for S3)."""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Tuple
+from urllib.parse import urlparse
+
+
+def normalize(uri: str) -> str:
+    """An absolute local path for local tables; s3:// URIs stay as they are (without a trailing /)."""
+    if uri.startswith("file://"):
+        uri = uri[len("file://"):]
+    if "://" in uri:
+        return uri.rstrip("/")
+    return os.path.abspath(os.path.expanduser(uri))
+
+
+def join(base: str, *parts: str) -> str:
+    return "/".join([base.rstrip("/"), *[p.strip("/") for p in parts if p]])
+
+
+def is_s3(uri: str) -> bool:
+    return uri.startswith(("s3://", "s3a://"))
+
+
+def _bucket_key(uri: str) -> Tuple[str, str]:
+    u = urlparse(uri)
+    return u.netloc, u.path.lstrip("/")
+
+
+def _s3():
+    import boto3  # only for tables on S3
+
+    return boto3.client("s3")
+
+
+def read_bytes(uri: str) -> Optional[bytes]:
+    """The file's bytes, or None when it does not exist."""
+    if is_s3(uri):
+        bucket, key = _bucket_key(uri)
+        client = _s3()
+        try:
+            return client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        except client.exceptions.NoSuchKey:
+            return None
+    try:
+        with open(uri, "rb") as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def list_files(uri: str) -> List[Tuple[str, int]]:
+    """(name, size) of the files directly in a folder; [] when the folder does not exist."""
+    if is_s3(uri):
+        bucket, prefix = _bucket_key(uri)
+        prefix = prefix.rstrip("/") + "/"
+        out = []
+        for page in _s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
+            out.extend((o["Key"][len(prefix):], o["Size"]) for o in page.get("Contents", []))
+        return out
+    try:
+        with os.scandir(uri) as it:
+            return [(e.name, e.stat().st_size) for e in it if e.is_file()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []

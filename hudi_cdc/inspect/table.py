@@ -1,0 +1,101 @@
+"""Open a Hudi table for inspection: check it is one, and one whose version we read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Dict
+
+from ..errors import TableStateError
+from . import storage
+
+SUPPORTED_VERSIONS = (6, 8, 9)  # what hudi-rs 0.5 reads
+
+
+def parse_properties(text: str) -> Dict[str, str]:
+    """Java .properties as Hudi writes hoodie.properties (key=value, `\\:` escapes, # comments)."""
+    props = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        key, value, esc, in_key = [], [], False, True
+        for ch in line:
+            if esc:
+                (key if in_key else value).append({"n": "\n", "t": "\t", "r": "\r"}.get(ch, ch))
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif in_key and ch in "=:":
+                in_key = False
+            else:
+                (key if in_key else value).append(ch)
+        props["".join(key).strip()] = "".join(value).strip()
+    return props
+
+
+@dataclass
+class Table:
+    uri: str
+    config: Dict[str, str] = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.config.get("hoodie.table.name", "")
+
+    @property
+    def table_type(self) -> str:
+        return self.config.get("hoodie.table.type", "COPY_ON_WRITE").upper()
+
+    @property
+    def is_mor(self) -> bool:
+        return self.table_type == "MERGE_ON_READ"
+
+    @property
+    def version(self) -> int:
+        return int(self.config.get("hoodie.table.version", "0"))
+
+    @property
+    def layout(self) -> int:
+        """Timeline layout: 1 keeps instants in .hoodie/, 2 (table version 8+) in .hoodie/timeline/."""
+        return int(self.config.get("hoodie.timeline.layout.version", "2" if self.version >= 8 else "1"))
+
+    @property
+    def meta_dir(self) -> str:
+        return storage.join(self.uri, ".hoodie")
+
+    @property
+    def timeline_dir(self) -> str:
+        if self.version >= 8:
+            return storage.join(self.meta_dir, self.config.get("hoodie.timeline.path", "timeline"))
+        return self.meta_dir
+
+    @cached_property
+    def hudi(self):
+        """The hudi-rs table (imported on first use)."""
+        from hudi import HudiTableBuilder
+
+        try:
+            return HudiTableBuilder.from_base_uri(self.uri).build()
+        except Exception as exc:  # hudi-rs raises HudiCoreError for everything
+            raise TableStateError(f"{self.uri}: hudi-rs cannot open the table: {exc}") from None
+
+    def describe(self) -> Dict[str, object]:
+        return {"path": self.uri, "name": self.name, "type": self.table_type, "version": self.version}
+
+
+def open_table(path: str) -> Table:
+    """A Table for a base path (local path, file:// or s3:// URI); TableStateError when the path is
+    not a Hudi table or its version is one hudi-rs cannot read."""
+    uri = storage.normalize(str(path))
+    raw = storage.read_bytes(storage.join(uri, ".hoodie", "hoodie.properties"))
+    if raw is None:
+        raw = storage.read_bytes(storage.join(uri, ".hoodie", "hoodie.properties.backup"))
+    if raw is None:
+        raise TableStateError(f"{uri} is not a Hudi table (no .hoodie/hoodie.properties)")
+    table = Table(uri=uri, config=parse_properties(raw.decode("utf-8", errors="replace")))
+    if table.version not in SUPPORTED_VERSIONS:
+        found = table.config.get("hoodie.table.version", "missing")
+        supported = ", ".join(str(v) for v in SUPPORTED_VERSIONS)
+        raise TableStateError(f"{uri}: Hudi table version {found} is not supported (supported: {supported})")
+    return table
