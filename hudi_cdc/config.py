@@ -85,6 +85,7 @@ class TableSettings(_Model):
     table_types: List[TableType] = Field(default_factory=lambda: ["COPY_ON_WRITE", "MERGE_ON_READ"])
     deletes: Literal["hard", "soft"] = "hard"
     delete_field: str = "__deleted"
+    compaction_delta_commits: int = Field(5, ge=1, description="MoR: compact inline after this many delta commits")
     hudi_options: Dict[str, str] = Field(default_factory=dict)
 
     @field_validator("table_types")

@@ -1,0 +1,66 @@
+"""Version profiles: what differs between the seed's Hudi 0.9.0 on EMR 6.5 and current Hudi.
+
+A profile picks the template folder, the streamer class, key prefixes, flags and jar locations.
+Every key and flag rendered from these profiles is checked against Hudi's own source in
+tests/test_hudi_keys.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Tuple
+
+from .config import CURRENT_HUDI, SEED_HUDI
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    hudi_version: str
+    template_dir: str
+    streamer_class: str
+    key_prefix: str  # hoodie.streamer. | hoodie.deltastreamer.
+    ordering_flag: str  # --source-ordering-fields | --source-ordering-field
+    props_file_pattern: str
+    emr_release: str
+    emr_jars: Tuple[str, ...]  # --jars on EMR
+    emr_app_jar: str  # the jar holding the streamer class on EMR
+    emr_confs: Tuple[str, ...]
+
+
+SEED = Profile(
+    name="seed",
+    hudi_version=SEED_HUDI,
+    template_dir="seed",
+    streamer_class="org.apache.hudi.utilities.deltastreamer.HoodieDeltaStreamer",
+    key_prefix="hoodie.deltastreamer.",
+    ordering_flag="--source-ordering-field",
+    props_file_pattern="deltastreamer_{table}_{registry}{suffix}.properties",
+    emr_release="emr-6.5.0",
+    emr_jars=("/usr/lib/spark/jars/spark-avro.jar", "/usr/lib/hudi/hudi-utilities-bundle.jar"),
+    emr_app_jar="/usr/lib/hudi/hudi-utilities-bundle.jar",
+    emr_confs=("spark.sql.catalogImplementation=hive",),
+)
+
+CURRENT = Profile(
+    name="current",
+    hudi_version=CURRENT_HUDI,
+    template_dir="current",
+    streamer_class="org.apache.hudi.utilities.streamer.HoodieStreamer",
+    key_prefix="hoodie.streamer.",
+    ordering_flag="--source-ordering-fields",
+    props_file_pattern="{table}_{suffix}.properties",
+    emr_release="emr-7.12.0",
+    emr_jars=("/usr/lib/hudi/hudi-spark-bundle.jar",),
+    emr_app_jar="/usr/lib/hudi/hudi-utilities-slim-bundle.jar",
+    emr_confs=(
+        "spark.sql.catalogImplementation=hive",
+        "spark.serializer=org.apache.spark.serializer.KryoSerializer",
+        "spark.sql.extensions=org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+        "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
+    ),
+)
+
+
+def profile_for(version: str) -> Profile:
+    return SEED if version == SEED_HUDI else CURRENT

@@ -1,0 +1,225 @@
+"""Render HoodieStreamer properties files and spark-submit argv from Jinja2 templates.
+
+Templates live in templates/<profile>/ (installed as the package hudi_cdc.templates):
+base.properties.j2, table.properties.j2 and spark-submit.args.j2 (one argument per line, so the
+argv is a list and never a shell string). StrictUndefined: a missing variable is an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import jinja2
+
+from .config import TYPE_SUFFIX, Pipeline
+from .errors import ConfigError
+from .profiles import Profile, profile_for
+
+OPS = ("BULK_INSERT", "UPSERT", "INSERT")
+
+
+def _env() -> jinja2.Environment:
+    root = resources.files("hudi_cdc.templates")
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(root)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+_ENV: Optional[jinja2.Environment] = None
+
+
+def env() -> jinja2.Environment:
+    global _ENV
+    if _ENV is None:
+        _ENV = _env()
+    return _ENV
+
+
+def _render(profile: Profile, template: str, **ctx) -> str:
+    try:
+        return env().get_template(f"{profile.template_dir}/{template}").render(**ctx)
+    except jinja2.UndefinedError as exc:  # a bug in hudi-cdc, but say where
+        raise ConfigError(f"template {profile.template_dir}/{template}: {exc.message}") from None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One streamer job: a table, a table type and an operation."""
+
+    table: str
+    table_type: str
+    op: str
+    continuous: bool = False
+
+    @property
+    def suffix(self) -> str:
+        return TYPE_SUFFIX[self.table_type]
+
+    @property
+    def name(self) -> str:
+        mode = "continuous" if self.continuous else ("once" if self.op == "UPSERT" else "bootstrap")
+        return f"{self.table}_{self.suffix}-{self.op.lower()}-{mode}"
+
+
+def profile(pipeline: Pipeline) -> Profile:
+    return profile_for(pipeline.hudi.version)
+
+
+def props_filename(pipeline: Pipeline, table: str, table_type: str) -> str:
+    prof = profile(pipeline)
+    return prof.props_file_pattern.format(
+        table=table, suffix=TYPE_SUFFIX[table_type],
+        registry="apicurio_" if pipeline.source.schema_registry else "",
+    )
+
+
+def registry_subject_url(pipeline: Pipeline, table: str) -> Optional[str]:
+    base = pipeline.source.schema_registry
+    if not base:
+        return None
+    return f"{base.rstrip('/')}/subjects/{pipeline.table(table).topic}-value/versions/latest"
+
+
+def delete_sql(pipeline: Pipeline, table: str) -> str:
+    field = pipeline.table(table).delete_field
+    return f"SELECT *, ({field} = 'true') AS _hoodie_is_deleted FROM <SRC>"
+
+
+def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
+    t = pipeline.table(table)
+    prof = profile(pipeline)
+    return _render(
+        prof, "table.properties.j2",
+        pipeline=pipeline.pipeline, hudi_version=pipeline.hudi.version, table=table, table_type=table_type,
+        record_key=",".join(t.record_keys), multi_key=len(t.record_keys) > 1,
+        partition_field=t.partition_field, ordering_field=",".join(t.ordering_fields),
+        dfs_root=pipeline.topic_dir(table), registry_url=registry_subject_url(pipeline, table),
+        deletes=t.deletes, delete_field=t.delete_field, delete_sql=delete_sql(pipeline, table),
+        hive_database=pipeline.hive_db(table_type), metastore_uris=pipeline.lake.hive_metastore,
+        compaction_delta_commits=t.compaction_delta_commits, overrides=sorted(t.hudi_options.items()),
+    )
+
+
+def base_properties(pipeline: Pipeline) -> str:
+    return _render(profile(pipeline), "base.properties.j2", pipeline=pipeline.pipeline,
+                   hudi_version=pipeline.hudi.version, parallelism=pipeline.spark.shuffle_partitions)
+
+
+def render_properties(pipeline: Pipeline) -> Dict[str, str]:
+    """Every properties file of the pipeline: {file name: text}."""
+    out = {"base.properties": base_properties(pipeline)}
+    for table, tt in pipeline.targets():
+        out[props_filename(pipeline, table, tt)] = table_properties(pipeline, table, tt)
+    return out
+
+
+def write_properties(pipeline: Pipeline, out_dir: Path) -> List[Path]:
+    """Write the properties files; unchanged files are left untouched (idempotent re-runs)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in render_properties(pipeline).items():
+        path = out_dir / name
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+        written.append(path)
+    return written
+
+
+def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync: Optional[bool] = None) -> List[str]:
+    """HoodieStreamer's own flags for one job (the same for every target)."""
+    t = pipeline.table(job.table)
+    prof = profile(pipeline)
+    if job.op not in OPS:
+        raise ConfigError(f"unknown operation {job.op!r}")
+    flags = ["--table-type", job.table_type,
+             prof.ordering_flag, ",".join(t.ordering_fields) if prof.name != "seed" else t.ordering_fields[0],
+             "--props", props_uri,
+             "--source-class", "org.apache.hudi.utilities.sources.AvroDFSSource",
+             "--target-base-path", pipeline.base_path(job.table, job.table_type) + ("/" if prof.name == "seed" else ""),
+             "--target-table", f"{pipeline.hive_db(job.table_type)}.{job.table}"]
+    if pipeline.source.schema_registry:
+        flags += ["--schemaprovider-class", "org.apache.hudi.utilities.schema.SchemaRegistryProvider"]
+    if t.deletes == "hard":
+        flags += ["--transformer-class", "org.apache.hudi.utilities.transform.SqlQueryBasedTransformer"]
+    sync = pipeline.lake.sync_enabled if enable_sync is None else enable_sync
+    if sync:
+        flags.append("--enable-sync")
+    if job.continuous:
+        flags.append("--continuous")
+        if prof.name != "seed":
+            flags += ["--min-sync-interval-seconds", str(pipeline.stream.min_sync_interval_seconds)]
+    if job.op == "UPSERT" and prof.name != "seed":
+        flags += ["--source-limit", str(pipeline.stream.source_limit)]
+    flags += ["--op", job.op]
+    if job.op == "BULK_INSERT":
+        flags.append("--filter-dupes")
+    return flags
+
+
+def spark_confs_local(pipeline: Pipeline) -> List[str]:
+    s = pipeline.spark
+    confs = {
+        "spark.sql.shuffle.partitions": str(s.shuffle_partitions),
+        "spark.default.parallelism": str(s.shuffle_partitions),
+        "spark.ui.enabled": "false",
+        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+        "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+        "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        "spark.driver.extraJavaOptions": "-XX:+UseG1GC -Dlog4j2.level=warn",
+    }
+    if pipeline.lake.hive_metastore:
+        confs["spark.hadoop.hive.metastore.uris"] = pipeline.lake.hive_metastore
+        confs["spark.sql.catalogImplementation"] = "hive"
+    confs.update(s.conf)
+    return [f"{k}={v}" for k, v in confs.items()]
+
+
+def local_argv(pipeline: Pipeline, jobs: Sequence[Job], props_dir: Path, jars: Sequence[str],
+               job_script: str, *, name: Optional[str] = None) -> List[str]:
+    """spark-submit argv running hudi-cdc's streamer for one or more jobs in a single JVM."""
+    if not jobs:
+        raise ConfigError("nothing to run")
+    flags: List[str] = []
+    for i, job in enumerate(jobs):
+        if i:
+            flags.append("--next")
+        props = f"file://{(props_dir / props_filename(pipeline, job.table, job.table_type)).resolve()}"
+        flags += streamer_flags(pipeline, job, props)
+    text = _render(profile_for("current"), "spark-submit.args.j2",
+                   master=pipeline.spark.master, name=name or f"hudi-cdc-{pipeline.pipeline}",
+                   driver_memory=pipeline.spark.driver_memory, confs=spark_confs_local(pipeline),
+                   jars=list(jars), streamer_class=None, app_jar=job_script, streamer_flags=flags)
+    return _lines(text)
+
+
+def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, target: str,
+                  props_uri: str, continuous: bool = False, jars: Sequence[str] = (),
+                  job_script: str = "") -> List[str]:
+    """The full spark-submit argv of one job for a target: local | emr | emr-serverless.
+
+    For emr the argv is what command-runner.jar runs on the master node; for emr-serverless the
+    caller takes argv[1:] apart into entryPoint / sparkSubmitParameters.
+    """
+    job = Job(table, table_type, op, continuous)
+    prof = profile(pipeline)
+    if target == "local":
+        from pathlib import PurePath
+
+        return local_argv(pipeline, [job], Path(PurePath(props_uri.replace("file://", "")).parent), jars, job_script)
+    if target not in ("emr", "emr-serverless"):
+        raise ConfigError(f"unknown target {target!r}")
+    text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
+                   confs=list(prof.emr_confs), jars=list(prof.emr_jars), streamer_class=prof.streamer_class,
+                   app_jar=prof.emr_app_jar, streamer_flags=streamer_flags(pipeline, job, props_uri))
+    return _lines(text)
+
+
+def _lines(text: str) -> List[str]:
+    return [line for line in text.splitlines() if line.strip()]
