@@ -1,0 +1,370 @@
+"""EMR runner: one EMR step per HoodieStreamer job, on a running cluster (emr.cluster_id).
+
+Same shape as the local runner: ``run_job(job)`` runs one table/table-type/operation and returns
+when it is done (or, for a continuous stream, once it is RUNNING). What it does, in order:
+
+1. uploads the rendered properties files to ``s3://<emr.bucket>/<emr.prefix>/<pipeline>/properties/``;
+2. refuses when a step writing the same table is still PENDING or RUNNING (one writer per table);
+3. adds one step: ``command-runner.jar`` + the spark-submit argv the renderer built for target "emr";
+4. polls DescribeStep every ``emr.poll_seconds``, logging each state change, up to
+   ``emr.timeout_seconds``; on FAILED it shows FailureDetails and the tail of the step's stderr
+   from the cluster's LogUri, on CANCELLED and on timeout it says so in its own words.
+
+With ``dry_run=True`` nothing is called: every AWS call is printed instead.
+Modelled on Airflow's EmrHook / waiter_with_logging: a thin boto3 wrapper and a logging poll loop.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, Dict, Iterable, List, Optional
+
+from ..config import Pipeline
+from ..errors import AwsError, ConfigError
+from . import aws_common as ac
+from .aws_common import JobCancelled, JobFailed, JobSpec, RunResult
+
+TARGET = "emr"
+COMMAND_RUNNER = "command-runner.jar"
+ACTION_ON_FAILURE = "CONTINUE"  # never terminate or park the cluster because one table failed
+ACTIVE = ("PENDING", "CANCEL_PENDING", "RUNNING")
+DONE = ("COMPLETED", "CANCELLED", "FAILED", "INTERRUPTED")
+LOG_TAIL_LINES = 40
+
+
+# ---- rendering (pure: no AWS) -------------------------------------------------------------------
+def _render():
+    from .. import render  # the lead's renderer; imported late so this module loads without it
+
+    return render
+
+
+def rendered_properties(pipeline: Pipeline) -> Dict[str, str]:
+    return _render().render_properties(pipeline)
+
+
+def props_file_name(pipeline: Pipeline, table: str, table_type: str, names: Iterable[str]) -> str:
+    """Which rendered file is the properties file of (table, table_type)."""
+    render = _render()
+    fn = getattr(render, "props_file_name", None)
+    if fn is not None:
+        return fn(pipeline, table, table_type)
+    names = list(names)
+    suffix = ac.TYPE_SUFFIX[table_type]
+    exact = f"{table}_{suffix}.properties"
+    if exact in names:
+        return exact
+    hits = [n for n in names if f"{table}_" in n and n.endswith(f"{suffix}.properties")]
+    if len(hits) == 1:
+        return hits[0]
+    raise AwsError(f"no single rendered properties file for {table} {table_type} among: {', '.join(sorted(names))}")
+
+
+def job_props_uri(pipeline: Pipeline, job: JobSpec, names: Optional[Iterable[str]] = None) -> str:
+    if names is None:
+        names = rendered_properties(pipeline).keys()
+    return f"{ac.properties_root(pipeline)}/{props_file_name(pipeline, job.table, job.table_type, names)}"
+
+
+def job_argv(pipeline: Pipeline, job: JobSpec, target: str, props_uri: str) -> List[str]:
+    return list(_render().streamer_argv(pipeline, job.table, job.table_type, job.op, target=target,
+                                        props_uri=props_uri, continuous=job.continuous))
+
+
+def step_definition(pipeline: Pipeline, job: Any, names: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+    """The boto3 ``add_job_flow_steps`` / Airflow ``EmrAddStepsOperator`` shape of one step."""
+    job = ac.as_job(job)
+    argv = job_argv(pipeline, job, TARGET, job_props_uri(pipeline, job, names))
+    if not argv or argv[0] != "spark-submit":
+        raise AwsError(f"the renderer's argv for target emr must start with spark-submit, got {argv[:1]}")
+    return {
+        "Name": ac.job_name(pipeline, job),
+        "ActionOnFailure": ACTION_ON_FAILURE,
+        "HadoopJarStep": {"Jar": COMMAND_RUNNER, "Args": argv},
+    }
+
+
+def to_cli_step(step: Dict[str, Any]) -> Dict[str, Any]:
+    """The same step in the shape `aws emr add-steps --steps file://...` reads (the AWS CLI's own
+    flattened form: Type/Name/ActionOnFailure/Jar/Args; it rejects the API's HadoopJarStep)."""
+    return {
+        "Type": "CUSTOM_JAR",
+        "Name": step["Name"],
+        "ActionOnFailure": step["ActionOnFailure"],
+        "Jar": step["HadoopJarStep"]["Jar"],
+        "Args": list(step["HadoopJarStep"]["Args"]),
+    }
+
+
+def steps(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> List[Dict[str, Any]]:
+    names = list(rendered_properties(pipeline).keys())
+    out = [step_definition(pipeline, j, names) for j in jobs]
+    if flavor == "cli":
+        return [to_cli_step(s) for s in out]
+    if flavor != "api":
+        raise ConfigError(f"unknown step JSON flavor {flavor!r}: api (boto3/Airflow) or cli (aws emr add-steps)")
+    return out
+
+
+def steps_json(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> str:
+    """``hudi-cdc render --emr-steps``: a JSON list of steps, stable text (golden-file friendly).
+
+    flavor "api" (default): boto3 ``add_job_flow_steps(Steps=...)`` shape, which Airflow's
+    EmrAddStepsOperator passes through unchanged (also as a templated ``.json`` file: the text is
+    plain strings and lists, so its ``ast.literal_eval`` reads it too). flavor "cli": the shape
+    ``aws emr add-steps --cluster-id j-... --steps file://steps.json`` reads.
+    """
+    items = steps(pipeline, jobs, flavor)
+    ac.check_no_secrets(pipeline, [(f"step {s['Name']}", json.dumps(s)) for s in items])
+    return json.dumps(items, indent=2) + "\n"
+
+
+# ---- the runner -----------------------------------------------------------------------------------
+class EmrRunner:
+    """Run HoodieStreamer jobs as EMR steps on ``pipeline.emr.cluster_id``.
+
+    ``emr``/``s3``: boto3 clients to use (default: from the standard chain, region emr.region).
+    ``echo``: where progress lines go (default: stderr). ``sleep``/``clock``: injectable for tests.
+    """
+
+    target = TARGET
+
+    def __init__(self, pipeline: Pipeline, client: Any = None, *, s3: Any = None, dry_run: bool = False,
+                 echo: Optional[Callable[[str], None]] = None, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic):
+        self.pipeline = pipeline
+        self.settings = pipeline.emr
+        self.dry_run = dry_run
+        self.echo = echo or _stderr
+        self.sleep = sleep
+        self.clock = clock
+        if dry_run:
+            self.emr = client or ac.DryRunClient("emr", _stdout, answers=_dry_answers_emr(pipeline))
+            self.s3 = s3 or ac.DryRunClient("s3", _stdout)
+        else:
+            self.emr = client or ac.aws_client("emr", self.settings.region)
+            self.s3 = s3 or ac.aws_client("s3", self.settings.region)
+        self._uploaded: Optional[Dict[str, str]] = None
+        self._log_uri: Optional[str] = None
+
+    # -- helpers
+    @property
+    def cluster_id(self) -> str:
+        return ac.require(self.settings.cluster_id, "cluster_id", self.pipeline, "the id j-... of a running cluster")
+
+    def _call(self, op: str, **params: Any) -> Dict[str, Any]:
+        return ac.call(self.emr, op, **params)
+
+    # -- upload
+    def upload_properties(self) -> Dict[str, str]:
+        """Upload every rendered file (properties, and schemas when the renderer emits them) once;
+        returns name -> s3 URI."""
+        if self._uploaded is not None:
+            return self._uploaded
+        files = rendered_properties(self.pipeline)
+        ac.check_no_secrets(self.pipeline, [(f"properties file {n}", t) for n, t in files.items()])
+        root = ac.properties_root(self.pipeline)
+        out: Dict[str, str] = {}
+        for name in sorted(files):
+            uri = f"{root}/{name}"
+            bucket, key = ac.split_s3(uri)
+            ac.call(self.s3, "put_object", Bucket=bucket, Key=key, Body=files[name].encode("utf-8"),
+                    ContentType="text/plain")
+            out[name] = uri
+        if not self.dry_run:
+            self.echo(f"uploaded {len(out)} file(s) to {root}/")
+        self._uploaded = out
+        return out
+
+    # -- submit / wait
+    def active_steps(self) -> List[Dict[str, Any]]:
+        """This pipeline's PENDING/RUNNING steps on the cluster."""
+        found: List[Dict[str, Any]] = []
+        params: Dict[str, Any] = {"ClusterId": self.cluster_id, "StepStates": list(ACTIVE)}
+        while True:
+            page = self._call("list_steps", **params)
+            found += [s for s in page.get("Steps", []) if ac.owns_name(self.pipeline, s.get("Name"))]
+            marker = page.get("Marker")
+            if not marker:
+                return found
+            params["Marker"] = marker
+
+    def step_for(self, job: Any) -> Dict[str, Any]:
+        job = ac.as_job(job)
+        names = self.upload_properties().keys()
+        return step_definition(self.pipeline, job, names)
+
+    def submit(self, job: Any) -> RunResult:
+        """Upload, check nothing writes this table already, add the step; do not wait."""
+        job = ac.as_job(job)
+        name = ac.job_name(self.pipeline, job)
+        for s in self.active_steps():  # before uploading: never touch the files of a running stream
+            if ac.writes_table(self.pipeline, s.get("Name"), job):
+                state = s.get("Status", {}).get("State", "?")
+                raise ac.AlreadyRunning(
+                    f"refusing to submit {name}: step {s['Id']} ({s['Name']}) is {state} on "
+                    f"{self.cluster_id} and writes the same table; stop it first with `hudi-cdc emr cancel {s['Id']}`")
+        step = self.step_for(job)
+        ac.check_no_secrets(self.pipeline, [(f"step {step['Name']}", json.dumps(step))])
+        resp = self._call("add_job_flow_steps", JobFlowId=self.cluster_id, Steps=[step])
+        step_id = resp["StepIds"][0]
+        self.echo(f"submitted step {step_id} {step['Name']} to {self.cluster_id}")
+        args = step["HadoopJarStep"]["Args"]
+        return RunResult(TARGET, step_id, step["Name"], "PENDING", args, _props_arg(args), None)
+
+    def run_job(self, job: Any, wait: bool = True) -> RunResult:
+        """Submit one job and wait: to COMPLETED for a one-off run, to RUNNING for a continuous stream."""
+        job = ac.as_job(job)
+        res = self.submit(job)
+        if not wait:
+            return res
+        if self.dry_run:
+            until = "RUNNING" if job.continuous else "COMPLETED"
+            _stdout(f"# then: emr.describe_step every {self.settings.poll_seconds}s until {until} "
+                    f"(timeout {self.settings.timeout_seconds}s); on failure emr.describe_cluster and "
+                    f"s3.get_object <LogUri>/{self.cluster_id}/steps/<step id>/stderr.gz")
+            res.state = "DRY-RUN"
+            return res
+        res.state = self.wait(res.id, continuous=job.continuous)
+        res.log_uri = self.step_log_prefix(res.id)
+        return res
+
+    def run_jobs(self, jobs: Iterable[Any], wait: bool = True) -> List[RunResult]:
+        return [self.run_job(j, wait=wait) for j in jobs]
+
+    def wait(self, step_id: str, continuous: bool = False) -> str:
+        until = ("RUNNING",) + DONE if continuous else DONE
+        what = f"step {step_id}"
+
+        def describe():
+            st = self._call("describe_step", ClusterId=self.cluster_id, StepId=step_id)["Step"]
+            return st["Status"]["State"], st
+
+        state, step = ac.poll(describe, what=what, until=until, poll_seconds=self.settings.poll_seconds,
+                              timeout_seconds=self.settings.timeout_seconds, say=self.echo,
+                              sleep=self.sleep, clock=self.clock)
+        if state in ("COMPLETED", "RUNNING"):
+            return state
+        name = step.get("Name", "")
+        reason = (step["Status"].get("StateChangeReason") or {}).get("Message")
+        if state == "CANCELLED":
+            raise JobCancelled(f"step {step_id} ({name}) was cancelled on {self.cluster_id}"
+                               + (f": {reason}" if reason else "")
+                               + "; the Hudi table keeps its last completed commit; run again when ready")
+        if state == "INTERRUPTED":
+            raise JobCancelled(f"step {step_id} ({name}) was interrupted on {self.cluster_id} (cluster shutting "
+                               "down or step cancelled while running); the table keeps its last completed commit")
+        raise JobFailed(self.failure_message(step_id, step))
+
+    # -- failure reporting
+    def cluster_log_uri(self) -> Optional[str]:
+        if self._log_uri is None:
+            cluster = self._call("describe_cluster", ClusterId=self.cluster_id)["Cluster"]
+            self._log_uri = (cluster.get("LogUri") or self.settings.log_uri or "").rstrip("/") or ""
+        return self._log_uri or None
+
+    def step_log_prefix(self, step_id: str) -> Optional[str]:
+        root = self.cluster_log_uri()
+        if not root:
+            return None
+        root = "s3://" + root.split("://", 1)[1]  # EMR reports s3n://
+        return f"{root}/{self.cluster_id}/steps/{step_id}"
+
+    def failure_message(self, step_id: str, step: Dict[str, Any]) -> str:
+        status = step.get("Status", {})
+        fd = status.get("FailureDetails") or {}
+        lines = [f"step {step_id} ({step.get('Name', '')}) FAILED on {self.cluster_id}"]
+        if fd:
+            lines.append(f"  reason: {fd.get('Reason', '-')}")
+            if fd.get("Message"):
+                lines.append(f"  message: {fd['Message']}")
+            if fd.get("LogFile"):
+                lines.append(f"  log file: {fd['LogFile']}")
+        else:
+            reason = (status.get("StateChangeReason") or {}).get("Message")
+            lines.append(f"  reason: {reason or 'no FailureDetails reported'}")
+        try:
+            tail = self.logs(step_id, "stderr", LOG_TAIL_LINES)
+            lines.append(f"--- last {LOG_TAIL_LINES} lines of {self.step_log_prefix(step_id)}/stderr.gz ---")
+            lines.append(tail)
+        except AwsError as exc:
+            lines.append(f"  (no stderr: {exc})")
+        return "\n".join(lines)
+
+    # -- emr status | logs | cancel
+    def status(self, step_id: Optional[str] = None) -> List[Dict[str, Any]]:
+        if step_id:
+            steps_ = [self._call("describe_step", ClusterId=self.cluster_id, StepId=step_id)["Step"]]
+        else:
+            steps_, params = [], {"ClusterId": self.cluster_id}
+            while True:
+                page = self._call("list_steps", **params)
+                steps_ += [s for s in page.get("Steps", []) if ac.owns_name(self.pipeline, s.get("Name"))]
+                if not page.get("Marker"):
+                    break
+                params["Marker"] = page["Marker"]
+        return [_step_row(s) for s in steps_]
+
+    def logs(self, step_id: str, kind: str = "stderr", lines: int = 200) -> str:
+        prefix = self.step_log_prefix(step_id)
+        if not prefix:
+            raise AwsError(f"cluster {self.cluster_id} has no LogUri, so step logs are not on S3 "
+                           "(set LogUri when creating the cluster; emr/cluster.yaml does)")
+        text = ac.read_log_tail(self.s3, f"{prefix}/{kind}", lines)
+        if text is None:
+            raise AwsError(f"no {kind} for step {step_id} at {prefix}/ yet (EMR copies step logs to S3 "
+                           "every few minutes and when the step ends)")
+        return ac.scrub(self.pipeline, text)
+
+    def cancel(self, step_id: str) -> str:
+        resp = self._call("cancel_steps", ClusterId=self.cluster_id, StepIds=[step_id],
+                          StepCancellationOption="SEND_INTERRUPT")
+        for info in resp.get("CancelStepsInfoList", []):
+            if info.get("StepId") == step_id and info.get("Status") == "FAILED":
+                raise AwsError(f"EMR refused to cancel step {step_id}: {info.get('Reason', 'no reason given')}")
+        self.echo(f"cancel requested for step {step_id} on {self.cluster_id}")
+        return step_id
+
+
+def _props_arg(argv: List[str]) -> str:
+    for i, a in enumerate(argv[:-1]):
+        if a == "--props":
+            return argv[i + 1]
+    return ""
+
+
+def _step_row(s: Dict[str, Any]) -> Dict[str, Any]:
+    st = s.get("Status", {})
+    tl = st.get("Timeline", {})
+    fd = st.get("FailureDetails") or {}
+    return {
+        "id": s.get("Id"),
+        "name": s.get("Name"),
+        "state": st.get("State"),
+        "created": tl.get("CreationDateTime"),
+        "started": tl.get("StartDateTime"),
+        "ended": tl.get("EndDateTime"),
+        "reason": fd.get("Reason") or (st.get("StateChangeReason") or {}).get("Message"),
+    }
+
+
+def _dry_answers_emr(pipeline: Pipeline) -> Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]]:
+    counter = iter(range(1, 10_000))
+    return {
+        "list_steps": lambda p: {"Steps": []},
+        "add_job_flow_steps": lambda p: {"StepIds": [f"s-DRYRUN{next(counter):05d}" for _ in p["Steps"]]},
+        "describe_cluster": lambda p: {"Cluster": {"LogUri": pipeline.emr.log_uri}},
+    }
+
+
+def _stderr(msg: str) -> None:
+    import click
+
+    click.echo(msg, err=True)
+
+
+def _stdout(msg: str) -> None:
+    import click
+
+    click.echo(msg)
