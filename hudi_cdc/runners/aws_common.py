@@ -134,7 +134,7 @@ def aws_client(service: str, region: str) -> Any:
         from botocore.config import Config
     except ModuleNotFoundError as exc:  # pragma: no cover - boto3 is an install requirement
         raise AwsError("boto3 is not installed: pip install boto3") from exc
-    cfg = Config(retries={"mode": "standard", "max_attempts": 5}, user_agent_extra=TOOL)
+    cfg = Config(user_agent_extra=TOOL)  # retries, timeouts: the user's AWS config / AWS_RETRY_MODE
     return boto3.session.Session().client(service, region_name=region, config=cfg)
 
 

@@ -47,7 +47,7 @@ def rendered_properties(pipeline: Pipeline) -> Dict[str, str]:
 def props_file_name(pipeline: Pipeline, table: str, table_type: str, names: Iterable[str]) -> str:
     """Which rendered file is the properties file of (table, table_type)."""
     render = _render()
-    fn = getattr(render, "props_file_name", None)
+    fn = getattr(render, "props_filename", None)
     if fn is not None:
         return fn(pipeline, table, table_type)
     names = list(names)

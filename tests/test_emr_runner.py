@@ -1,0 +1,231 @@
+"""EMR runner against moto's server mode: steps carry the renderer's argv; failure, cancellation,
+timeout and re-submission each end in their own error; dry run makes no call."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hudi_cdc import render
+from hudi_cdc.config import parse_pipeline
+from hudi_cdc.errors import AwsError, ConfigError
+from hudi_cdc.runners import aws_common as ac
+from hudi_cdc.runners.emr import EmrRunner
+from tests.plugins.aws_fixtures import BUCKET, pipeline_data, put_gz, set_step_state
+
+pytestmark = pytest.mark.aws
+
+PROPS_ROOT = f"s3://{BUCKET}/hudi-cdc/moma/properties"
+
+
+def make_pipeline(**emr):
+    return parse_pipeline(pipeline_data(**emr), "hudi-cdc.yaml", "/nonexistent")
+
+
+@pytest.fixture
+def pipeline(emr_cluster):
+    return make_pipeline(cluster_id=emr_cluster)
+
+
+@pytest.fixture
+def runner(pipeline, state_script, echo_lines):
+    return EmrRunner(pipeline, echo=echo_lines.append, sleep=state_script.sleep, clock=state_script.clock)
+
+
+def only_step(boto, cluster_id):
+    steps = boto["emr"].list_steps(ClusterId=cluster_id)["Steps"]
+    assert len(steps) == 1
+    return boto["emr"].describe_step(ClusterId=cluster_id, StepId=steps[0]["Id"])["Step"]
+
+
+def test_bootstrap_step_carries_exactly_the_rendered_argv(runner, pipeline, emr_cluster, boto, state_script,
+                                                          echo_lines):
+    track(runner, state_script, emr_cluster, ["RUNNING", "COMPLETED"])
+    res = runner.run_job(render.Job("artists", "MERGE_ON_READ", "BULK_INSERT"))
+    assert res.state == "COMPLETED"
+
+    step = only_step(boto, emr_cluster)
+    expected = render.streamer_argv(pipeline, "artists", "MERGE_ON_READ", "BULK_INSERT", target="emr",
+                                    props_uri=f"{PROPS_ROOT}/artists_mor.properties")
+    assert step["Config"]["Jar"] == "command-runner.jar"
+    assert step["Config"]["Args"] == expected
+    assert step["ActionOnFailure"] == "CONTINUE"
+    assert step["Name"] == "hudi-cdc:moma:artists_mor:bulk_insert"
+    assert expected[0] == "spark-submit" and "org.apache.hudi.utilities.streamer.HoodieStreamer" in expected
+
+    # every rendered file was uploaded, byte for byte, where --props points
+    for name, text in render.render_properties(pipeline).items():
+        body = boto["s3"].get_object(Bucket=BUCKET, Key=f"hudi-cdc/moma/properties/{name}")["Body"].read()
+        assert body.decode() == text
+
+    # the poll loop said each state once, and slept emr.poll_seconds between polls
+    assert [line for line in echo_lines if line.startswith(f"step {res.id}:")] == [
+        f"step {res.id}: RUNNING", f"step {res.id}: COMPLETED (after 30s)"]
+    assert state_script.sleeps == [15, 15]
+
+
+def track(runner, script, cluster_id, states, last=None):
+    """After submission, move the step to states[0], states[1], ... one per poll; ``last`` (if given)
+    replaces the final move (e.g. to upload a log first). Returns a dict that gets the step id."""
+    holder = {}
+    orig = runner.submit
+
+    def submit(job):
+        res = orig(job)
+        holder["id"] = res.id
+        return res
+
+    runner.submit = submit
+    moves = [lambda s=s: set_step_state(cluster_id, holder["id"], s) for s in states]
+    if last is not None:
+        moves[-1] = lambda: last(holder["id"])
+    script.actions = moves
+    return holder
+
+
+def test_failure_shows_failure_details_and_stderr_tail(runner, emr_cluster, boto, state_script):
+    job = render.Job("artworks", "COPY_ON_WRITE", "BULK_INSERT")
+    stderr = "\n".join(f"line {i}" for i in range(1, 101)) + "\nException in thread main: HoodieException boom"
+
+    def fail(step_id):
+        # the step's stderr reaches S3 under the cluster's LogUri, then the step fails
+        log = f"s3://{BUCKET}/hudi-cdc/logs/{emr_cluster}/steps/{step_id}/stderr.gz"
+        put_gz(boto["s3"], log, stderr)
+        set_step_state(emr_cluster, step_id, "FAILED", failure={
+            "Reason": "Unknown Error.", "Message": "java.lang.NoClassDefFoundError: org/apache/spark/sql/avro",
+            "LogFile": log})
+
+    holder = track(runner, state_script, emr_cluster, ["FAILED"], last=fail)
+    with pytest.raises(ac.JobFailed) as err:
+        runner.run_job(job)
+    msg = str(err.value)
+    assert f"step {holder['id']} (hudi-cdc:moma:artworks_cow:bulk_insert) FAILED on {emr_cluster}" in msg
+    assert "reason: Unknown Error." in msg
+    assert "NoClassDefFoundError" in msg
+    assert "HoodieException boom" in msg and "line 100" in msg
+    assert "line 1\n" not in msg  # a tail, not the whole log
+    assert isinstance(err.value, AwsError) and err.value.exit_code == 8
+
+
+def test_cancelled_step_has_its_own_message(runner, emr_cluster, state_script):
+    job = render.Job("artists", "COPY_ON_WRITE", "UPSERT")
+    track(runner, state_script, emr_cluster, ["CANCEL_PENDING", "CANCELLED"])
+    with pytest.raises(ac.JobCancelled, match=r"was cancelled on j-.*keeps its last completed commit"):
+        runner.run_job(job)
+
+
+def test_timeout_has_its_own_message(emr_cluster, state_script, echo_lines):
+    pipeline = make_pipeline(cluster_id=emr_cluster, poll_seconds=20, timeout_seconds=60)
+    runner = EmrRunner(pipeline, echo=echo_lines.append, sleep=state_script.sleep, clock=state_script.clock)
+    with pytest.raises(ac.WaitTimeout, match=r"timed out after 60s waiting for step s-\w+ \(last state RUNNING\)"):
+        runner.run_job(render.Job("artists", "COPY_ON_WRITE", "UPSERT"))
+    assert state_script.sleeps == [20, 20, 20]
+
+
+def test_continuous_stream_returns_once_running_and_is_not_submitted_twice(runner, emr_cluster, boto):
+    stream = render.Job("artists", "MERGE_ON_READ", "UPSERT", continuous=True)
+    res = runner.run_job(stream)  # moto: the cluster's first step is RUNNING
+    assert res.state == "RUNNING"
+    assert "--continuous" in res.argv
+    with pytest.raises(ac.AlreadyRunning, match=rf"step {res.id} .* is RUNNING .*emr cancel {res.id}"):
+        runner.run_job(stream)
+    # a bootstrap of the same table is refused too (one writer per table) ...
+    with pytest.raises(ac.AlreadyRunning):
+        runner.submit(render.Job("artists", "MERGE_ON_READ", "BULK_INSERT"))
+    # ... but the other table type and other tables are not affected
+    other = runner.submit(render.Job("artists", "COPY_ON_WRITE", "UPSERT", continuous=True))
+    assert other.id != res.id
+    assert len(boto["emr"].list_steps(ClusterId=emr_cluster)["Steps"]) == 2
+    # once the stream ended it can be started again
+    set_step_state(emr_cluster, res.id, "COMPLETED")
+    again = runner.submit(stream)
+    assert again.id not in (res.id, other.id)
+
+
+def test_status_and_logs(runner, emr_cluster, boto):
+    res = runner.submit(render.Job("artists", "COPY_ON_WRITE", "BULK_INSERT"))
+    boto["emr"].add_job_flow_steps(JobFlowId=emr_cluster, Steps=[{
+        "Name": "someone else's step", "HadoopJarStep": {"Jar": "command-runner.jar", "Args": ["true"]}}])
+    rows = runner.status()
+    assert [(r["id"], r["name"], r["state"]) for r in rows] == [
+        (res.id, "hudi-cdc:moma:artists_cow:bulk_insert", "RUNNING")]
+    assert runner.status(res.id)[0]["state"] == "RUNNING"
+
+    with pytest.raises(AwsError, match="no stderr for step"):
+        runner.logs(res.id)
+    put_gz(boto["s3"], f"s3://{BUCKET}/hudi-cdc/logs/{emr_cluster}/steps/{res.id}/stdout.gz",
+           "a\nb\nc\nregistry at https://bob:hunter2secret@registry.internal\n")
+    out = runner.logs(res.id, "stdout", lines=2)
+    assert out.splitlines()[0] == "c"
+    assert "hunter2secret" not in out and "https://***:***@registry.internal" in out
+
+
+def test_missing_cluster_id_is_a_config_error(aws_env):
+    runner = EmrRunner(make_pipeline())
+    with pytest.raises(ConfigError, match=r"emr.cluster_id: required .*\(hudi-cdc.yaml\)"):
+        runner.submit(render.Job("artists", "COPY_ON_WRITE", "BULK_INSERT"))
+
+
+def test_aws_errors_become_one_line(emr_cluster):
+    runner = EmrRunner(make_pipeline(cluster_id=emr_cluster, bucket="no-such-bucket"), echo=lambda m: None)
+    with pytest.raises(AwsError, match=r"^s3\.put_object failed: NoSuchBucket: ") as err:
+        runner.run_job(render.Job("artists", "COPY_ON_WRITE", "BULK_INSERT"))
+    assert "\n" not in str(err.value)
+
+
+def test_secret_values_never_leave(emr_cluster, monkeypatch):
+    monkeypatch.setenv("REG_USER", "registry-user")
+    monkeypatch.setenv("REG_PASS", "s3cr3t-registry-pass")
+    data = pipeline_data(cluster_id=emr_cluster)
+    data["source"].update(registry_username_env="REG_USER", registry_password_env="REG_PASS")
+    data["tables"]["artists"]["hudi_options"] = {"hoodie.streamer.schemaprovider.registry.password":
+                                                 "s3cr3t-registry-pass"}
+    runner = EmrRunner(parse_pipeline(data, "hudi-cdc.yaml", "/"), echo=lambda m: None)
+    with pytest.raises(AwsError, match="refusing to send properties file artists_.*secret environment variable"):
+        runner.submit(render.Job("artists", "COPY_ON_WRITE", "BULK_INSERT"))
+    assert "s3cr3t" not in str(runner.__dict__.get("_uploaded"))
+
+
+def test_dry_run_prints_every_call_and_makes_none(emr_cluster, boto, capsys, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # any real call would fail loudly
+    runner = EmrRunner(make_pipeline(cluster_id=emr_cluster), dry_run=True)
+    res = runner.run_job(render.Job("artworks", "MERGE_ON_READ", "UPSERT", continuous=True))
+    out = capsys.readouterr().out.splitlines()
+    calls = [line.split(" ", 1) for line in out if not line.startswith("#")]
+    assert [c[0] for c in calls] == ["emr.list_steps", "s3.put_object", "s3.put_object", "s3.put_object",
+                                     "s3.put_object", "s3.put_object", "emr.add_job_flow_steps"]
+    add = json.loads(calls[-1][1])
+    assert add["JobFlowId"] == emr_cluster
+    assert add["Steps"][0]["HadoopJarStep"]["Args"] == res.argv
+    assert json.loads(calls[1][1])["Body"].endswith("bytes>")
+    assert out[-1].startswith("# then: emr.describe_step every 15s until RUNNING")
+    assert res.state == "DRY-RUN"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", boto["emr"].meta.endpoint_url)
+    assert boto["emr"].list_steps(ClusterId=emr_cluster)["Steps"] == []
+    assert "Contents" not in boto["s3"].list_objects_v2(Bucket=BUCKET)
+
+
+def test_dry_run_cancel(emr_cluster, capsys):
+    EmrRunner(make_pipeline(cluster_id=emr_cluster), dry_run=True, echo=lambda m: None).cancel("s-123")
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("emr.cancel_steps ")
+    assert json.loads(line.split(" ", 1)[1]) == {"ClusterId": emr_cluster, "StepIds": ["s-123"],
+                                                 "StepCancellationOption": "SEND_INTERRUPT"}
+
+
+def test_cli_emr_status_json(emr_cluster, tmp_path):
+    import yaml
+    from click.testing import CliRunner
+
+    from hudi_cdc.cli import cli
+
+    cfg = tmp_path / "hudi-cdc.yaml"
+    cfg.write_text(yaml.safe_dump(pipeline_data(cluster_id=emr_cluster)))
+    runner = EmrRunner(parse_pipeline(pipeline_data(cluster_id=emr_cluster)), echo=lambda m: None)
+    res = runner.submit(render.Job("artworks", "COPY_ON_WRITE", "BULK_INSERT"))
+    out = CliRunner().invoke(cli, ["--config", str(cfg), "--target", "emr", "emr", "status", "-o", "json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)
+    assert [(r["id"], r["name"], r["state"]) for r in rows] == [
+        (res.id, "hudi-cdc:moma:artworks_cow:bulk_insert", "RUNNING")]
