@@ -150,7 +150,9 @@ def call(client: Any, operation: str, **params: Any) -> Dict[str, Any]:
         err = exc.response.get("Error", {})
         code = err.get("Code", "Error")
         msg = err.get("Message") or str(exc)
-        raise AwsError(f"{_service(client)}.{operation} failed: {code}: {msg}") from exc
+        err_ = AwsError(f"{_service(client)}.{operation} failed: {code}: {msg}")
+        err_.code = code  # type: ignore[attr-defined]
+        raise err_ from exc
     except BotoCoreError as exc:  # type: ignore[misc]
         raise AwsError(f"{_service(client)}.{operation} failed: {exc}") from exc
 

@@ -131,6 +131,16 @@ class EmrServerlessRunner:
     def _call(self, op: str, **params: Any) -> Dict[str, Any]:
         return ac.call(self.client, op, **params)
 
+    def _list_runs(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return self._call("list_job_runs", **params)
+        except AwsError as exc:
+            if getattr(exc, "code", "") != "ResourceNotFoundException":
+                raise
+            # moto answers so for an application without job runs; make sure it really exists
+            self._call("get_application", applicationId=self.application_id)
+            return {"jobRuns": []}
+
     # -- upload (same layout as the EMR runner)
     def upload_properties(self) -> Dict[str, str]:
         if self._uploaded is not None:
@@ -174,7 +184,7 @@ class EmrServerlessRunner:
         found: List[Dict[str, Any]] = []
         params: Dict[str, Any] = {"applicationId": self.application_id, "states": list(ACTIVE)}
         while True:
-            page = self._call("list_job_runs", **params)
+            page = self._list_runs(params)
             found += [r for r in page.get("jobRuns", []) if ac.owns_name(self.pipeline, r.get("name"))]
             if not page.get("nextToken"):
                 return found
@@ -259,7 +269,7 @@ class EmrServerlessRunner:
         else:
             runs, params = [], {"applicationId": self.application_id}
             while True:
-                page = self._call("list_job_runs", **params)
+                page = self._list_runs(params)
                 runs += [r for r in page.get("jobRuns", []) if ac.owns_name(self.pipeline, r.get("name"))]
                 if not page.get("nextToken"):
                     break
