@@ -1,0 +1,88 @@
+"""Find a Java runtime of at least a given major version (Apicurio 3.3 needs 21, Hive/Spark run on 17)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+from typing import Iterable, List, Optional, Tuple
+
+from ..errors import EnvironmentProblem
+
+
+def _release_version(java_home: Path) -> Optional[int]:
+    try:
+        text = (java_home / "release").read_text()
+    except OSError:
+        return None
+    m = re.search(r'JAVA_VERSION="(\d+)(?:\.(\d+))?', text)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2)) if major == 1 and m.group(2) else major
+
+
+def java_version(java: Path) -> Optional[int]:
+    """Major version of a java executable (reads JAVA_HOME/release, else runs java -version)."""
+    home = java.resolve().parent.parent
+    v = _release_version(home)
+    if v is not None:
+        return v
+    try:
+        out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2)) if major == 1 and m.group(2) else major
+
+
+def _candidates() -> Iterable[Path]:
+    for var in ("HUDI_CDC_JAVA_HOME", "JAVA_HOME"):
+        if os.environ.get(var):
+            yield Path(os.environ[var]) / "bin" / "java"
+    on_path = shutil.which("java")
+    if on_path:
+        yield Path(on_path)
+    patterns = ["/usr/lib/jvm/*/bin/java", "/opt/java/*/bin/java", "/opt/*jdk*/bin/java",
+                "/Library/Java/JavaVirtualMachines/*/Contents/Home/bin/java",
+                str(Path.home() / ".sdkman/candidates/java/*/bin/java")]
+    for pat in patterns:
+        for p in sorted(glob.glob(pat)):
+            yield Path(p)
+
+
+def find_java(min_major: int, purpose: str) -> Path:
+    """The first java (HUDI_CDC_JAVA_HOME, JAVA_HOME, PATH, usual install dirs) with major >= min_major."""
+    seen: List[Tuple[Path, Optional[int]]] = []
+    for cand in _candidates():
+        if not cand.is_file() or any(cand.resolve() == s.resolve() for s, _ in seen):
+            continue
+        v = java_version(cand)
+        seen.append((cand, v))
+        if v is not None and v >= min_major:
+            return cand
+    found = ", ".join(f"{p} ({v})" for p, v in seen) or "none"
+    raise EnvironmentProblem(
+        f"{purpose} needs Java {min_major}+; found: {found}. Install a JDK {min_major}+ and point "
+        f"HUDI_CDC_JAVA_HOME at it")
+
+
+def class_file_java(jar: Path) -> Optional[int]:
+    """The Java major version a jar's classes were compiled for (class file major - 44)."""
+    try:
+        with zipfile.ZipFile(jar) as z:
+            for name in z.namelist():
+                if name.endswith(".class") and not name.startswith(("META-INF/", "module-info")):
+                    head = z.read(name)[:8]
+                    if head[:4] == b"\xca\xfe\xba\xbe":
+                        return int.from_bytes(head[6:8], "big") - 44
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return None

@@ -1,0 +1,80 @@
+"""The Spark Thrift Server (HiveServer2 protocol) on the stack's metastore, with the Hudi Spark bundle.
+
+``spark-submit --class org.apache.spark.sql.hive.thriftserver.HiveThriftServer2`` from the pyspark
+wheel, local[1], the Hudi session extension and catalog, bound to 127.0.0.1 (thrift port, driver
+and block manager; no UI). ``up`` checks it with a real ``SHOW DATABASES`` through PyHive.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+from ..errors import EnvironmentProblem
+from . import process
+from .metastore import spark_home
+from .service import Launch, Service
+
+MAIN_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+
+
+class ThriftServer(Service):
+    name = "thriftserver"
+    start_timeout = 240.0
+
+    @property
+    def port(self) -> int:
+        return self.cfg.thrift_port
+
+    @property
+    def url(self) -> str:
+        return f"jdbc:hive2://{self.host}:{self.port}/default"
+
+    def prepare(self, progress=None) -> Launch:
+        from ..jars import ensure_jars
+
+        submit = spark_home() / "bin" / "spark-submit"
+        if not submit.exists():
+            raise EnvironmentProblem(f"spark-submit not found at {submit}; is pyspark installed?")
+        jars = ensure_jars(self.cfg.hudi_version, progress)
+        warehouse = self.cfg.data_dir / "warehouse"
+        tmp = self.dir / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        confs = {
+            "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+            "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+            "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+            "spark.sql.catalogImplementation": "hive",
+            "spark.hadoop.hive.metastore.uris": f"thrift://{self.host}:{self.cfg.metastore_port}",
+            "spark.sql.warehouse.dir": f"file://{warehouse}",
+            "spark.sql.shuffle.partitions": "1",
+            "spark.ui.enabled": "false",
+            "spark.driver.host": self.host,
+            "spark.driver.bindAddress": self.host,
+            "spark.local.dir": str(tmp),
+        }
+        argv: List[str] = [str(submit), "--master", "local[1]", "--driver-memory", self.cfg.thrift_memory,
+                           "--name", "hudi-cdc-thriftserver", "--class", MAIN_CLASS,
+                           "--jars", ",".join(str(j) for j in jars),
+                           "--driver-java-options",
+                           f"{process.marker(self.cfg.data_dir)} -Dderby.system.home={self.dir}"]
+        for k, v in confs.items():
+            argv += ["--conf", f"{k}={v}"]
+        argv += ["--hiveconf", f"hive.server2.thrift.port={self.port}",
+                 "--hiveconf", f"hive.server2.thrift.bind.host={self.host}",
+                 "spark-internal"]
+        return Launch(argv=argv, env={"SPARK_LOG_DIR": str(self.dir)}, cwd=self.dir)
+
+    def probe(self) -> None:
+        from pyhive import hive
+
+        conn = hive.connect(self.host, self.port, auth="NONE")
+        try:
+            cur = conn.cursor()
+            cur.execute("SHOW DATABASES")
+            cur.fetchall()
+        finally:
+            conn.close()
+
+    def quick_probe(self) -> bool:
+        return process.port_open(self.host, self.port)
