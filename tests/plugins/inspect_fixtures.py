@@ -64,6 +64,8 @@ BATCH_5 = [(6, "Danilo Aroldi (updated)", "Italian", 500, "false")]
 
 def spark_session(memory: str = "1g"):
     """A small local Spark session with the Hudi bundle and its SQL extensions (procedures)."""
+    import tempfile
+
     from pyspark.sql import SparkSession
 
     from hudi_cdc.jars import ensure_jars
@@ -80,7 +82,20 @@ def spark_session(memory: str = "1g"):
             .config("spark.default.parallelism", "2")
             .config("spark.ui.enabled", "false")
             .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="hudi-cdc-inspect-warehouse-"))
             .getOrCreate())
+
+
+def jvm_procedure(spark, procedure: str, path: str, limit: int = 1000) -> list:
+    """Rows (as dicts) of a Hudi Spark SQL procedure over the table at `path`: Hudi's own JVM reading
+    of the timeline. show_commits and stats_wa take only a catalog table, so the table is registered
+    (CREATE TABLE ... USING hudi LOCATION) under a name derived from its path."""
+    import re
+
+    name = "t_" + re.sub(r"[^A-Za-z0-9]", "_", str(path))[-80:]
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION '{path}'")
+    target = f"path => '{path}'" if procedure in ("show_compaction", "show_timeline") else f"table => '{name}'"
+    return [r.asDict() for r in spark.sql(f"CALL {procedure}({target}, limit => {limit})").collect()]
 
 
 def _options(name: str, table_type: str) -> Dict[str, str]:
