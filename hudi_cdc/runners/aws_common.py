@@ -272,8 +272,11 @@ class RunResult:
     detail: Dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"target": self.target, "id": self.id, "name": self.name, "state": self.state,
-                "props_uri": self.props_uri, "log_uri": self.log_uri}
+        job = self.name.split(":")  # hudi-cdc:<pipeline>:<table>_<cow|mor>:<op>[:continuous]
+        table = job[2].rsplit("_", 1)[0] if len(job) > 3 else None
+        return {"target": self.target, "id": self.id, "name": self.name, "table": table,
+                "operation": job[3].upper() if len(job) > 3 else None, "state": self.state,
+                "props_uri": self.props_uri, "log_uri": self.log_uri, "dry_run": self.state == "DRY-RUN"}
 
 
 def poll(

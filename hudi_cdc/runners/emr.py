@@ -107,17 +107,23 @@ def steps(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> List[
     return out
 
 
-def steps_json(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> str:
-    """``hudi-cdc render --emr-steps``: a JSON list of steps, stable text (golden-file friendly).
+def steps_json(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> List[Dict[str, Any]]:
+    """``hudi-cdc render --emr-steps``: the list of step definitions (JSON-able).
 
     flavor "api" (default): boto3 ``add_job_flow_steps(Steps=...)`` shape, which Airflow's
     EmrAddStepsOperator passes through unchanged (also as a templated ``.json`` file: the text is
     plain strings and lists, so its ``ast.literal_eval`` reads it too). flavor "cli": the shape
     ``aws emr add-steps --cluster-id j-... --steps file://steps.json`` reads.
+    Raises AwsError when a step would carry a secret value.
     """
     items = steps(pipeline, jobs, flavor)
     ac.check_no_secrets(pipeline, [(f"step {s['Name']}", json.dumps(s)) for s in items])
-    return json.dumps(items, indent=2) + "\n"
+    return items
+
+
+def steps_text(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> str:
+    """steps_json as the exact text to print or save (2-space indent, trailing newline)."""
+    return json.dumps(steps_json(pipeline, jobs, flavor), indent=2) + "\n"
 
 
 # ---- the runner -----------------------------------------------------------------------------------
@@ -131,12 +137,12 @@ class EmrRunner:
     target = TARGET
 
     def __init__(self, pipeline: Pipeline, client: Any = None, *, s3: Any = None, dry_run: bool = False,
-                 echo: Optional[Callable[[str], None]] = None, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic):
+                 progress: Optional[Callable[[str], None]] = None, echo: Optional[Callable[[str], None]] = None,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
         self.pipeline = pipeline
         self.settings = pipeline.emr
         self.dry_run = dry_run
-        self.echo = echo or _stderr
+        self.echo = echo or progress or _stderr
         self.sleep = sleep
         self.clock = clock
         if dry_run:
@@ -232,6 +238,13 @@ class EmrRunner:
 
     def run_jobs(self, jobs: Iterable[Any], wait: bool = True) -> List[RunResult]:
         return [self.run_job(j, wait=wait) for j in jobs]
+
+    def run(self, jobs: Iterable[Any], label: str = "") -> List[Dict[str, Any]]:
+        """The local runner's interface: run the jobs one after another, one dict per job."""
+        jobs = [ac.as_job(j) for j in jobs]
+        if label:
+            self.echo(f"{label}: {len(jobs)} job(s) on {self.target}")
+        return [self.run_job(j).to_dict() for j in jobs]
 
     def wait(self, step_id: str, continuous: bool = False) -> str:
         until = ("RUNNING",) + DONE if continuous else DONE

@@ -93,12 +93,12 @@ class EmrServerlessRunner:
     target = TARGET
 
     def __init__(self, pipeline: Pipeline, client: Any = None, *, s3: Any = None, dry_run: bool = False,
-                 echo: Optional[Callable[[str], None]] = None, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic):
+                 progress: Optional[Callable[[str], None]] = None, echo: Optional[Callable[[str], None]] = None,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
         self.pipeline = pipeline
         self.settings = pipeline.emr
         self.dry_run = dry_run
-        self.echo = echo or _stderr
+        self.echo = echo or progress or _stderr
         self.sleep = sleep
         self.clock = clock
         if dry_run:
@@ -226,6 +226,13 @@ class EmrServerlessRunner:
 
     def run_jobs(self, jobs: Iterable[Any], wait: bool = True) -> List[RunResult]:
         return [self.run_job(j, wait=wait) for j in jobs]
+
+    def run(self, jobs: Iterable[Any], label: str = "") -> List[Dict[str, Any]]:
+        """The local runner's interface: run the jobs one after another, one dict per job."""
+        jobs = [ac.as_job(j) for j in jobs]
+        if label:
+            self.echo(f"{label}: {len(jobs)} job(s) on {self.target}")
+        return [self.run_job(j).to_dict() for j in jobs]
 
     def wait(self, run_id: str, continuous: bool = False) -> str:
         until = ("RUNNING",) + DONE if continuous else DONE
