@@ -359,9 +359,10 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
 
     opts = _writer_options(props, t)
     opts["hoodie.datasource.write.operation"] = t.op.lower()
-    if t.filter_dupes:
+    if t.filter_dupes and t.op != "BULK_INSERT":
+        # BULK_INSERT goes into a new table and the batch is de-duplicated by key above, which is
+        # what --filter-dupes means there (Hudi's row-writer bulk insert refuses drop.duplicates).
         opts["hoodie.datasource.write.insert.drop.duplicates"] = "true"
-        opts["hoodie.combine.before.insert"] = "true"
     opts["hoodie.datasource.write.commitmeta.key.prefix"] = "streamer."
     opts[CHECKPOINT_KEY] = new_cp
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
@@ -394,25 +395,25 @@ def _root_cause(exc: BaseException) -> str:
     return (causes[-1] if causes else (lines[0] if lines else type(exc).__name__))[:500]
 
 
-def run_target(spark, t: Target, log=print) -> List[RoundResult]:
-    props = load_properties(t.props)
-    results, rounds = [], 0
+def run_targets(spark, targets: List[Target], log=print) -> List[RoundResult]:
+    """One round per target; in continuous mode, round after round over every target in turn
+    (never stuck on the first, as HoodieMultiTableStreamer's continuous mode is)."""
+    props = {t.props: load_properties(t.props) for t in targets}
+    out: List[RoundResult] = []
+    continuous = any(t.continuous for t in targets)
+    interval = max((t.min_sync_interval_seconds for t in targets), default=0)
+    max_rounds = min((t.max_rounds for t in targets if t.max_rounds is not None), default=None)
+    rounds = 0
     while True:
         started = time.time()
-        results.append(run_round(spark, t, props, log))
+        for t in targets:
+            out.append(run_round(spark, t, props[t.props], log))
         rounds += 1
-        if not t.continuous or (t.max_rounds is not None and rounds >= t.max_rounds):
-            return results
-        wait = t.min_sync_interval_seconds - (time.time() - started)
+        if not continuous or (max_rounds is not None and rounds >= max_rounds):
+            return out
+        wait = interval - (time.time() - started)
         if wait > 0:
             time.sleep(wait)
-
-
-def run_targets(spark, targets: List[Target], log=print) -> List[RoundResult]:
-    out: List[RoundResult] = []
-    for t in targets:
-        out.extend(run_target(spark, t, log))
-    return out
 
 
 def build_session(app_name: str = "hudi-cdc"):

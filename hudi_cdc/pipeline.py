@@ -1,0 +1,98 @@
+"""bootstrap and stream: plan the jobs of a command, check the tables' state, hand them to a runner."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Callable, List, Optional
+
+from .config import Pipeline, uri_to_path
+from .errors import DataError, TableStateError
+from .jobs.streamer import has_completed_commit
+from .render import Job
+
+Progress = Callable[[str], None]
+
+
+def make_runner(pipeline: Pipeline, target: str = "local", progress: Progress = print, dry_run: bool = False):
+    if target == "local":
+        from .runners.local import LocalRunner
+
+        return LocalRunner(pipeline, progress=progress, dry_run=dry_run)
+    if target == "emr":
+        from .runners.emr import EmrRunner
+
+        return EmrRunner(pipeline, progress=progress, dry_run=dry_run)
+    if target == "emr-serverless":
+        from .runners.emr_serverless import EmrServerlessRunner
+
+        return EmrServerlessRunner(pipeline, progress=progress, dry_run=dry_run)
+    raise ValueError(target)
+
+
+def _is_local(uri: str) -> bool:
+    return uri.startswith("file://")
+
+
+def table_exists(pipeline: Pipeline, table: str, table_type: str) -> bool:
+    base = pipeline.base_path(table, table_type)
+    return _is_local(base) and has_completed_commit(base)
+
+
+def check_landing(pipeline: Pipeline, table: str) -> None:
+    d = pipeline.topic_dir(table)
+    if _is_local(d) and not uri_to_path(d).is_dir():
+        raise DataError(f"table {table}: landing directory {uri_to_path(d)} does not exist "
+                        f"(topic {pipeline.table(table).topic}; land data first, e.g. `hudi-cdc sample moma`)")
+
+
+def plan_bootstrap(pipeline: Pipeline, table: Optional[str] = None, force: bool = False) -> List[Job]:
+    jobs = []
+    for name, tt in pipeline.targets(table):
+        check_landing(pipeline, name)
+        if table_exists(pipeline, name, tt) and not force:
+            raise TableStateError(
+                f"table {name} ({tt}) already exists at {pipeline.base_path(name, tt)}; "
+                "bootstrap refuses to overwrite it (use --force to rebuild it from the landed files)")
+        jobs.append(Job(name, tt, "BULK_INSERT"))
+    return jobs
+
+
+def clear_for_bootstrap(pipeline: Pipeline, jobs: List[Job], progress: Progress) -> None:
+    """Remove what a forced re-bootstrap replaces, or what a failed first bootstrap left behind
+    (a table folder without a completed commit holds no data)."""
+    for job in jobs:
+        base = pipeline.base_path(job.table, job.table_type)
+        if _is_local(base) and uri_to_path(base).exists():
+            progress(f"removing {uri_to_path(base)} before bootstrap")
+            shutil.rmtree(uri_to_path(base))
+
+
+def bootstrap(pipeline: Pipeline, table: Optional[str] = None, *, force: bool = False, target: str = "local",
+              dry_run: bool = False, progress: Progress = print, runner=None) -> List[dict]:
+    jobs = plan_bootstrap(pipeline, table, force)
+    runner = runner or make_runner(pipeline, target, progress, dry_run)
+    if not dry_run and target == "local":
+        clear_for_bootstrap(pipeline, jobs, progress)
+    return runner.run(jobs, "bootstrap")
+
+
+def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: Optional[str] = None) -> List[Job]:
+    t = pipeline.table(table)
+    check_landing(pipeline, table)
+    jobs = []
+    for tt in t.table_types:
+        if table_type and tt != table_type:
+            continue
+        base = pipeline.base_path(table, tt)
+        if _is_local(base) and not table_exists(pipeline, table, tt):
+            raise TableStateError(f"table {table} ({tt}) does not exist at {base}; run `hudi-cdc bootstrap` first")
+        jobs.append(Job(table, tt, "UPSERT", continuous=not once))
+    return jobs
+
+
+def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: Optional[str] = None,
+           target: str = "local", dry_run: bool = False, progress: Progress = print, runner=None) -> List[dict]:
+    jobs = plan_stream(pipeline, table, once, table_type)
+    runner = runner or make_runner(pipeline, target, progress, dry_run)
+    return runner.run(jobs, f"stream-{table}")
