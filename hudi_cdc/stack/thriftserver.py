@@ -7,6 +7,7 @@ and block manager; no UI). ``up`` checks it with a real ``SHOW DATABASES`` throu
 
 from __future__ import annotations
 
+import os
 from typing import List
 
 from ..errors import EnvironmentProblem
@@ -55,7 +56,10 @@ class ThriftServer(Service):
         }
         argv: List[str] = [str(submit), "--master", "local[1]", "--driver-memory", self.cfg.thrift_memory,
                            "--name", "hudi-cdc-thriftserver", "--class", MAIN_CLASS,
-                           "--jars", ",".join(str(j) for j in jars),
+                           # the driver's own classpath, not --jars: HiveServer2 closes a session's
+                           # classloader when the session ends, and classes --jars brought in through
+                           # it (HoodieCatalog's HoodieInternalV2Table) then fail to load
+                           "--driver-class-path", os.pathsep.join(str(j) for j in jars),
                            "--driver-java-options",
                            f"{process.marker(self.cfg.data_dir)} -Dderby.system.home={self.dir}"]
         for k, v in confs.items():

@@ -1,0 +1,104 @@
+"""Re-sync a table to the Hive metastore without writing data: Hudi's own HiveSyncTool, hms mode.
+
+``org.apache.hudi.hive.HiveSyncTool`` (in the Hudi Spark bundle) has a command-line main; it needs
+no Spark session, only Hadoop/Hive classes, which the pyspark wheel's jars provide. One short JVM
+per target: ``java -cp <hudi spark bundle>:$SPARK_HOME/jars/* org.apache.hudi.hive.HiveSyncTool
+--base-path P --database DB --table T --sync-mode hms --metastore-uris thrift://...``. It creates the
+database, the table (CoW: ``<t>``; MoR: ``<t>_ro`` and ``<t>_rt``) and the partitions, or brings them
+up to date with the latest commit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from typing import Callable, Dict, List, Optional
+
+from .errors import ConfigError, JobError
+
+MAIN_CLASS = "org.apache.hudi.hive.HiveSyncTool"
+MULTI_PART_EXTRACTOR = "org.apache.hudi.hive.MultiPartKeysValueExtractor"
+# what spark-submit adds for Java 17 (org.apache.spark.launcher.JavaModuleOptions)
+JAVA17_OPTIONS = ["-XX:+IgnoreUnrecognizedVMOptions", "-Djdk.reflect.useDirectMethodHandle=false"] + [
+    f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
+        "java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio", "java.util",
+        "java.util.concurrent", "java.util.concurrent.atomic", "jdk.internal.ref", "sun.nio.ch", "sun.nio.cs",
+        "sun.security.action", "sun.util.calendar")]
+
+
+def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: str, classpath: str) -> List[str]:
+    t = pipeline.table(table)
+    argv = [java, "-Xmx512m", *JAVA17_OPTIONS, "-cp", classpath, MAIN_CLASS,
+            "--base-path", pipeline.base_path(table, table_type),
+            "--database", pipeline.hive_db(table_type),
+            "--table", table,
+            "--sync-mode", "hms",
+            "--metastore-uris", metastore_uri,
+            "--auto-create-database"]
+    if t.partition_field:
+        argv += ["--partitioned-by", t.partition_field, "--partition-value-extractor", MULTI_PART_EXTRACTOR]
+    # else: Hudi infers partition fields and extractor from the table's hoodie.properties
+    return argv
+
+
+def _classpath(hudi_version: str, progress=None) -> str:
+    from .jars import ensure_jars
+    from .stack.metastore import spark_jars
+
+    bundle = [str(p) for p in ensure_jars(hudi_version, progress) if "hudi-spark" in p.name]
+    return os.pathsep.join(bundle + [f"{spark_jars()}/*"])
+
+
+def _java() -> str:
+    from .stack.java import find_java
+
+    return str(find_java(11, "Hive sync"))
+
+
+_ERR = re.compile(r"(Exception|ERROR|Error:|Caused by)")
+
+
+def _failure(output: str) -> str:
+    lines = [l.strip() for l in output.splitlines() if l.strip() and not l.lstrip().startswith("at ")]
+    picked = [l for l in lines if _ERR.search(l)] or lines
+    return " | ".join(l[:300] for l in picked[-4:]) or "(no output)"
+
+
+def sync(pipeline, table: Optional[str] = None, table_type: Optional[str] = None,
+         metastore_uri: Optional[str] = None, progress: Optional[Callable[[str], None]] = None,
+         timeout: float = 600.0) -> List[Dict[str, object]]:
+    """Run HiveSyncTool for each target of table (all tables by default); one row per target."""
+    uri = metastore_uri or pipeline.lake.hive_metastore
+    if not uri:
+        raise ConfigError(f"lake.hive_metastore: not set ({pipeline.source_file}); e.g. thrift://127.0.0.1:9083 "
+                          "(hudi-cdc local up), or pass --metastore")
+    targets = [(n, tt) for n, tt in pipeline.targets(table) if table_type is None or tt == table_type]
+    if not targets:
+        raise ConfigError(f"table {table!r} has no {table_type} target in {pipeline.source_file}")
+    from .config import uri_to_path
+
+    cp = _classpath(pipeline.hudi.version, progress)
+    java = _java()
+    rows = []
+    for name, tt in targets:
+        base = pipeline.base_path(name, tt)
+        if base.startswith("file://") and not (uri_to_path(base) / ".hoodie").is_dir():
+            raise JobError(f"{base} is not a Hudi table yet (no .hoodie); run hudi-cdc bootstrap first")
+        argv = sync_argv(pipeline, name, tt, uri, java, cp)
+        if progress:
+            progress(f"syncing {base} -> {pipeline.hive_db(tt)}.{name} ({uri})")
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise JobError(f"hive sync of {name} ({tt}) did not finish within {int(timeout)}s") from None
+        out = proc.stdout + proc.stderr
+        if proc.returncode != 0 or re.search(r"HoodieHiveSyncException|Got runtime exception when hive syncing", out):
+            raise JobError(f"hive sync of {name} ({tt}) to {uri} failed: {_failure(out)}")
+        suffixes = [""] if tt == "COPY_ON_WRITE" else ["_ro", "_rt"]
+        rows.append({"table": name, "type": tt, "base_path": base,
+                     "hive_tables": ", ".join(f"{pipeline.hive_db(tt)}.{name}{s}" for s in suffixes),
+                     "seconds": round(time.monotonic() - t0, 1)})
+    return rows
