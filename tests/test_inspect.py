@@ -300,3 +300,14 @@ def test_cli_table_from_pipeline_file(hudi_fixture_tables, tmp_path, capsys, mon
     # the cow table was never written: not a Hudi table
     assert main(["inspect", "commits", "--table", "artists", "--type", "cow"]) == TableStateError.exit_code
     assert "artists_cow is not a Hudi table" in capsys.readouterr().err
+
+
+def test_corrupt_commit_file_is_one_line_error(hudi_fixture_tables, tmp_path, capsys):
+    copy = tmp_path / "corrupt"
+    shutil.copytree(hudi_fixture_tables["sample_table/cow/v8_nonpartitioned"], copy)
+    first = sorted((copy / ".hoodie" / "timeline").glob("*_*.commit"))[0]
+    first.write_text("garbage")
+    with pytest.raises(TableStateError, match="hudi-rs: .*metadata"):
+        commit_rows(open_table(str(copy)))
+    assert main(["inspect", "commits", "--path", str(copy)]) == TableStateError.exit_code
+    assert capsys.readouterr().err.count("\n") == 1

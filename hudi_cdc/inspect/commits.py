@@ -7,7 +7,7 @@ from typing import Dict, List
 
 from ..errors import TableStateError
 from .metadata import commit_metadata, is_new_file, write_stats
-from .table import Table
+from .table import Table, hudi_rs_errors
 from .timeline import completed_writes, read_timeline
 
 COLUMNS = ["requested_time", "completion_time", "action", "operation", "records_written", "records_inserted",
@@ -41,6 +41,7 @@ def summarize(meta: dict) -> Dict[str, object]:
     }
 
 
+@hudi_rs_errors
 def commit_rows(table: Table) -> List[Dict[str, object]]:
     """One dict per completed write instant, oldest first; TableStateError on an empty table."""
     instants = completed_writes(read_timeline(table))

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional
 
 from ..errors import TableStateError
 from . import storage
-from .table import Table
+from .table import Table, hudi_rs_errors
 from .timeline import read_timeline
 
 COLUMNS = ["requested_time", "completion_time", "state", "file_groups", "log_files", "log_bytes", "partitions"]
@@ -30,6 +30,7 @@ def read_plan(table: Table, requested_time: str) -> Optional[dict]:
     return None
 
 
+@hudi_rs_errors
 def compaction_rows(table: Table) -> List[Dict[str, object]]:
     """Every compaction of the active timeline, oldest first (an empty list when there is none)."""
     if not table.is_mor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Dict
 
-from .table import Table
+from .table import Table, hudi_rs_errors
 
 # Table config keys shown first, in the order hudi-cli's `desc` makes people look for them.
 KEY_CONFIG = ["hoodie.table.name", "hoodie.table.type", "hoodie.table.version", "hoodie.timeline.layout.version",
@@ -16,6 +16,7 @@ KEY_CONFIG = ["hoodie.table.name", "hoodie.table.type", "hoodie.table.version", 
 HIDDEN = ("hoodie.table.create.schema",)  # shown parsed, as create_schema
 
 
+@hudi_rs_errors
 def schema_info(table: Table) -> Dict[str, object]:
     """{"table": describe, "config": hoodie.properties, "fields": [...], "avro_schema": {...}}."""
     h = table.hudi

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence
 
 from .commits import require_commits
 from .metadata import commit_metadata, write_stats
-from .table import Table
+from .table import Table, hudi_rs_errors
 from .timeline import COMPLETED, read_timeline
 
 WA_ACTIONS = ("commit", "replacecommit")  # getCommitAndReplaceTimeline (clustering completes as replacecommit)
@@ -35,6 +35,7 @@ def hudi_waf(written: int, upserted: int) -> str:
     return text[1:] if text.startswith("0.") else text
 
 
+@hudi_rs_errors
 def write_amplification(table: Table) -> List[Dict[str, object]]:
     """Rows like `stats wa` (oldest first) plus a final row with requested_time "Total"."""
     instants = [i for i in read_timeline(table) if i.is_completed and i.action in WA_ACTIONS]
@@ -79,6 +80,7 @@ def size_summary(sizes: Sequence[int]) -> Dict[str, Optional[float]]:
             "std_dev": std}
 
 
+@hudi_rs_errors
 def file_size_stats(table: Table) -> Dict[str, Dict[str, Optional[float]]]:
     """File-size figures over the latest file slices: base files, log files and all files."""
     require_commits(table, [i for i in read_timeline(table) if i.is_completed])

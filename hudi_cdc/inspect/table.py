@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict
+from typing import Callable, Dict, TypeVar
 
 from ..errors import TableStateError
 from . import storage
 
 SUPPORTED_VERSIONS = (6, 8, 9)  # what hudi-rs 0.5 reads
+F = TypeVar("F", bound=Callable)
+
+
+def hudi_rs_errors(func: F) -> F:
+    """Turn a hudi-rs error (HudiCoreError) raised while inspecting `table` into one TableStateError line."""
+
+    @functools.wraps(func)
+    def wrapper(table, *args, **kwargs):
+        try:
+            return func(table, *args, **kwargs)
+        except Exception as exc:
+            if type(exc).__name__ != "HudiCoreError":
+                raise
+            raise TableStateError(f"{table.uri}: hudi-rs: {str(exc).splitlines()[0]}") from exc
+
+    return wrapper  # type: ignore[return-value]
 
 
 def parse_properties(text: str) -> Dict[str, str]:
