@@ -175,16 +175,37 @@ def test_aws_errors_become_one_line(emr_cluster):
 
 
 def test_secret_values_never_leave(emr_cluster, monkeypatch):
-    monkeypatch.setenv("REG_USER", "registry-user")
-    monkeypatch.setenv("REG_PASS", "s3cr3t-registry-pass")
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)  # moto takes any key
     data = pipeline_data(cluster_id=emr_cluster)
-    data["source"].update(registry_username_env="REG_USER", registry_password_env="REG_PASS")
-    data["tables"]["artists"]["hudi_options"] = {"hoodie.streamer.schemaprovider.registry.password":
-                                                 "s3cr3t-registry-pass"}
+    data["tables"]["artists"]["hudi_options"] = {"hoodie.some.option": secret}
     runner = EmrRunner(parse_pipeline(data, "hudi-cdc.yaml", "/"), echo=lambda m: None)
     with pytest.raises(AwsError, match="refusing to send properties file artists_.*secret environment variable"):
         runner.submit(render.Job("artists", "COPY_ON_WRITE", "BULK_INSERT"))
-    assert "s3cr3t" not in str(runner.__dict__.get("_uploaded"))
+    data["tables"]["artists"]["hudi_options"] = {"hoodie.some.url": "https://user:pw1234@registry.internal"}
+    runner = EmrRunner(parse_pipeline(data, "hudi-cdc.yaml", "/"), echo=lambda m: None)
+    with pytest.raises(AwsError, match="looks like it carries credentials"):
+        runner.submit(render.Job("artists", "COPY_ON_WRITE", "BULK_INSERT"))
+
+
+def test_what_cannot_run_on_emr_is_refused_before_any_call(aws_env):
+    data = pipeline_data(cluster_id="j-ANY")
+    data["source"].update(registry_username_env="REG_USER", registry_password_env="REG_PASS")
+    with pytest.raises(ConfigError, match="registry credentials are never sent to emr"):
+        EmrRunner(parse_pipeline(data)).submit(render.Job("artists", "COPY_ON_WRITE", "BULK_INSERT"))
+    data = pipeline_data(cluster_id="j-ANY")
+    data["lake"]["root"] = "lake"
+    with pytest.raises(ConfigError, match=r"lake.root: file:///.*/lake is not on S3"):
+        EmrRunner(parse_pipeline(data)).submit(render.Job("artists", "COPY_ON_WRITE", "BULK_INSERT"))
+
+
+def test_a_step_that_cannot_start_yet_is_announced(emr_cluster, boto, echo_lines):
+    boto["emr"].modify_cluster(ClusterId=emr_cluster, StepConcurrencyLevel=1)
+    runner = EmrRunner(make_pipeline(cluster_id=emr_cluster), echo=echo_lines.append)
+    runner.submit(render.Job("artists", "COPY_ON_WRITE", "UPSERT", continuous=True))
+    assert not [line for line in echo_lines if line.startswith("warning")]
+    runner.submit(render.Job("artworks", "COPY_ON_WRITE", "UPSERT", continuous=True))
+    assert any(f"warning: {emr_cluster} runs at most 1 step(s) at once" in line for line in echo_lines)
 
 
 def test_dry_run_prints_every_call_and_makes_none(emr_cluster, boto, capsys, monkeypatch):

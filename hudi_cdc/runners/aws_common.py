@@ -126,6 +126,21 @@ def split_s3(uri: str) -> Tuple[str, str]:
     return m.group(1), m.group(2)
 
 
+def check_runs_on_aws(pipeline: Pipeline, target: str) -> None:
+    """What a job on EMR / EMR Serverless cannot do: read or write this machine's files, or get the
+    registry credentials that local runs pass through the job's environment."""
+    for key, uri in (("source.root", pipeline.source_root), ("lake.root", pipeline.lake_root)):
+        if not uri.startswith("s3://"):
+            raise ConfigError(f"{key}: {uri} is not on S3; jobs on {target} read and write s3:// only "
+                              f"({pipeline.source_file})")
+    s = pipeline.source
+    if s.registry_username_env or s.registry_password_env:
+        raise ConfigError(
+            "source.registry_username_env/registry_password_env: registry credentials are never sent to "
+            f"{target} (they would end up in step arguments or files on S3); use a registry the jobs reach "
+            f"without credentials (e.g. inside the VPC) ({pipeline.source_file})")
+
+
 # ---- clients -----------------------------------------------------------------------------------
 def aws_client(service: str, region: str) -> Any:
     """A boto3 client from the standard credential chain; endpoint from AWS_ENDPOINT_URL if set."""

@@ -98,6 +98,7 @@ def to_cli_step(step: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def steps(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> List[Dict[str, Any]]:
+    ac.check_runs_on_aws(pipeline, TARGET)
     names = list(rendered_properties(pipeline).keys())
     out = [step_definition(pipeline, j, names) for j in jobs]
     if flavor == "cli":
@@ -184,17 +185,28 @@ class EmrRunner:
         return out
 
     # -- submit / wait
-    def active_steps(self) -> List[Dict[str, Any]]:
-        """This pipeline's PENDING/RUNNING steps on the cluster."""
+    def active_steps(self, all_steps: bool = False) -> List[Dict[str, Any]]:
+        """PENDING/RUNNING steps on the cluster: this pipeline's, or everybody's with all_steps."""
         found: List[Dict[str, Any]] = []
         params: Dict[str, Any] = {"ClusterId": self.cluster_id, "StepStates": list(ACTIVE)}
         while True:
             page = self._call("list_steps", **params)
-            found += [s for s in page.get("Steps", []) if ac.owns_name(self.pipeline, s.get("Name"))]
+            found += [s for s in page.get("Steps", []) if all_steps or ac.owns_name(self.pipeline, s.get("Name"))]
             marker = page.get("Marker")
             if not marker:
                 return found
             params["Marker"] = marker
+
+    def _warn_if_it_will_wait(self, active: List[Dict[str, Any]]) -> None:
+        """Continuous streams hold a step slot for ever: say so when the new step cannot start."""
+        if self.dry_run:
+            return
+        running = [s for s in active if s.get("Status", {}).get("State") in ("RUNNING", "PENDING")]
+        level = self._call("describe_cluster", ClusterId=self.cluster_id)["Cluster"].get("StepConcurrencyLevel") or 1
+        if len(running) >= level:
+            self.echo(f"warning: {self.cluster_id} runs at most {level} step(s) at once and {len(running)} are "
+                      "running or pending; this step waits in PENDING until one ends (raise it with `aws emr "
+                      f"modify-cluster --cluster-id {self.cluster_id} --step-concurrency-level N`)")
 
     def step_for(self, job: Any) -> Dict[str, Any]:
         job = ac.as_job(job)
@@ -204,8 +216,10 @@ class EmrRunner:
     def submit(self, job: Any) -> RunResult:
         """Upload, check nothing writes this table already, add the step; do not wait."""
         job = ac.as_job(job)
+        ac.check_runs_on_aws(self.pipeline, TARGET)
         name = ac.job_name(self.pipeline, job)
-        for s in self.active_steps():  # before uploading: never touch the files of a running stream
+        active = self.active_steps(all_steps=True)
+        for s in active:  # before uploading: never touch the files of a running stream
             if ac.writes_table(self.pipeline, s.get("Name"), job):
                 state = s.get("Status", {}).get("State", "?")
                 raise ac.AlreadyRunning(
@@ -213,6 +227,7 @@ class EmrRunner:
                     f"{self.cluster_id} and writes the same table; stop it first with `hudi-cdc emr cancel {s['Id']}`")
         step = self.step_for(job)
         ac.check_no_secrets(self.pipeline, [(f"step {step['Name']}", json.dumps(step))])
+        self._warn_if_it_will_wait(active)
         resp = self._call("add_job_flow_steps", JobFlowId=self.cluster_id, Steps=[step])
         step_id = resp["StepIds"][0]
         self.echo(f"submitted step {step_id} {step['Name']} to {self.cluster_id}")

@@ -192,6 +192,7 @@ class EmrServerlessRunner:
 
     def submit(self, job: Any) -> RunResult:
         job = ac.as_job(job)
+        ac.check_runs_on_aws(self.pipeline, TARGET)
         name = ac.job_name(self.pipeline, job)
         for r in self.active_runs():
             if ac.writes_table(self.pipeline, r.get("name"), job):
