@@ -397,7 +397,11 @@ def schema_from_landed(pipeline, table: str) -> Dict[str, Any]:
     newest = max(files, key=_offset_key)
     try:
         with open(newest, "rb") as fh:
-            return fastavro.reader(fh).writer_schema
+            r = fastavro.reader(fh)
+            raw = r.metadata.get("avro.schema")
+            # the schema text exactly as the sink wrote it (writer_schema is fastavro's parsed form,
+            # with names folded into full names)
+            return json.loads(raw) if raw else r.writer_schema
     except Exception as exc:  # noqa: BLE001
         raise DataError(f"{newest}: not a readable Avro container file ({exc})") from None
 
