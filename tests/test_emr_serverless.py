@@ -70,6 +70,7 @@ def test_job_run_carries_exactly_the_rendered_argv(runner, pipeline, serverless_
         f"s3://{BUCKET}/hudi-cdc/logs/"
     body = boto["s3"].get_object(Bucket=BUCKET, Key="hudi-cdc/moma/properties/artists_cow.properties")["Body"]
     assert body.read().decode() == render.render_properties(pipeline)["artists_cow.properties"]
+    assert [line for line in echo_lines if line.startswith("warning: emr-7.12.0 runs Hudi 1.0.2-amzn-1")]
     said = [line for line in echo_lines if line.startswith(f"job run {res.id}:")]
     assert said == [f"job run {res.id}: SUBMITTED", f"job run {res.id}: SCHEDULED (after 15s)",
                     f"job run {res.id}: RUNNING (after 30s)", f"job run {res.id}: SUCCESS (after 45s)"]

@@ -126,6 +126,29 @@ def split_s3(uri: str) -> Tuple[str, str]:
     return m.group(1), m.group(2)
 
 
+# Hudi that each EMR release installs with Spark/Hive (AWS "Hudi release history", EMR Release Guide).
+EMR_HUDI = {
+    "emr-7.13.0": "1.0.2-amzn-2", "emr-7.12.0": "1.0.2-amzn-1", "emr-7.11.0": "1.0.2-amzn-0",
+    "emr-7.10.0": "0.15.0-amzn-7", "emr-7.9.0": "0.15.0-amzn-6", "emr-7.8.0": "0.15.0-amzn-5",
+    "emr-7.7.0": "0.15.0-amzn-4", "emr-7.6.0": "0.15.0-amzn-3", "emr-7.5.0": "0.15.0-amzn-2",
+    "emr-7.4.0": "0.15.0-amzn-1", "emr-7.3.0": "0.15.0-amzn-0", "emr-7.2.0": "0.14.1-amzn-1",
+    "emr-7.1.0": "0.14.1-amzn-0", "emr-7.0.0": "0.14.0-amzn-1", "emr-6.15.0": "0.14.0-amzn-0",
+    "emr-6.5.0": "0.9.0-amzn-1",
+}
+
+
+def hudi_mismatch(pipeline: Pipeline, release_label: Optional[str]) -> Optional[str]:
+    """A warning when the EMR release runs another Hudi than the one the pipeline renders for."""
+    shipped = EMR_HUDI.get(release_label or "")
+    if shipped is None:
+        return None
+    if shipped.split("-amzn")[0] == pipeline.hudi.version:
+        return None
+    return (f"warning: {release_label} runs Hudi {shipped} from /usr/lib/hudi, but the pipeline renders "
+            f"properties and flags for Hudi {pipeline.hudi.version} (hudi.version); options newer than "
+            f"{shipped.split('-amzn')[0]} are rejected or ignored there")
+
+
 def check_runs_on_aws(pipeline: Pipeline, target: str) -> None:
     """What a job on EMR / EMR Serverless cannot do: read or write this machine's files, or get the
     registry credentials that local runs pass through the job's environment."""

@@ -154,6 +154,7 @@ class EmrRunner:
             self.s3 = s3 or ac.aws_client("s3", self.settings.region)
         self._uploaded: Optional[Dict[str, str]] = None
         self._log_uri: Optional[str] = None
+        self._warned_version = False
 
     # -- helpers
     @property
@@ -202,7 +203,13 @@ class EmrRunner:
         if self.dry_run:
             return
         running = [s for s in active if s.get("Status", {}).get("State") in ("RUNNING", "PENDING")]
-        level = self._call("describe_cluster", ClusterId=self.cluster_id)["Cluster"].get("StepConcurrencyLevel") or 1
+        cluster = self._call("describe_cluster", ClusterId=self.cluster_id)["Cluster"]
+        if not self._warned_version:
+            self._warned_version = True
+            mismatch = ac.hudi_mismatch(self.pipeline, cluster.get("ReleaseLabel"))
+            if mismatch:
+                self.echo(mismatch)
+        level = cluster.get("StepConcurrencyLevel") or 1
         if len(running) >= level:
             self.echo(f"warning: {self.cluster_id} runs at most {level} step(s) at once and {len(running)} are "
                       "running or pending; this step waits in PENDING until one ends (raise it with `aws emr "

@@ -114,6 +114,7 @@ class EmrServerlessRunner:
             self.client = client or ac.aws_client("emr-serverless", self.settings.region)
             self.s3 = s3 or ac.aws_client("s3", self.settings.region)
         self._uploaded: Optional[Dict[str, str]] = None
+        self._warned_version = False
 
     @property
     def application_id(self) -> str:
@@ -200,6 +201,12 @@ class EmrServerlessRunner:
                     f"refusing to submit {name}: job run {r['id']} ({r['name']}) is {r.get('state')} on "
                     f"application {self.application_id} and writes the same table; stop it first with "
                     f"`hudi-cdc --target emr-serverless emr cancel {r['id']}`")
+        if not self.dry_run and not self._warned_version:
+            self._warned_version = True
+            app = self._call("get_application", applicationId=self.application_id)["application"]
+            mismatch = ac.hudi_mismatch(self.pipeline, app.get("releaseLabel"))
+            if mismatch:
+                self.echo(mismatch)
         self.upload_properties()
         req = self.start_request(job)
         ac.check_no_secrets(self.pipeline, [(f"job run {name}", json.dumps(req))])
