@@ -3,8 +3,9 @@
 Same shape as the local runner: ``run_job(job)`` runs one table/table-type/operation and returns
 when it is done (or, for a continuous stream, once it is RUNNING). What it does, in order:
 
-1. uploads the rendered properties files to ``s3://<emr.bucket>/<emr.prefix>/<pipeline>/properties/``;
-2. refuses when a step writing the same table is still PENDING or RUNNING (one writer per table);
+1. refuses what cannot run on EMR (non-S3 roots, registry credentials, secret values in files/argv)
+   and a job whose table is written by a step still PENDING or RUNNING (one writer per table);
+2. uploads the rendered properties files to ``s3://<emr.bucket>/<emr.prefix>/<pipeline>/properties/``;
 3. adds one step: ``command-runner.jar`` + the spark-submit argv the renderer built for target "emr";
 4. polls DescribeStep every ``emr.poll_seconds``, logging each state change, up to
    ``emr.timeout_seconds``; on FAILED it shows FailureDetails and the tail of the step's stderr
@@ -20,6 +21,7 @@ import json
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
+from .. import render as rnd
 from ..config import Pipeline
 from ..errors import AwsError, ConfigError
 from . import aws_common as ac
@@ -34,41 +36,20 @@ LOG_TAIL_LINES = 40
 
 
 # ---- rendering (pure: no AWS) -------------------------------------------------------------------
-def _render():
-    from .. import render  # the lead's renderer; imported late so this module loads without it
-
-    return render
-
-
 def rendered_properties(pipeline: Pipeline) -> Dict[str, str]:
-    return _render().render_properties(pipeline)
-
-
-def props_file_name(pipeline: Pipeline, table: str, table_type: str, names: Iterable[str]) -> str:
-    """Which rendered file is the properties file of (table, table_type)."""
-    render = _render()
-    fn = getattr(render, "props_filename", None)
-    if fn is not None:
-        return fn(pipeline, table, table_type)
-    names = list(names)
-    suffix = ac.TYPE_SUFFIX[table_type]
-    exact = f"{table}_{suffix}.properties"
-    if exact in names:
-        return exact
-    hits = [n for n in names if f"{table}_" in n and n.endswith(f"{suffix}.properties")]
-    if len(hits) == 1:
-        return hits[0]
-    raise AwsError(f"no single rendered properties file for {table} {table_type} among: {', '.join(sorted(names))}")
+    return rnd.render_properties(pipeline)
 
 
 def job_props_uri(pipeline: Pipeline, job: JobSpec, names: Optional[Iterable[str]] = None) -> str:
-    if names is None:
-        names = rendered_properties(pipeline).keys()
-    return f"{ac.properties_root(pipeline)}/{props_file_name(pipeline, job.table, job.table_type, names)}"
+    """Where the job's properties file is uploaded; checked against the rendered names when given."""
+    name = rnd.props_filename(pipeline, job.table, job.table_type)
+    if names is not None and name not in set(names):
+        raise AwsError(f"{name} is not among the rendered properties files: {', '.join(sorted(names))}")
+    return f"{ac.properties_root(pipeline)}/{name}"
 
 
 def job_argv(pipeline: Pipeline, job: JobSpec, target: str, props_uri: str) -> List[str]:
-    return list(_render().streamer_argv(pipeline, job.table, job.table_type, job.op, target=target,
+    return list(rnd.streamer_argv(pipeline, job.table, job.table_type, job.op, target=target,
                                         props_uri=props_uri, continuous=job.continuous))
 
 
