@@ -145,6 +145,7 @@ def test_stats_follow_hudi_cli_definition(hudi_fixture_tables, name):
     assert total["requested_time"] == "Total"
     assert total["records_written"] == sum(r["records_written"] for r in commits)
     assert total["records_upserted"] == sum(r["records_updated"] for r in commits)
+    assert total["bytes_written"] == sum(r["bytes_written"] for r in commits)
     sizes = file_size_stats(t)
     on_disk = sum(r["total_bytes"] for r in file_slice_rows(t))
     assert sizes["all_files"]["total_bytes"] == on_disk

@@ -112,7 +112,8 @@ def stats_cmd(ctx, path, table, table_type, output):
         emit(wa, "csv")
         return
     click.echo("Write amplification (records written / records upserted; commit and replacecommit instants):")
-    emit(_text_rows(wa, ["requested_time", "action", "records_upserted", "records_written", "write_amplification"]))
+    emit(_text_rows(wa, ["requested_time", "action", "records_upserted", "records_written", "write_amplification",
+                         "bytes_written"], {"bytes_written"}))
     click.echo("File sizes (latest file slices):")
     size_rows = [dict(kind=k, **v) for k, v in sizes.items()]
     emit(_text_rows(size_rows, ["kind", "files", "total_bytes", "min", "p10", "p50", "avg", "p95", "max", "std_dev"],

@@ -37,23 +37,26 @@ def hudi_waf(written: int, upserted: int) -> str:
 
 @hudi_rs_errors
 def write_amplification(table: Table) -> List[Dict[str, object]]:
-    """Rows like `stats wa` (oldest first) plus a final row with requested_time "Total"."""
+    """Rows like `stats wa` (oldest first) plus a final row with requested_time "Total"; each row also
+    carries the bytes those instants wrote (sum of totalWriteBytes), which hudi-cli does not show."""
     instants = [i for i in read_timeline(table) if i.is_completed and i.action in WA_ACTIONS]
     if not instants:
         require_commits(table, [i for i in read_timeline(table) if i.is_completed])
-    rows, total_up, total_written = [], 0, 0
+    rows, total_up, total_written, total_bytes = [], 0, 0, 0
     for inst, meta in zip(instants, commit_metadata(table, instants)):
         stats = write_stats(meta)
         upserted = sum(int(s.get("numUpdateWrites") or 0) for s in stats)
         written = sum(int(s.get("numWrites") or 0) for s in stats)
+        written_bytes = sum(int(s.get("totalWriteBytes") or 0) for s in stats)
         total_up += upserted
         total_written += written
+        total_bytes += written_bytes
         rows.append({"requested_time": inst.requested_time, "completion_time": inst.completion_time,
                      "action": inst.action, "records_upserted": upserted, "records_written": written,
-                     "write_amplification": hudi_waf(written, upserted)})
+                     "write_amplification": hudi_waf(written, upserted), "bytes_written": written_bytes})
     rows.append({"requested_time": "Total", "completion_time": None, "action": None,
                  "records_upserted": total_up, "records_written": total_written,
-                 "write_amplification": hudi_waf(total_written, total_up)})
+                 "write_amplification": hudi_waf(total_written, total_up), "bytes_written": total_bytes})
     return rows
 
 
