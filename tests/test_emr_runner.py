@@ -221,7 +221,8 @@ def test_dry_run_prints_every_call_and_makes_none(emr_cluster, boto, capsys, mon
     out = capsys.readouterr().out.splitlines()
     calls = [line.split(" ", 1) for line in out if not line.startswith("#")]
     assert [c[0] for c in calls] == ["emr.list_steps", "s3.put_object", "s3.put_object", "s3.put_object",
-                                     "s3.put_object", "s3.put_object", "emr.add_job_flow_steps"]
+                                     "s3.put_object", "s3.put_object", "emr.describe_cluster",
+                                     "emr.add_job_flow_steps"]
     add = json.loads(calls[-1][1])
     assert add["JobFlowId"] == emr_cluster
     assert add["Steps"][0]["HadoopJarStep"]["Args"] == res.argv

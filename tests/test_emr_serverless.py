@@ -126,7 +126,7 @@ def test_stream_runs_in_streaming_mode_and_is_not_submitted_twice(runner, server
     assert [r["id"] for r in runner.status()] == [res.id]
 
 
-def test_cli_cancel_and_status(pipeline, serverless_app, lake_bucket, tmp_path):
+def test_cli_cancel_status_logs(pipeline, serverless_app, lake_bucket, boto, tmp_path):
     import yaml
     from click.testing import CliRunner
 
@@ -141,6 +141,10 @@ def test_cli_cancel_and_status(pipeline, serverless_app, lake_bucket, tmp_path):
     assert out.exit_code == 0, out.output
     out = CliRunner().invoke(cli, base + ["status", res.id, "-o", "json"])
     assert json.loads(out.stdout)[0]["state"] == "CANCELLED"
+    put_gz(boto["s3"], f"s3://{BUCKET}/hudi-cdc/logs/applications/{serverless_app}/jobs/{res.id}/SPARK_DRIVER/"
+           "stdout.gz", "one\ntwo\nthree\n")
+    out = CliRunner().invoke(cli, base + ["logs", res.id, "--stdout", "-n", "2"])
+    assert (out.exit_code, out.stdout) == (0, "two\nthree\n")
 
 
 def test_dry_run_prints_every_call_and_makes_none(pipeline, serverless_app, lake_bucket, boto, capsys, monkeypatch):
@@ -149,8 +153,9 @@ def test_dry_run_prints_every_call_and_makes_none(pipeline, serverless_app, lake
     res = EmrServerlessRunner(pipeline, dry_run=True).run_job(render.Job("artists", "MERGE_ON_READ", "BULK_INSERT"))
     out = capsys.readouterr().out.splitlines()
     ops = [line.split(" ", 1)[0] for line in out if not line.startswith("#")]
-    assert ops == ["emr-serverless.list_job_runs"] + ["s3.put_object"] * 5 + ["emr-serverless.start_job_run"]
-    start = json.loads(out[6].split(" ", 1)[1])
+    assert ops == (["emr-serverless.list_job_runs", "emr-serverless.get_application"] + ["s3.put_object"] * 5
+                   + ["emr-serverless.start_job_run"])
+    start = json.loads(out[7].split(" ", 1)[1])
     assert argv_of(start["jobDriver"]) == res.argv
     monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
     from moto.emrserverless.models import emrserverless_backends

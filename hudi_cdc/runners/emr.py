@@ -181,8 +181,6 @@ class EmrRunner:
 
     def _warn_if_it_will_wait(self, active: List[Dict[str, Any]]) -> None:
         """Continuous streams hold a step slot for ever: say so when the new step cannot start."""
-        if self.dry_run:
-            return
         running = [s for s in active if s.get("Status", {}).get("State") in ("RUNNING", "PENDING")]
         cluster = self._call("describe_cluster", ClusterId=self.cluster_id)["Cluster"]
         if not self._warned_version:
@@ -370,7 +368,8 @@ def _dry_answers_emr(pipeline: Pipeline) -> Dict[str, Callable[[Dict[str, Any]],
     return {
         "list_steps": lambda p: {"Steps": []},
         "add_job_flow_steps": lambda p: {"StepIds": [f"s-DRYRUN{next(counter):05d}" for _ in p["Steps"]]},
-        "describe_cluster": lambda p: {"Cluster": {"LogUri": pipeline.emr.log_uri}},
+        "describe_cluster": lambda p: {"Cluster": {"LogUri": pipeline.emr.log_uri, "StepConcurrencyLevel": 256,
+                                                   "ReleaseLabel": pipeline.emr.release_label}},
     }
 
 

@@ -105,6 +105,7 @@ class EmrServerlessRunner:
             counter = iter(range(1, 10_000))
             answers = {
                 "list_job_runs": lambda p: {"jobRuns": []},
+                "get_application": lambda p: {"application": {"releaseLabel": pipeline.emr.release_label}},
                 "start_job_run": lambda p: {"applicationId": p["applicationId"],
                                             "jobRunId": f"dryrun{next(counter):010d}"},
             }
@@ -201,7 +202,7 @@ class EmrServerlessRunner:
                     f"refusing to submit {name}: job run {r['id']} ({r['name']}) is {r.get('state')} on "
                     f"application {self.application_id} and writes the same table; stop it first with "
                     f"`hudi-cdc --target emr-serverless emr cancel {r['id']}`")
-        if not self.dry_run and not self._warned_version:
+        if not self._warned_version:
             self._warned_version = True
             app = self._call("get_application", applicationId=self.application_id)["application"]
             mismatch = ac.hudi_mismatch(self.pipeline, app.get("releaseLabel"))
