@@ -57,8 +57,9 @@ def _one_line(exc: BaseException) -> str:
 
 class HiveClient:
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, username: Optional[str] = None,
-                 database: str = "default") -> None:
+                 database: str = "default", fetch_size: int = 10000) -> None:
         self.host, self.port, self.username, self.database = host, port, username, database
+        self.fetch_size = fetch_size  # rows per thrift round trip (PyHive's default is 1000)
         self._conn = None
 
     @property
@@ -80,7 +81,7 @@ class HiveClient:
         return self._conn
 
     def query(self, sql: str, params: Optional[Sequence[Any]] = None) -> List[Dict[str, Any]]:
-        cur = self.connect().cursor()
+        cur = self.connect().cursor(arraysize=self.fetch_size)
         try:
             cur.execute(sql, params)
             if cur.description is None:
