@@ -257,3 +257,14 @@ def test_cli_emr_status_json(emr_cluster, tmp_path):
     rows = json.loads(out.stdout)
     assert [(r["id"], r["name"], r["state"]) for r in rows] == [
         (res.id, "hudi-cdc:moma:artworks_cow:bulk_insert", "RUNNING")]
+
+
+def test_run_has_the_local_runners_interface(runner, emr_cluster, state_script, echo_lines):
+    """pipeline.bootstrap/stream call runner.run(jobs, label) and get one dict per job."""
+    track(runner, state_script, emr_cluster, ["COMPLETED"])
+    rows = runner.run([render.Job("artworks", "MERGE_ON_READ", "BULK_INSERT")], "bootstrap")
+    assert echo_lines[0] == "bootstrap: 1 job(s) on emr"
+    assert [(r["table"], r["operation"], r["state"], r["target"]) for r in rows] == [
+        ("artworks", "BULK_INSERT", "COMPLETED", "emr")]
+    assert rows[0]["props_uri"] == f"{PROPS_ROOT}/artworks_mor.properties"
+    assert rows[0]["log_uri"] == f"s3://{BUCKET}/hudi-cdc/logs/{emr_cluster}/steps/{rows[0]['id']}"
