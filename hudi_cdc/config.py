@@ -31,6 +31,9 @@ class _Model(BaseModel):
 
 class HudiSettings(_Model):
     version: str = CURRENT_HUDI
+    # Hudi's metadata table: worth it for large tables on object stores; off by default, as on a
+    # 2-core machine it more than doubles the time of every small commit.
+    metadata_table: bool = False
 
     @field_validator("version")
     @classmethod

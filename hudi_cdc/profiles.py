@@ -26,6 +26,7 @@ class Profile:
     emr_jars: Tuple[str, ...]  # --jars on EMR
     emr_app_jar: str  # the jar holding the streamer class on EMR
     emr_confs: Tuple[str, ...]
+    emr_ordering_flag: str = "--source-ordering-field"
 
 
 SEED = Profile(
@@ -50,9 +51,11 @@ CURRENT = Profile(
     key_prefix="hoodie.streamer.",
     ordering_flag="--source-ordering-fields",
     props_file_pattern="{table}_{suffix}.properties",
+    # emr-7.12.0 ships Hudi 1.0.2-amzn-1: its jars are /usr/lib/hudi/hudi-{spark,utilities}-bundle.jar,
+    # and its HoodieStreamer knows only the singular --source-ordering-field (an alias in 1.1+).
     emr_release="emr-7.12.0",
     emr_jars=("/usr/lib/hudi/hudi-spark-bundle.jar",),
-    emr_app_jar="/usr/lib/hudi/hudi-utilities-slim-bundle.jar",
+    emr_app_jar="/usr/lib/hudi/hudi-utilities-bundle.jar",
     emr_confs=(
         "spark.sql.catalogImplementation=hive",
         "spark.serializer=org.apache.spark.serializer.KryoSerializer",

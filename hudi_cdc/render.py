@@ -108,7 +108,8 @@ def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
 
 def base_properties(pipeline: Pipeline) -> str:
     return _render(profile(pipeline), "base.properties.j2", pipeline=pipeline.pipeline,
-                   hudi_version=pipeline.hudi.version, parallelism=pipeline.spark.shuffle_partitions)
+                   hudi_version=pipeline.hudi.version, parallelism=pipeline.spark.shuffle_partitions,
+                   metadata_table=str(pipeline.hudi.metadata_table).lower())
 
 
 def render_properties(pipeline: Pipeline) -> Dict[str, str]:
@@ -172,13 +173,20 @@ def spark_confs_local(pipeline: Pipeline) -> List[str]:
         "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
         "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-        "spark.driver.extraJavaOptions": "-XX:+UseG1GC -Dlog4j2.level=warn",
+        "spark.driver.extraJavaOptions": "-XX:+UseG1GC -Djdk.attach.allowAttachSelf=true",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
     }
     if pipeline.lake.hive_metastore:
         confs["spark.hadoop.hive.metastore.uris"] = pipeline.lake.hive_metastore
         confs["spark.sql.catalogImplementation"] = "hive"
     confs.update(s.conf)
     return [f"{k}={v}" for k, v in confs.items()]
+
+
+# Local-only writer settings: no embedded timeline server (it would listen on the network) and
+# direct markers; both suit one short-lived local JVM.
+LOCAL_HOODIE_CONF = ("hoodie.embed.timeline.server=false", "hoodie.write.markers.type=DIRECT")
 
 
 def local_argv(pipeline: Pipeline, jobs: Sequence[Job], props_dir: Path, jars: Sequence[str],
@@ -192,6 +200,8 @@ def local_argv(pipeline: Pipeline, jobs: Sequence[Job], props_dir: Path, jars: S
             flags.append("--next")
         props = f"file://{(props_dir / props_filename(pipeline, job.table, job.table_type)).resolve()}"
         flags += streamer_flags(pipeline, job, props)
+        for kv in LOCAL_HOODIE_CONF:
+            flags += ["--hoodie-conf", kv]
     text = _render(profile_for("current"), "spark-submit.args.j2",
                    master=pipeline.spark.master, name=name or f"hudi-cdc-{pipeline.pipeline}",
                    driver_memory=pipeline.spark.driver_memory, confs=spark_confs_local(pipeline),
@@ -217,7 +227,9 @@ def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, t
         raise ConfigError(f"unknown target {target!r}")
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
                    confs=list(prof.emr_confs), jars=list(prof.emr_jars), streamer_class=prof.streamer_class,
-                   app_jar=prof.emr_app_jar, streamer_flags=streamer_flags(pipeline, job, props_uri))
+                   app_jar=prof.emr_app_jar,
+                   streamer_flags=[prof.emr_ordering_flag if f == prof.ordering_flag else f
+                                   for f in streamer_flags(pipeline, job, props_uri)])
     return _lines(text)
 
 

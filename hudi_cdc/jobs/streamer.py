@@ -63,6 +63,7 @@ class Target:
     min_sync_interval_seconds: int = 0
     source_limit: int = sys.maxsize
     max_rounds: Optional[int] = None  # for tests of continuous mode
+    hoodie_conf: List[str] = field(default_factory=list)  # key=value overrides, as HoodieStreamer's --hoodie-conf
 
 
 @dataclass
@@ -107,6 +108,7 @@ def parse_argv(argv: Sequence[str]) -> List[Target]:
     p.add_argument("--min-sync-interval-seconds", type=int, default=0)
     p.add_argument("--source-limit", type=int, default=sys.maxsize)
     p.add_argument("--max-rounds", type=int, default=None)
+    p.add_argument("--hoodie-conf", action="append", default=[])
     out = []
     for g in groups:
         ns = p.parse_args(g)
@@ -115,7 +117,7 @@ def parse_argv(argv: Sequence[str]) -> List[Target]:
             target_table=ns.target_table, op=ns.op, source_ordering_fields=ns.source_ordering_fields,
             filter_dupes=ns.filter_dupes, enable_sync=ns.enable_sync, continuous=ns.continuous,
             min_sync_interval_seconds=ns.min_sync_interval_seconds, source_limit=ns.source_limit,
-            max_rounds=ns.max_rounds,
+            max_rounds=ns.max_rounds, hoodie_conf=list(ns.hoodie_conf),
         ))
     return out
 
@@ -398,7 +400,12 @@ def _root_cause(exc: BaseException) -> str:
 def run_targets(spark, targets: List[Target], log=print) -> List[RoundResult]:
     """One round per target; in continuous mode, round after round over every target in turn
     (never stuck on the first, as HoodieMultiTableStreamer's continuous mode is)."""
-    props = {t.props: load_properties(t.props) for t in targets}
+    props = {}
+    for t in targets:
+        props[id(t)] = load_properties(t.props)
+        for kv in t.hoodie_conf:
+            k, _, v = kv.partition("=")
+            props[id(t)][k.strip()] = v.strip()
     out: List[RoundResult] = []
     continuous = any(t.continuous for t in targets)
     interval = max((t.min_sync_interval_seconds for t in targets), default=0)
@@ -407,7 +414,7 @@ def run_targets(spark, targets: List[Target], log=print) -> List[RoundResult]:
     while True:
         started = time.time()
         for t in targets:
-            out.append(run_round(spark, t, props[t.props], log))
+            out.append(run_round(spark, t, props[id(t)], log))
         rounds += 1
         if not continuous or (max_rounds is not None and rounds >= max_rounds):
             return out

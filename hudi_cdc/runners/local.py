@@ -119,6 +119,7 @@ class LocalRunner:
         env = dict(os.environ)
         env.update(registry_env(self.pipeline))
         env["SPARK_HOME"] = str(spark_home())
+        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, never the machine's public address
         env["PYSPARK_PYTHON"] = sys.executable
         env["PYSPARK_DRIVER_PYTHON"] = sys.executable
         env["JAVA_HOME"] = env.get("JAVA_HOME") or str(Path(java).resolve().parent.parent)
