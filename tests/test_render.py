@@ -1,0 +1,82 @@
+"""Rendered output: golden files, byte for byte, and the seed's own text where the seed gives it."""
+
+import json
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from hudi_cdc import render
+from hudi_cdc.config import load_pipeline
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+SEED_TEXT = ROOT.parent / "shared" / "seeds" / "001_7fd0163274bfc305.txt"
+
+
+@pytest.fixture(scope="module")
+def seed():
+    return load_pipeline(HERE / "data" / "seed-pipeline.yaml")
+
+
+@pytest.mark.parametrize("table", ["artists", "artworks"])
+def test_seed_properties_match_golden_byte_for_byte(seed, table):
+    name = f"deltastreamer_{table}_apicurio_mor.properties"
+    assert render.render_properties(seed)[name] == (HERE / "golden" / "seed" / name).read_text()
+
+
+def test_seed_spark_submit_matches_golden(seed):
+    golden = json.loads((HERE / "golden" / "seed" / "spark-submit.json").read_text())
+    props = "s3://${DATA_LAKE_BUCKET}/hudi/deltastreamer_%s_apicurio_mor.properties"
+    assert render.streamer_argv(seed, "artists", "MERGE_ON_READ", "UPSERT", target="emr",
+                                props_uri=props % "artists", continuous=True) == golden["artists_mor_continuous_upsert"]
+    assert render.streamer_argv(seed, "artworks", "MERGE_ON_READ", "BULK_INSERT", target="emr",
+                                props_uri=props % "artworks") == golden["artworks_mor_bulk_insert"]
+
+
+@pytest.mark.skipif(not SEED_TEXT.exists(), reason="seed 001 text is in ../shared/seeds (beside the checkout)")
+def test_golden_files_are_the_seed_text():
+    """The golden files are the seed's text itself (the post's en dashes read as --)."""
+    text = SEED_TEXT.read_text(encoding="utf-8")
+    for name in ("deltastreamer_artists_apicurio_mor.properties", "deltastreamer_artworks_apicurio_mor.properties"):
+        assert (HERE / "golden" / "seed" / name).read_text().rstrip("\n") in text
+    golden = json.loads((HERE / "golden" / "seed" / "spark-submit.json").read_text())
+    flat = text.replace("\u2013", "--").replace(" \\\n", " ").replace('"', "")
+    for argv in golden.values():
+        assert " ".join(argv) in flat
+
+
+def test_properties_dir_is_current():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("render_example", ROOT / "scripts" / "render-example.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name, text in render.render_properties(mod.example()).items():
+        assert (ROOT / "properties" / name).read_text() == text, f"properties/{name} is stale: run scripts/render-example.py"
+
+
+def test_local_argv_is_a_list_with_one_jvm_for_all_jobs(tmp_path):
+    p = load_pipeline(ROOT / "hudi-cdc.yaml")
+    jobs = [render.Job(t, tt, "BULK_INSERT") for t, tt in p.targets()]
+    argv = render.local_argv(p, jobs, tmp_path, ["/j/a.jar", "/j/b.jar"], "/x/streamer.py")
+    assert argv[0] == "spark-submit" and argv.count("--next") == 3
+    assert argv[argv.index("--jars") + 1] == "/j/a.jar,/j/b.jar"
+    assert argv[argv.index("--master") + 1] == "local[2]"
+    assert "spark.driver.bindAddress=127.0.0.1" in argv
+    assert all(isinstance(a, str) and "\n" not in a for a in argv)
+
+
+def test_emr_current_profile_uses_emr_jars_and_streamer_class():
+    p = load_pipeline(ROOT / "hudi-cdc.yaml").model_copy(update={"base_dir": "/x"})
+    argv = render.streamer_argv(p, "artists", "COPY_ON_WRITE", "UPSERT", target="emr", props_uri="s3://b/p", continuous=True)
+    assert argv[0] == "spark-submit" and argv[argv.index("--jars") + 1] == "/usr/lib/hudi/hudi-spark-bundle.jar"
+    assert argv[argv.index("--source-ordering-field") + 1] == "__lsn"  # EMR 7's Hudi 1.0.2 flag
+    assert argv[argv.index("--class") + 1] == "org.apache.hudi.utilities.streamer.HoodieStreamer"
+    assert "--continuous" in argv and argv[-2:] == ["--op", "UPSERT"]
+
+
+def test_templates_are_strict():
+    env = render.env()
+    with pytest.raises(jinja2.UndefinedError):
+        env.get_template("current/table.properties.j2").render(table="x")
