@@ -84,10 +84,18 @@ class HiveClient:
         cur = self.connect().cursor(arraysize=self.fetch_size)
         try:
             cur.execute(sql, params)
-            if cur.description is None:
+            try:
+                desc = cur.description
+            except TypeError:  # no result set (DROP, CREATE, ...): PyHive fails to read its empty schema
                 return []
-            cols = [d[0].split(".", 1)[-1] if "." in d[0] else d[0] for d in cur.description]
-            return [dict(zip(cols, row)) for row in cur.fetchall()]
+            if desc is None:
+                return []
+            cols = [d[0].split(".", 1)[-1] if "." in d[0] else d[0] for d in desc]
+            try:
+                data = cur.fetchall()
+            except TypeError:  # DROP/CREATE through the Spark Thrift Server: a schema but no rows
+                return []
+            return [dict(zip(cols, row)) for row in data]
         except HiveError:
             raise
         except Exception as exc:  # noqa: BLE001
