@@ -123,8 +123,14 @@ class Stack:
     def _start(self, svc: Service, started: Dict[str, float], results: Dict[str, Dict[str, object]]) -> None:
         pid = svc.pid()
         if pid is not None:
-            self.progress(f"{svc.name}: already running (pid {pid})")
-            results[svc.name] = {"service": svc.name, "state": "already running", "pid": pid, "url": svc.url}
+            if svc.answers():
+                self.progress(f"{svc.name}: already running (pid {pid})")
+                state = "already running"
+            else:  # started by an earlier `up` that did not wait for it: wait now
+                self.progress(f"{svc.name}: still starting (pid {pid}), waiting")
+                started[svc.name] = time.monotonic()
+                state = "starting"
+            results[svc.name] = {"service": svc.name, "state": state, "pid": pid, "url": svc.url}
             return
         if process.port_open(self.cfg.host, svc.port):
             raise EnvironmentProblem(
