@@ -10,8 +10,8 @@ from .table import Table
 from .timeline import Instant
 
 
-def _hudi_instants(table: Table) -> Dict[tuple, object]:
-    tl = table.hudi.get_timeline()
+def _hudi_instants(tl) -> Dict[tuple, object]:
+    """hudi-rs's completed write instants by (requested time, action)."""
     found = {}
     for getter in (tl.get_completed_commits, tl.get_completed_deltacommits, tl.get_completed_replacecommits):
         for hi in getter():
@@ -22,7 +22,7 @@ def _hudi_instants(table: Table) -> Dict[tuple, object]:
 def commit_metadata(table: Table, instants: List[Instant]) -> List[dict]:
     """The commit metadata (as a dict) of each completed write instant, in the order given."""
     tl = table.hudi.get_timeline()
-    known = _hudi_instants(table)
+    known = _hudi_instants(tl)
     out = []
     for inst in instants:
         hi = known.get((inst.requested_time, inst.action))

@@ -39,9 +39,9 @@ def hudi_waf(written: int, upserted: int) -> str:
 def write_amplification(table: Table) -> List[Dict[str, object]]:
     """Rows like `stats wa` (oldest first) plus a final row with requested_time "Total"; each row also
     carries the bytes those instants wrote (sum of totalWriteBytes), which hudi-cli does not show."""
-    instants = [i for i in read_timeline(table) if i.is_completed and i.action in WA_ACTIONS]
-    if not instants:
-        require_commits(table, [i for i in read_timeline(table) if i.is_completed])
+    timeline = read_timeline(table)
+    require_commits(table, [i for i in timeline if i.is_completed])
+    instants = [i for i in timeline if i.is_completed and i.action in WA_ACTIONS]
     rows, total_up, total_written, total_bytes = [], 0, 0, 0
     for inst, meta in zip(instants, commit_metadata(table, instants)):
         stats = write_stats(meta)
