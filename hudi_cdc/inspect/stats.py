@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence
 from .commits import require_commits
 from .metadata import commit_metadata, write_stats
 from .table import Table, hudi_rs_errors
-from .timeline import COMPLETED, read_timeline
+from .timeline import read_timeline
 
 WA_ACTIONS = ("commit", "replacecommit")  # getCommitAndReplaceTimeline (clustering completes as replacecommit)
 
