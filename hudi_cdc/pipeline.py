@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Callable, List, Optional
 
@@ -58,23 +59,47 @@ def plan_bootstrap(pipeline: Pipeline, table: Optional[str] = None, force: bool 
     return jobs
 
 
-def clear_for_bootstrap(pipeline: Pipeline, jobs: List[Job], progress: Progress) -> None:
-    """Remove what a forced re-bootstrap replaces, or what a failed first bootstrap left behind
-    (a table folder without a completed commit holds no data)."""
+def _set_aside(pipeline: Pipeline, jobs: List[Job], progress: Progress) -> List[tuple]:
+    """Move what a forced re-bootstrap replaces (or what a failed first bootstrap left: a table
+    folder without a completed commit holds no data) out of the way, to restore on failure."""
+    moved = []
+    stamp = time.strftime("%Y%m%dT%H%M%S")
     for job in jobs:
         base = pipeline.base_path(job.table, job.table_type)
-        if _is_local(base) and uri_to_path(base).exists():
-            progress(f"removing {uri_to_path(base)} before bootstrap")
-            shutil.rmtree(uri_to_path(base))
+        path = uri_to_path(base) if _is_local(base) else None
+        if path is not None and path.exists():
+            aside = path.with_name(f".{path.name}.replaced-{stamp}")
+            progress(f"setting {path} aside until the new bootstrap commits")
+            path.rename(aside)
+            moved.append((path, aside))
+    return moved
+
+
+def _restore(moved: List[tuple], progress: Progress) -> None:
+    for path, aside in moved:
+        if path.exists():
+            shutil.rmtree(path)
+        aside.rename(path)
+        progress(f"restored {path}")
 
 
 def bootstrap(pipeline: Pipeline, table: Optional[str] = None, *, force: bool = False, target: str = "local",
               dry_run: bool = False, progress: Progress = print, runner=None) -> List[dict]:
     jobs = plan_bootstrap(pipeline, table, force)
     runner = runner or make_runner(pipeline, target, progress, dry_run)
-    if not dry_run and target == "local":
-        clear_for_bootstrap(pipeline, jobs, progress)
-    return runner.run(jobs, "bootstrap")
+    if dry_run or target != "local":
+        return runner.run(jobs, "bootstrap")
+    if hasattr(runner, "preflight"):
+        runner.preflight()  # Java, jars: fail before anything is touched
+    moved = _set_aside(pipeline, jobs, progress)
+    try:
+        results = runner.run(jobs, "bootstrap")
+    except BaseException:
+        _restore(moved, progress)
+        raise
+    for _, aside in moved:
+        shutil.rmtree(aside, ignore_errors=True)
+    return results
 
 
 def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: Optional[str] = None) -> List[Job]:

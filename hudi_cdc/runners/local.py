@@ -99,6 +99,12 @@ class LocalRunner:
         argv[0] = str(spark_submit()) if not self.dry_run else argv[0]
         return argv
 
+    def preflight(self) -> None:
+        """What must be there before a job may touch a table: Java, spark-submit, the jars."""
+        find_java()
+        spark_submit()
+        jarcache.ensure_jars(self.pipeline.hudi.version, self.progress)
+
     def run(self, jobs: Sequence[Job], label: str) -> List[dict]:
         wd = work_dir(self.pipeline)
         props_dir = wd / "properties"
