@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install everything hudi-cdc and its tests need on a fresh machine (idempotent):
+#   - Java 17 (Debian's openjdk-17-jdk-headless) if no `java` is on PATH;
+#   - the hudi-cdc package with its test extras (pyspark 3.5.5, the `hudi` reader, boto3, pyhive, moto, ...);
+#   - from Maven Central, into ~/.cache/hudi-cdc: the Hudi 1.2.0 Spark bundle, spark-avro, and
+#     Apicurio Registry for the local stack (scripts/install-stack.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: installing Java 17 (Debian package openjdk-17-jdk-headless)"
+  apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless
+fi
+
+echo "setup: pip install -e .[test]"
+"$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
+
+PYTHON="$PY" bash scripts/install-stack.sh
+echo "setup: done"
