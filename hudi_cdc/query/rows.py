@@ -1,0 +1,46 @@
+"""Rows as the query commands print them: Hudi's bookkeeping columns trimmed, the commit's
+wall-clock time beside its instant, sorted by record key."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+from .timeline import QueryTable
+
+HIDDEN_META = ("_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_file_name", "_hoodie_is_deleted")
+COMMIT_TIME = "_hoodie_commit_time"
+PARTITION = "_hoodie_partition_path"
+
+
+def _sort_key(keys: Sequence[str]):
+    def key(row: Dict[str, Any]):
+        return tuple((row.get(k) is None, str(type(row.get(k))), row.get(k)) for k in keys)
+
+    return key
+
+
+def shape(qt: QueryTable, rows: List[Dict[str, Any]], columns: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+    """Each row with _hoodie_commit_time, committed_at (wall clock, UTC), the partition path and
+    the record's columns (or only `columns`), sorted by record key."""
+    out = []
+    for r in rows:
+        row: Dict[str, Any] = {}
+        if COMMIT_TIME in r:
+            row[COMMIT_TIME] = r[COMMIT_TIME]
+            row["committed_at"] = qt.committed_at(r[COMMIT_TIME])
+        if PARTITION in r:
+            row[PARTITION] = r[PARTITION]
+        for k, v in r.items():
+            if k.startswith("_hoodie_") and (k in HIDDEN_META or k in row):
+                continue
+            if columns and k not in columns and k not in qt.record_keys:
+                continue
+            row[k] = v
+        out.append(row)
+    out.sort(key=_sort_key(qt.record_keys))
+    return out
+
+
+def record_columns(row: Dict[str, Any]) -> Dict[str, Any]:
+    """The record's own columns (no Hudi meta columns, no committed_at)."""
+    return {k: v for k, v in row.items() if not k.startswith("_hoodie_") and k != "committed_at"}
