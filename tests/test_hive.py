@@ -129,21 +129,36 @@ def test_standalone_sync_recreates_a_dropped_table(lake, hive):
     assert after == before
 
 
-def test_ro_lags_rt_until_compaction(lake, hive):
+def test_a_long_lived_session_needs_refresh_after_a_commit(lake, hive, hive_stack):
+    """The Spark Thrift Server caches a table's file index per session: a session opened before a
+    commit keeps seeing the old files until REFRESH TABLE; a new session sees the commit."""
+    c = lake.source_file
+    q = "SELECT nationality FROM moma_mor.artists_rt WHERE artist_id = 299"
+    assert hive.query(q) == [{"nationality": "American"}]
+    # the seed's changes up to artist 299's move American -> German (5 artworks files, then 4 of artists)
+    assert main(["-c", c, "sample", "moma", "--stage", "changes", "--count", "9"]) == 0
+    assert main(["-c", c, "stream", "--table", "artists", "--type", "mor", "--once"]) == 0
+    assert hive.query(q) == [{"nationality": "American"}]  # stale: same session
+    with HiveClient(hive_stack.host, hive_stack.thrift_port) as fresh:
+        assert fresh.query(q) == [{"nationality": "German"}]
+    hive.query("REFRESH TABLE moma_mor.artists_rt")
+    assert hive.query(q) == [{"nationality": "German"}]
+
+
+def test_ro_lags_rt_until_compaction(lake, hive_stack):
     c = lake.source_file
     mor = lake.base_path("artists", "MERGE_ON_READ")
-    # round 1: the first artists change file (after the five artworks ones) -> one delta commit
-    assert main(["-c", c, "sample", "moma", "--stage", "changes", "--count", "6"]) == 0
-    assert main(["-c", c, "stream", "--table", "artists", "--type", "mor", "--once"]) == 0
-    rt, cols = _hive_equals_hudi_rs(hive, "moma_mor.artists_rt", mor)
-    ro, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_ro", mor, read_optimized=True)
+    # after one delta commit (previous test) the read-optimized table still shows the base files
+    with HiveClient(hive_stack.host, hive_stack.thrift_port) as hive:
+        rt, cols = _hive_equals_hudi_rs(hive, "moma_mor.artists_rt", mor)
+        ro, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_ro", mor, read_optimized=True)
     assert rt != ro, "after one delta commit the read-optimized table must still show the base files"
-    changed = {k for k in rt.keys() | ro.keys() if rt.get(k) != ro.get(k)}
-    assert changed
-    # round 2: the remaining change files -> the second delta commit triggers inline compaction
+    assert rt[299][cols.index("nationality")] == "German" and ro[299][cols.index("nationality")] == "American"
+    # round 2: the remaining change file (299 deleted) -> the second delta commit compacts inline
     assert main(["-c", c, "sample", "moma", "--stage", "changes"]) == 0
     assert main(["-c", c, "stream", "--table", "artists", "--type", "mor", "--once"]) == 0
-    rt2, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_rt", mor)
-    ro2, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_ro", mor, read_optimized=True)
+    with HiveClient(hive_stack.host, hive_stack.thrift_port) as hive:
+        rt2, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_rt", mor)
+        ro2, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_ro", mor, read_optimized=True)
     assert ro2 == rt2, "after compaction _ro and _rt agree"
-    assert rt2 != rt
+    assert 299 not in rt2 and rt2 != rt
