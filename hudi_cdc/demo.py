@@ -31,6 +31,12 @@ def run_demo(directory: Path, registry: str = "", metastore: str = "", progress:
     timings = {}
     t0 = time.time()
     sample.land_snapshot(root, progress=progress)
+    if p.source.schema_registry:
+        from .registry import RegistryClient, register_pipeline
+
+        with RegistryClient.from_pipeline(p) as client:
+            for row in register_pipeline(client, p):
+                progress(f"registered {row['subject']} version {row['version']} in {p.source.schema_registry}")
     if any(not pipe.table_exists(p, t, tt) for t, tt in p.targets()):
         started = time.time()
         pipe.bootstrap(p, force=True, progress=progress)
@@ -48,6 +54,23 @@ def run_demo(directory: Path, registry: str = "", metastore: str = "", progress:
             progress("")
             progress(f"{table} {keys[0]} in {p.base_path(table, tt)} (read with hudi-rs):")
             print(text_table(rows, cols) if rows else f"(no row: {table} {keys[0]} is deleted)")
+    if p.lake.sync_enabled:
+        _show_through_hive(p, progress)
     timings["total_s"] = round(time.time() - t0, 1)
     progress(f"timings: {timings}")
     return timings
+
+
+def _show_through_hive(p, progress) -> None:
+    """The same rows through HiveServer2 (the local stack's Spark Thrift Server), as the seed's
+    beeline queries did."""
+    from .hive import HiveClient, default_server
+
+    host, port = default_server()
+    sql = (f"SELECT artwork_id, title, `date`, acquisition_date, _hoodie_commit_time "
+           f"FROM {p.hive_db('MERGE_ON_READ')}.artworks_rt WHERE artwork_id = 128447")
+    progress("")
+    progress(f"through Hive ({host}:{port}): {sql}")
+    with HiveClient(host, port) as hive:
+        rows = hive.query(sql)
+    print(text_table(rows) if rows else "(no row)")
