@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
+import yaml
 
 from hudi_cdc import render, sample
 from hudi_cdc.config import Pipeline, parse_pipeline
@@ -25,12 +26,16 @@ class SampleLake:
     props_dir: Path
     rounds: List[dict] = field(default_factory=list)  # {"file": landed path, "results": [RoundResult]}
 
+    @property
+    def config(self) -> str:
+        return self.pipeline.source_file
+
     def base_path(self, table_type: str) -> str:
         return self.pipeline.base_path("artists", table_type)
 
 
-def sample_pipeline(tmp: Path) -> Pipeline:
-    return parse_pipeline({
+def pipeline_data(tmp: Path) -> dict:
+    return {
         "pipeline": "moma",
         "source": {"root": str(tmp / "landing")},
         "lake": {"root": str(tmp / "lake"), "hive_database": "moma"},
@@ -38,7 +43,13 @@ def sample_pipeline(tmp: Path) -> Pipeline:
         "tables": {"artists": {"topic": sample.TOPICS["artists"], "record_key": "artist_id",
                                "ordering_field": "__lsn", "partition_field": "nationality",
                                "table_types": list(TABLE_TYPES), "compaction_delta_commits": 3}},
-    }, "test.yaml", str(tmp))
+    }
+
+
+def sample_pipeline(tmp: Path) -> Pipeline:
+    """The pipeline, also written to tmp/hudi-cdc.yaml for CLI tests."""
+    (tmp / "hudi-cdc.yaml").write_text(yaml.safe_dump(pipeline_data(tmp)))
+    return parse_pipeline(pipeline_data(tmp), str(tmp / "hudi-cdc.yaml"), str(tmp))
 
 
 def _targets(lake: SampleLake, op: str) -> List[streamer.Target]:

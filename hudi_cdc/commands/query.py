@@ -1,0 +1,142 @@
+"""`hudi-cdc query as-of|history|changes`: time travel, the history of a record and incremental
+reads over a pipeline table (--table NAME --type cow|mor) or any Hudi table (--path URI), through
+Spark's Hudi datasource (--engine spark) or hudi-rs without a JVM (--engine native)."""
+
+from __future__ import annotations
+
+import functools
+from contextlib import contextmanager
+from typing import List, Optional
+
+import click
+
+from ..output import emit, output_option, progress
+from . import pipeline_from
+from .inspect import resolve_path
+
+
+def _split(columns: Optional[str]) -> Optional[List[str]]:
+    return [c.strip() for c in columns.split(",") if c.strip()] if columns else None
+
+
+def query_options(f):
+    @click.option("--path", "path", metavar="URI", help="table base path (local path, file:// or s3://)")
+    @click.option("--table", "table", metavar="NAME", help="a table of the pipeline file")
+    @click.option("--type", "table_type", type=click.Choice(["cow", "mor"]), help="cow or mor (with --table)")
+    @click.option("--engine", type=click.Choice(["spark", "native"]), default="spark", show_default=True,
+                  help="spark: Hudi's Spark datasource; native: hudi-rs, no JVM")
+    @click.option("--columns", metavar="A,B", help="only these record columns (the key is always shown)")
+    @output_option
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+@contextmanager
+def _engine(ctx: click.Context, name: str, table: Optional[str]):
+    """For spark, the process's active session, or a local one started here and stopped on the way out."""
+    if name != "spark":
+        yield None
+        return
+    from pyspark.sql import SparkSession
+
+    from ..query.spark_engine import start_session
+
+    active = SparkSession.getActiveSession()
+    if active is not None:  # called from a process that has one (a notebook, tests): use it, keep it
+        yield active
+        return
+    progress("starting Spark (use --engine native to read without a JVM) ...")
+    spark = start_session(pipeline_from(ctx) if table else None)
+    try:
+        yield spark
+    finally:
+        spark.stop()
+
+
+def _open(ctx, path, table, table_type):
+    from ..query import open_query_table
+
+    return open_query_table(resolve_path(ctx, path, table, table_type))
+
+
+@click.group("query")
+def query():
+    """Time travel (as-of), the history of a record, incremental reads (changes).
+
+    TIME is a Hudi instant (yyyyMMddHHmmssSSS), an ISO time (2021-12-30T08:00:00-05:00; UTC
+    when no zone is given) or a date (2021-12-30, midnight UTC). "As of T" shows every commit
+    that had completed by T; an instant equal to a commit's own instant names that commit.
+    """
+
+
+@query.command("as-of")
+@click.option("--at", "at", required=True, metavar="TIME", help="the moment to read the table as of")
+@click.option("--where", metavar="SQL", help="row filter, e.g. \"artist_id = 299\"")
+@click.option("--read-optimized", is_flag=True, help="MoR: only compacted base files (what _ro readers see)")
+@query_options
+@click.pass_context
+def as_of_cmd(ctx, at, where, read_optimized, path, table, table_type, engine, columns, output):
+    """The table as it was at TIME."""
+    from ..query import as_of
+
+    qt = _open(ctx, path, table, table_type)
+    commit = qt.commit_at(at)  # bad times fail before Spark starts
+    with _engine(ctx, engine, table) as spark:
+        res = as_of(qt, at, spark=spark, engine=engine, where=where, read_optimized=read_optimized,
+                    columns=_split(columns))
+    view = " (read-optimized)" if read_optimized else ""
+    progress(f"{qt.uri} as of {at}{view}: commit {commit.requested_time} ({commit.action}, completed "
+             f"{res.committed_at}), {len(res.rows)} row(s), engine {res.engine}")
+    emit(res.rows, output)
+
+
+@query.command("history")
+@click.option("--key", "key", required=True, metavar="VALUE", help="record key (f1=v1,f2=v2 for composite keys)")
+@query_options
+@click.pass_context
+def history_cmd(ctx, key, path, table, table_type, engine, columns, output):
+    """Every state of one record, one row per commit that touched it, oldest first (the delete too)."""
+    from ..query import history
+    from ..query.filters import key_conditions
+
+    qt = _open(ctx, path, table, table_type)
+    key_conditions(key, qt.record_keys, qt.column_types)  # a bad key fails before Spark starts
+    with _engine(ctx, engine, table) as spark:
+        res = history(qt, key, spark=spark, engine=engine, columns=_split(columns))
+    for w in res.warnings:
+        progress(f"warning: {w}")
+    progress(f"{qt.uri}: {len(res.states)} state(s) of key {key}, engine {res.engine}")
+    emit(res.states, output)
+
+
+@query.command("changes")
+@click.option("--since", "since", required=True, metavar="TIME", help="changes committed after this time")
+@click.option("--until", "until", metavar="TIME", help="... and up to this time (default: the latest commit)")
+@click.option("--where", metavar="SQL", help="row filter, e.g. \"nationality = 'German'\"")
+@query_options
+@click.pass_context
+def changes_cmd(ctx, since, until, where, path, table, table_type, engine, columns, output):
+    """What changed after --since and up to --until: the latest version of each upserted record
+    (an incremental read; a point-in-time read with --until). Deleted records have no row: the
+    commits' delete counts are printed from their metadata."""
+    from ..query import changes
+
+    qt = _open(ctx, path, table, table_type)
+    qt.range(since, until)  # bad times fail before Spark starts
+    with _engine(ctx, engine, table) as spark:
+        res = changes(qt, since, until, spark=spark, engine=engine, where=where, columns=_split(columns))
+    start = (f"commit {res.range.after.requested_time} (completed {qt.wall_clock(res.range.after.completion_time)})"
+             if res.range.after else "the first commit")
+    t = res.totals
+    progress(f"{qt.uri}: {len(res.commits)} commit(s) after {start} up to commit {res.range.until.requested_time} "
+             f"(completed {qt.wall_clock(res.range.until.completion_time)}); commit metadata: {t['inserts']} "
+             f"insert(s), {t['updates']} update(s), {t['deletes']} delete(s); {len(res.rows)} row(s), "
+             f"engine {res.engine}")
+    if output == "text" and res.commits:
+        click.echo("Commits (from their metadata):")
+        emit(res.commits, "text")
+        click.echo("Records (latest version of each record upserted; deleted records are not listed):")
+    emit(res.rows, output)
