@@ -191,3 +191,10 @@ def test_bad_input_is_one_clear_line(sample_paths, capsys, argv, code, message):
 def test_not_a_hudi_table(tmp_path, capsys):
     got, _out, err = _cli(capsys, "query", "history", "--path", str(tmp_path), "--key", "1", "--engine", "native")
     assert got == 6 and err.strip() == f"error: {tmp_path} is not a Hudi table (no .hoodie/hoodie.properties)"
+
+
+def test_spark_errors_are_one_line_too(sample_paths, spark, capsys):
+    got, out, err = _cli(capsys, "query", "as-of", "--at", "2099-01-01", "--where", "no_such = 1",
+                         "--path", sample_paths["cow"], "--engine", "spark")
+    assert got == 2 and err.startswith("error: --where 'no_such = 1': ") and err.count("\n") == 1 and out == ""
+    assert "no_such" in err

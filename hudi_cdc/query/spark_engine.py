@@ -14,11 +14,14 @@ from .timeline import BEGINNING, QueryTable
 QUERY_TYPE = "hoodie.datasource.query.type"
 
 
-def _reader(spark, options: Dict[str, str]):
+def _load(spark, path: str, options: Dict[str, str]):
     reader = spark.read.format("hudi")
     for k, v in options.items():
         reader = reader.option(k, v)
-    return reader
+    try:
+        return reader.load(path)
+    except Exception as exc:  # AnalysisException, Py4JJavaError: one line with the cause
+        raise JobError(f"Spark cannot read {path}: {_one_line(exc)}") from None
 
 
 def _filtered(df, conditions: Sequence[Condition], where: Optional[str]):
@@ -50,7 +53,7 @@ def as_of_df(spark, path: str, instant: str, *, read_optimized: bool = False,
     options = {"as.of.instant": instant}
     if read_optimized:
         options[QUERY_TYPE] = "read_optimized"
-    return _filtered(_reader(spark, options).load(path), conditions, where)
+    return _filtered(_load(spark, path, options), conditions, where)
 
 
 def incremental_df(spark, path: str, begin: str, end: str, *, conditions: Sequence[Condition] = (),
@@ -58,7 +61,7 @@ def incremental_df(spark, path: str, begin: str, end: str, *, conditions: Sequen
     """Records upserted by the commits that completed in (begin, end] (completion times on v8+)."""
     options = {QUERY_TYPE: "incremental", "hoodie.datasource.read.begin.instanttime": begin or BEGINNING,
                "hoodie.datasource.read.end.instanttime": end}
-    return _filtered(_reader(spark, options).load(path), conditions, where)
+    return _filtered(_load(spark, path, options), conditions, where)
 
 
 def collect(df) -> List[Dict[str, Any]]:
