@@ -13,8 +13,11 @@ PARTITION = "_hoodie_partition_path"
 
 
 def _sort_key(keys: Sequence[str]):
+    """By record key, then partition and commit: a key can be in two partitions at once (a
+    read-optimized view between a partition move and the compaction of the old file group)."""
     def key(row: Dict[str, Any]):
-        return tuple((row.get(k) is None, str(type(row.get(k))), row.get(k)) for k in keys)
+        return tuple((row.get(k) is None, str(type(row.get(k))), row.get(k) if row.get(k) is not None else "")
+                     for k in [*keys, PARTITION, COMMIT_TIME])
 
     return key
 
