@@ -5,6 +5,8 @@ Spark's Hudi datasource (--engine spark) or hudi-rs without a JVM (--engine nati
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from contextlib import contextmanager
 from typing import List, Optional
 
@@ -49,11 +51,27 @@ def _engine(ctx: click.Context, name: str, table: Optional[str]):
         yield active
         return
     progress("starting Spark (use --engine native to read without a JVM) ...")
-    spark = start_session(pipeline_from(ctx) if table else None)
+    pipeline = pipeline_from(ctx) if table else None
+    with _jvm_stdout_to_stderr():
+        spark = start_session(pipeline)
     try:
         yield spark
     finally:
         spark.stop()
+
+
+@contextmanager
+def _jvm_stdout_to_stderr():
+    """The JVM started meanwhile inherits stderr as its stdout: what it prints (Hudi's JOL agent
+    warnings) cannot corrupt `-o json` on our stdout."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _open(ctx, path, table, table_type):
