@@ -204,3 +204,16 @@ def test_spark_errors_are_one_line_too(sample_paths, spark, capsys):
                          "--path", sample_paths["cow"], "--engine", "spark")
     assert got == 2 and err.startswith("error: --where 'no_such = 1': ") and err.count("\n") == 1 and out == ""
     assert "no_such" in err
+
+
+def test_notebook_dataframes(sample_paths, spark):
+    """The DataFrame API a notebook uses resolves times as the commands do."""
+    from hudi_cdc.query import as_of_dataframe, changes_dataframe
+
+    qt = open_query_table(sample_paths["mor"])
+    writes = [c for c in qt.commits if not c.rewrites_only]
+    at = qt.wall_clock(writes[2].completion_time)  # an ISO time: the middle-initial commit
+    (row,) = as_of_dataframe(spark, qt, at).where("artist_id = 299").collect()
+    assert (row["_hoodie_commit_time"], row["name"]) == (writes[2].requested_time, "Gerhard M. Bakker")
+    df = changes_dataframe(spark, qt, writes[0].requested_time, writes[2].requested_time)
+    assert [(r["artist_id"], r["_hoodie_commit_time"]) for r in df.collect()] == [(299, writes[2].requested_time)]

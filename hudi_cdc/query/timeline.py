@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence
 from ..errors import TableStateError
 from ..inspect import Table, open_table, read_timeline
 from ..inspect.metadata import commit_metadata
-from ..inspect.timeline import WRITE_ACTIONS
+from ..inspect.timeline import COMPLETED, WRITE_ACTIONS, Instant
 from .errors import BadTimeError, BeforeFirstCommitError
 from .times import UserTime, read_time, timeline_zone, wall_clock
 
@@ -158,8 +158,6 @@ class QueryTable:
 
     def metadata(self, commits: Sequence[Commit]) -> Dict[str, dict]:
         """Commit metadata (as written by Hudi, read by hudi-rs) by requested time."""
-        from ..inspect.timeline import COMPLETED, Instant
-
         instants = [Instant(c.requested_time, c.action, COMPLETED, c.completion_time) for c in commits]
         return {c.requested_time: m for c, m in zip(commits, commit_metadata(self.table, instants))}
 
