@@ -78,6 +78,7 @@ class RoundResult:
     checkpoint: Optional[str] = None
     commit: Optional[str] = None
     skipped: bool = False
+    stale_ignored: int = 0
 
     def as_dict(self) -> dict:
         return self.__dict__.copy()
@@ -353,6 +354,17 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     is_delete = "_hoodie_is_deleted" in df.columns
     if is_delete:
         result.deletes = df.where(F.col("_hoodie_is_deleted")).count()
+    deleted_keys: List[dict] = []
+    if is_delete:
+        # Hard deletes leave no row to compare a late event with, so the keys and ordering values
+        # of deletes are kept as tombstones; a later round drops events no newer than them.
+        deleted_keys = [r.asDict() for r in
+                        df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
+        tombstones = read_tombstones(t.target_base_path) if t.op != "BULK_INSERT" else []
+        if tombstones and ordering:
+            df, result.stale_ignored = _drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
+            if result.stale_ignored:
+                log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) for keys deleted by a newer change")
     if t.op == "BULK_INSERT" and is_delete:
         # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted"))
@@ -376,8 +388,88 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     finally:
         df.unpersist()
     result.commit = _latest_instant(t.target_base_path)
+    if deleted_keys and result.commit:
+        write_tombstones(t.target_base_path, result.commit, deleted_keys)
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp}")
     return result
+
+
+# ---------------------------------------------------------------------- tombstones
+TOMBSTONE_DIR = (".hoodie", ".aux", "hudi-cdc-tombstones")
+
+
+def _tombstone_dir(base_path: str) -> str:
+    return os.path.join(_local_path(base_path), *TOMBSTONE_DIR)
+
+
+def completed_instants(base_path: str) -> set:
+    """Requested times of the completed write instants (layout 2 `<req>_<done>.<action>`, layout 1 `<req>.<action>`)."""
+    out = set()
+    local = _local_path(base_path)
+    for sub in (os.path.join(local, ".hoodie", "timeline"), os.path.join(local, ".hoodie")):
+        if not os.path.isdir(sub):
+            continue
+        for name in os.listdir(sub):
+            stem, dot, action = name.partition(".")
+            if action in ("commit", "deltacommit", "replacecommit") and stem:
+                out.add(stem.split("_")[0])
+    return out
+
+
+def read_tombstones(base_path: str) -> List[dict]:
+    """Tombstones written by completed commits only (a failed round's file is ignored)."""
+    d = _tombstone_dir(base_path)
+    if not os.path.isdir(d):
+        return []
+    done = completed_instants(base_path)
+    rows: List[dict] = []
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".jsonl") and name[:-len(".jsonl")] in done:
+            with open(os.path.join(d, name), encoding="utf-8") as fh:
+                rows.extend(json.loads(line) for line in fh if line.strip())
+    return rows
+
+
+def write_tombstones(base_path: str, commit: str, rows: List[dict]) -> None:
+    d = _tombstone_dir(base_path)
+    os.makedirs(d, exist_ok=True)
+    tmp = os.path.join(d, f".{commit}.jsonl.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, default=str) + "\n")
+    os.replace(tmp, os.path.join(d, f"{commit}.jsonl"))
+
+
+def _drop_stale_after_delete(spark, df, tombstones: List[dict], keys: List[str], ordering: List[str]):
+    """Remove non-delete events whose key was deleted by a change at least as new (lexicographic
+    over the ordering fields). Returns (dataframe, how many were removed)."""
+    from pyspark.sql import functions as F
+
+    latest: Dict[tuple, dict] = {}
+    for t in tombstones:
+        k = tuple(t.get(c) for c in keys)
+        o = tuple(t.get(c) for c in ordering)
+        if k not in latest or tuple(latest[k][c] for c in ordering) < o:
+            latest[k] = t
+    tdf = spark.createDataFrame([tuple(t[c] for c in keys + ordering) for t in latest.values()],
+                                [f"__t_{c}" for c in keys + ordering])
+    for c in keys + ordering:
+        tdf = tdf.withColumn(f"__t_{c}", F.col(f"__t_{c}").cast(df.schema[c].dataType))
+    cond = None
+    for c in keys:
+        eq = F.col(c) == F.col(f"__t_{c}")
+        cond = eq if cond is None else cond & eq
+    newer_or_equal = None  # tombstone ordering >= event ordering, lexicographically
+    for i in reversed(range(len(ordering))):
+        o = ordering[i]
+        here = F.col(f"__t_{o}") > F.col(o) if newer_or_equal is not None else F.col(f"__t_{o}") >= F.col(o)
+        if newer_or_equal is not None:
+            here = here | ((F.col(f"__t_{o}") == F.col(o)) & newer_or_equal)
+        newer_or_equal = here
+    stale_cond = cond & newer_or_equal & ~F.col("_hoodie_is_deleted")
+    kept = df.join(tdf, stale_cond, "left_anti")
+    removed = df.count() - kept.count()
+    return kept, removed
 
 
 def _latest_instant(base_path: str) -> Optional[str]:
