@@ -204,3 +204,19 @@ def test_bad_input_leaves_table_unchanged(lake):
     no_key.unlink()
     lake.run("UPSERT")  # once the bad files are gone, the good one goes in
     assert lake.table("COPY_ON_WRITE")[1]["name"] == "after"
+
+
+def test_continuous_mode_serves_every_table_in_turn(lake):
+    """--continuous round-robins all targets of one JVM (never stuck on the first, as
+    HoodieMultiTableStreamer's continuous mode is), and picks up files landed between rounds."""
+    lake.land(SNAPSHOT[:5])
+    lake.run("BULK_INSERT")
+    late = lake.land([ev(2, 400, name="landed while streaming")])
+    targets = lake.targets("UPSERT")
+    for t in targets:
+        t.continuous, t.max_rounds, t.min_sync_interval_seconds = True, 2, 0
+    res = streamer.run_targets(lake.spark, targets, log=lambda m: None)
+    assert [(r.table, r.skipped) for r in res] == [
+        ("t_cow.artists", False), ("t_mor.artists", False), ("t_cow.artists", True), ("t_mor.artists", True)]
+    assert res[0].files == [str(late)]
+    lake.assert_matches()
