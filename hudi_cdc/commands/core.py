@@ -113,13 +113,22 @@ def render_cmd(ctx, out, props_base, emr_steps, output):
     else:
         for r in rows:
             click.echo(f"# {r['job']}")
-            click.echo(" \\\n  ".join(_quote(a) for a in r["argv"]))
+            click.echo(" \\\n  ".join(_shell_lines(r["argv"])))
 
 
-def _quote(a: str) -> str:
+def _shell_lines(argv):
+    """For people: one flag and its value per line (the argv itself stays a list)."""
     import shlex
 
-    return shlex.quote(a)
+    lines, i = [], 0
+    while i < len(argv):
+        a = shlex.quote(argv[i])
+        if argv[i].startswith("--") and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            a += " " + shlex.quote(argv[i + 1])
+            i += 1
+        lines.append(a)
+        i += 1
+    return lines
 
 
 def _all_jobs(p):
