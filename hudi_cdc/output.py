@@ -5,8 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
-from typing import Any, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 import click
 

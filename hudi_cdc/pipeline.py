@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from pathlib import Path
 from typing import Callable, List, Optional
 
 from .config import Pipeline, uri_to_path

@@ -5,10 +5,8 @@ tests then compare every table with the state replayed from the landed events, a
 error paths against that workspace."""
 
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

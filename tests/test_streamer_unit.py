@@ -3,10 +3,8 @@
 import os
 from pathlib import Path
 
-import fastavro
 import pytest
 
-from hudi_cdc import sample
 from hudi_cdc.jobs import streamer
 
 REAL = Path(__file__).parent / "data" / "s3sink" / "moma.public.artists+0+0000000000.avro"

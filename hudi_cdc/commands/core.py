@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import click
@@ -11,7 +10,7 @@ import click
 from .. import pipeline as pipe
 from .. import render as rnd
 from .. import sample as smp
-from ..config import TYPE_SUFFIX, load_pipeline, uri_to_path
+from ..config import TYPE_SUFFIX, uri_to_path
 from ..errors import ConfigError
 from ..output import emit, output_option, progress
 from . import pipeline_from
