@@ -103,6 +103,23 @@ def steps_json(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> 
     return items
 
 
+def upload_rendered(pipeline: Pipeline, s3: Any, echo: Callable[[str], None], dry_run: bool) -> Dict[str, str]:
+    """Upload every rendered file (properties, and schemas when the renderer emits them) to the
+    pipeline's properties root, secrets checked first; returns name -> s3 URI. Both AWS runners use it."""
+    files = rendered_properties(pipeline)
+    ac.check_no_secrets(pipeline, [(f"properties file {n}", t) for n, t in files.items()])
+    root = ac.properties_root(pipeline)
+    out: Dict[str, str] = {}
+    for name in sorted(files):
+        uri = f"{root}/{name}"
+        bucket, key = ac.split_s3(uri)
+        ac.call(s3, "put_object", Bucket=bucket, Key=key, Body=files[name].encode("utf-8"), ContentType="text/plain")
+        out[name] = uri
+    if not dry_run:
+        echo(f"uploaded {len(out)} file(s) to {root}/")
+    return out
+
+
 def steps_text(pipeline: Pipeline, jobs: Iterable[Any], flavor: str = "api") -> str:
     """steps_json as the exact text to print or save (2-space indent, trailing newline)."""
     return json.dumps(steps_json(pipeline, jobs, flavor), indent=2) + "\n"
@@ -147,24 +164,10 @@ class EmrRunner:
 
     # -- upload
     def upload_properties(self) -> Dict[str, str]:
-        """Upload every rendered file (properties, and schemas when the renderer emits them) once;
-        returns name -> s3 URI."""
-        if self._uploaded is not None:
-            return self._uploaded
-        files = rendered_properties(self.pipeline)
-        ac.check_no_secrets(self.pipeline, [(f"properties file {n}", t) for n, t in files.items()])
-        root = ac.properties_root(self.pipeline)
-        out: Dict[str, str] = {}
-        for name in sorted(files):
-            uri = f"{root}/{name}"
-            bucket, key = ac.split_s3(uri)
-            ac.call(self.s3, "put_object", Bucket=bucket, Key=key, Body=files[name].encode("utf-8"),
-                    ContentType="text/plain")
-            out[name] = uri
-        if not self.dry_run:
-            self.echo(f"uploaded {len(out)} file(s) to {root}/")
-        self._uploaded = out
-        return out
+        """Upload every rendered file once; returns name -> s3 URI."""
+        if self._uploaded is None:
+            self._uploaded = upload_rendered(self.pipeline, self.s3, self.echo, self.dry_run)
+        return self._uploaded
 
     # -- submit / wait
     def active_steps(self, all_steps: bool = False) -> List[Dict[str, Any]]:

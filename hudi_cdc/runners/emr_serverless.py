@@ -21,7 +21,7 @@ from ..config import Pipeline
 from ..errors import AwsError
 from . import aws_common as ac
 from .aws_common import JobCancelled, JobFailed, RunResult
-from .emr import _stderr, _stdout, job_argv, job_props_uri, rendered_properties
+from .emr import _stderr, _stdout, job_argv, job_props_uri, upload_rendered
 
 TARGET = "emr-serverless"
 ACTIVE = ("SUBMITTED", "PENDING", "SCHEDULED", "QUEUED", "RUNNING", "CANCELLING")
@@ -145,21 +145,9 @@ class EmrServerlessRunner:
 
     # -- upload (same layout as the EMR runner)
     def upload_properties(self) -> Dict[str, str]:
-        if self._uploaded is not None:
-            return self._uploaded
-        files = rendered_properties(self.pipeline)
-        ac.check_no_secrets(self.pipeline, [(f"properties file {n}", t) for n, t in files.items()])
-        root = ac.properties_root(self.pipeline)
-        out: Dict[str, str] = {}
-        for name in sorted(files):
-            bucket, key = ac.split_s3(f"{root}/{name}")
-            ac.call(self.s3, "put_object", Bucket=bucket, Key=key, Body=files[name].encode("utf-8"),
-                    ContentType="text/plain")
-            out[name] = f"{root}/{name}"
-        if not self.dry_run:
-            self.echo(f"uploaded {len(out)} file(s) to {root}/")
-        self._uploaded = out
-        return out
+        if self._uploaded is None:
+            self._uploaded = upload_rendered(self.pipeline, self.s3, self.echo, self.dry_run)
+        return self._uploaded
 
     def start_request(self, job: Any) -> Dict[str, Any]:
         """The StartJobRun parameters for one job (no AWS call; properties must be uploaded by run)."""
