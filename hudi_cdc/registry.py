@@ -412,17 +412,21 @@ def _offset_key(p: Path) -> Tuple[int, str]:
     return (int(m.group(1)) if m else -1, p.name)
 
 
+def _schemas_to_use(pipeline, tables: Optional[Sequence[str]], avsc: Optional[Union[str, Path]]):
+    """(table, subject, schema text) for each table: from the .avsc, or the newest landed file."""
+    names = list(tables) if tables else list(pipeline.tables)
+    if avsc and len(names) != 1:
+        raise ConfigError("--avsc needs exactly one --table")
+    for name in names:
+        yield name, subject_for(pipeline, name), (schema_from_avsc(avsc) if avsc else schema_from_landed(pipeline, name))
+
+
 def register_pipeline(client: RegistryClient, pipeline, tables: Optional[Sequence[str]] = None,
                       avsc: Optional[Union[str, Path]] = None, compatibility: Optional[str] = "BACKWARD",
                       check_first: bool = True) -> List[Dict[str, Any]]:
     """Register each table's value schema under <topic>-value; returns one row per subject."""
-    names = list(tables) if tables else list(pipeline.tables)
-    if avsc and len(names) != 1:
-        raise ConfigError("--avsc needs exactly one --table")
     rows = []
-    for name in names:
-        subject = subject_for(pipeline, name)
-        schema = schema_from_avsc(avsc) if avsc else schema_from_landed(pipeline, name)
+    for name, subject, schema in _schemas_to_use(pipeline, tables, avsc):
         if check_first and client.exists(subject):
             result = client.check(subject, schema)
             if not result.is_compatible:
@@ -439,13 +443,8 @@ def register_pipeline(client: RegistryClient, pipeline, tables: Optional[Sequenc
 
 def check_pipeline(client: RegistryClient, pipeline, tables: Optional[Sequence[str]] = None,
                    avsc: Optional[Union[str, Path]] = None) -> List[Dict[str, Any]]:
-    names = list(tables) if tables else list(pipeline.tables)
-    if avsc and len(names) != 1:
-        raise ConfigError("--avsc needs exactly one --table")
     rows = []
-    for name in names:
-        subject = subject_for(pipeline, name)
-        schema = schema_from_avsc(avsc) if avsc else schema_from_landed(pipeline, name)
+    for name, subject, schema in _schemas_to_use(pipeline, tables, avsc):
         if not client.exists(subject):
             rows.append({"table": name, "subject": subject, "compatible": True,
                          "messages": "not registered yet: the first version will be this schema"})

@@ -351,15 +351,17 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     if ordering:
         w = Window.partitionBy(*record_keys).orderBy(*[F.col(o).desc_nulls_last() for o in ordering])
         df = df.withColumn("__hudi_cdc_rn", F.row_number().over(w)).where("__hudi_cdc_rn = 1").drop("__hudi_cdc_rn")
+    # Cached once: the counts, the tombstone lookups and the write below all read this round's events.
+    events = df.cache()
+    df = events
     is_delete = "_hoodie_is_deleted" in df.columns
-    if is_delete:
-        result.deletes = df.where(F.col("_hoodie_is_deleted")).count()
     deleted_keys: List[dict] = []
     if is_delete:
         # Hard deletes leave no row to compare a late event with, so the keys and ordering values
         # of deletes are kept as tombstones; a later round drops events no newer than them.
         deleted_keys = [r.asDict() for r in
                         df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
+        result.deletes = len(deleted_keys)
         tombstones = read_tombstones(t.target_base_path) if t.op != "BULK_INSERT" else []
         if tombstones and ordering:
             df, result.stale_ignored = _drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
@@ -368,7 +370,6 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     if t.op == "BULK_INSERT" and is_delete:
         # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted"))
-    df = df.cache()
     result.records_written = df.count()
 
     opts = _writer_options(props, t)
@@ -386,7 +387,7 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     except Exception as exc:
         raise RuntimeError(f"Hudi write to {table_label} failed: {_root_cause(exc)}") from exc
     finally:
-        df.unpersist()
+        events.unpersist()
     result.commit = _latest_instant(t.target_base_path)
     if deleted_keys and result.commit:
         write_tombstones(t.target_base_path, result.commit, deleted_keys)
@@ -468,7 +469,7 @@ def _drop_stale_after_delete(spark, df, tombstones: List[dict], keys: List[str],
         newer_or_equal = here
     stale_cond = cond & newer_or_equal & ~F.col("_hoodie_is_deleted")
     kept = df.join(tdf, stale_cond, "left_anti")
-    removed = df.count() - kept.count()
+    removed = df.join(tdf, stale_cond, "left_semi").count()
     return kept, removed
 
 
