@@ -36,6 +36,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 CHECKPOINT_KEY = "streamer.checkpoint.key.v2"
 LEGACY_CHECKPOINT_KEYS = ("streamer.checkpoint.key.v2", "deltastreamer.checkpoint.key", "streamer.checkpoint.key")
+# Freshness for `hudi-cdc status`: the newest source event time / ordering value each commit applied.
+SOURCE_TS_KEY = "streamer.hudi_cdc.max_source_ts_ms"
+SOURCE_ORDERING_KEY = "streamer.hudi_cdc.max_ordering"
+SOURCE_TS_FIELD = "__source_ts_ms"
 RESULT_MARK = "HUDI_CDC_RESULT "
 ERROR_MARK = "HUDI_CDC_ERROR "
 _IGNORED_PREFIXES = (".", "_")
@@ -380,6 +384,7 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
         opts["hoodie.datasource.write.insert.drop.duplicates"] = "true"
     opts["hoodie.datasource.write.commitmeta.key.prefix"] = "streamer."
     opts[CHECKPOINT_KEY] = new_cp
+    opts.update(_source_position(events, ordering))
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
@@ -393,6 +398,26 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
         write_tombstones(t.target_base_path, result.commit, deleted_keys)
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp}")
     return result
+
+
+def _source_position(events, ordering: List[str]) -> Dict[str, str]:
+    """The newest source event time and ordering value of a round, for the commit metadata."""
+    from pyspark.sql import functions as F
+
+    aggs = []
+    if SOURCE_TS_FIELD in events.columns:
+        aggs.append(F.max(SOURCE_TS_FIELD).alias("ts"))
+    if len(ordering) == 1:
+        aggs.append(F.max(ordering[0]).alias("ord"))
+    if not aggs:
+        return {}
+    row = events.agg(*aggs).first().asDict()
+    out = {}
+    if row.get("ts") is not None:
+        out[SOURCE_TS_KEY] = str(int(row["ts"]))
+    if row.get("ord") is not None:
+        out[SOURCE_ORDERING_KEY] = str(row["ord"])
+    return out
 
 
 # ---------------------------------------------------------------------- tombstones
