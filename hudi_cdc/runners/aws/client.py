@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping
 
 from ...errors import AwsError
 
@@ -86,7 +86,6 @@ class DryRunClient:
     service: str
     echo: Callable[[str], None]
     answers: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = field(default_factory=dict)
-    calls: List[Tuple[str, Dict[str, Any]]] = field(default_factory=list)
 
     def get_paginator(self, operation: str) -> "_DryRunPaginator":
         return _DryRunPaginator(getattr(self, operation))
@@ -96,7 +95,6 @@ class DryRunClient:
             raise AttributeError(operation)
 
         def _call(**params: Any) -> Dict[str, Any]:
-            self.calls.append((operation, params))
             self.echo(f"{self.service}.{operation} {json.dumps(_printable(params), sort_keys=True, default=str)}")
             answer = self.answers.get(operation)
             return answer(params) if answer else {}

@@ -12,6 +12,7 @@ is printed instead of made (``plan``).
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -49,7 +50,7 @@ class RunResult:
                 "log_uri": self.log_uri, "dry_run": self.state == "DRY-RUN"}
 
 
-class AwsRunner:
+class AwsRunner(ABC):
     """Shared part of EmrRunner and EmrServerlessRunner.
 
     ``client``/``s3``: boto3 clients to use (default: from the standard chain, region emr.region).
@@ -60,6 +61,7 @@ class AwsRunner:
     target: str  # "emr" | "emr-serverless"
     service: str  # boto3 service name
     noun: str  # "step" | "job run"
+    describe_op: str  # the call that tells a step's / job run's state
     ACTIVE: Tuple[str, ...]  # states of a job that still writes its table
     DONE: Tuple[str, ...]  # states a job ends in
     SUCCESS: str  # the state of a job that ended well
@@ -86,50 +88,58 @@ class AwsRunner:
 
     # ---- what each runner fills in -----------------------------------------------------------
     @property
+    @abstractmethod
     def where(self) -> str:
         """Where jobs run, for messages: the cluster id, ``application <id>``."""
-        raise NotImplementedError
 
     cancel_command = "hudi-cdc emr cancel"
 
+    @abstractmethod
     def _check_settings(self) -> None:
         """Raise ConfigError when an emr.* setting this target needs is missing."""
-        raise NotImplementedError
 
     def _dry_answers(self) -> Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]]:
         return {}
 
+    @abstractmethod
     def _list(self, states: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
         """Every step / job run (in ``states`` when given), as the list API returns them."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _describe(self, run_id: str) -> Dict[str, Any]:
-        raise NotImplementedError
+        """The step / job run as the describe call returns it."""
 
+    @abstractmethod
     def _row(self, item: Dict[str, Any]) -> Dict[str, Any]:
         """id, name, state, created, reason, ... of a listed or described step / job run."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _start(self, job: Job, name: str, active: List[Dict[str, Any]]) -> RunResult:
         """Upload, check for secrets, start the job; no waiting."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _probe(self, run_id: str, stop: Sequence[str]) -> Probe:
-        raise NotImplementedError
+        """One look at the job for the wait loop; done once its state is one of ``stop``."""
 
+    @abstractmethod
     def _failure_lines(self, detail: Dict[str, Any]) -> List[str]:
-        raise NotImplementedError
+        """Why AWS says it failed, one indented line each."""
 
+    @abstractmethod
     def _log_dir(self, run_id: str) -> str:
         """Where the job's stderr/stdout are on S3 (raises AwsError when they are nowhere)."""
-        raise NotImplementedError
 
-    def _then(self, job: Job) -> str:
-        """The dry run's last line: what waiting would call."""
-        raise NotImplementedError
+    @abstractmethod
+    def _failure_calls(self) -> str:
+        """For the dry run: what a failure would read (calls and log objects)."""
 
+    @abstractmethod
     def _cancel(self, run_id: str) -> None:
-        raise NotImplementedError
+        """Ask AWS to stop the step / job run."""
+
+    def _log_prefix(self, run_id: str) -> Optional[str]:
+        """The job's log folder for RunResult.log_uri (None when unknown)."""
+        return None
 
     # ---- the Runner interface ------------------------------------------------------------------
     def preflight(self) -> None:
@@ -216,8 +226,11 @@ class AwsRunner:
         res.log_uri = res.log_uri or self._log_prefix(res.id)
         return res
 
-    def _log_prefix(self, run_id: str) -> Optional[str]:
-        return None
+    def _then(self, job: Job) -> str:
+        """The dry run's last line: what waiting would call."""
+        until = "RUNNING" if job.continuous else self.SUCCESS
+        return (f"# then: {self.service}.{self.describe_op} every {self.settings.poll_seconds}s until {until} "
+                f"(timeout {self.settings.timeout_seconds}s); on failure {self._failure_calls()}")
 
     def wait(self, run_id: str, continuous: bool = False) -> str:
         stop = (("RUNNING",) if continuous else ()) + self.DONE

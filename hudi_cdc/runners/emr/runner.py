@@ -28,6 +28,7 @@ class EmrRunner(AwsRunner):
     target = TARGET
     service = "emr"
     noun = "step"
+    describe_op = "describe_step"
     ACTIVE = ("PENDING", "CANCEL_PENDING", "RUNNING")
     DONE = ("COMPLETED", "CANCELLED", "FAILED", "INTERRUPTED")
     SUCCESS = "COMPLETED"
@@ -81,11 +82,8 @@ class EmrRunner(AwsRunner):
         }
 
     # -- submit
-    def step_for(self, job: Job) -> Dict[str, Any]:
-        return step_definition(self.pipeline, job, self.upload_properties().keys())
-
     def _start(self, job: Job, name: str, active: List[Dict[str, Any]]) -> RunResult:
-        step = self.step_for(job)
+        step = step_definition(self.pipeline, job, self.upload_properties().keys())
         check_no_secrets(self.pipeline, [(f"step {step['Name']}", json.dumps(step))])
         self._warn_if_it_will_wait(active)
         step_id = self._call("add_job_flow_steps", JobFlowId=self.cluster_id, Steps=[step])["StepIds"][0]
@@ -109,11 +107,8 @@ class EmrRunner(AwsRunner):
         return waiter_attempt(self.client, "step_complete", lambda r: (r["Step"]["Status"]["State"], r["Step"]),
                               stop, ClusterId=self.cluster_id, StepId=run_id)
 
-    def _then(self, job: Job) -> str:
-        until = "RUNNING" if job.continuous else self.SUCCESS
-        return (f"# then: emr.describe_step every {self.settings.poll_seconds}s until {until} "
-                f"(timeout {self.settings.timeout_seconds}s); on failure emr.describe_cluster and "
-                f"s3.get_object <LogUri>/{self.cluster_id}/steps/<step id>/stderr.gz")
+    def _failure_calls(self) -> str:
+        return f"emr.describe_cluster and s3.get_object <LogUri>/{self.cluster_id}/steps/<step id>/stderr.gz"
 
     # -- failure reporting, logs
     def _failure_lines(self, step: Dict[str, Any]) -> List[str]:
@@ -129,14 +124,14 @@ class EmrRunner(AwsRunner):
             lines.append(f"  log file: {fd['LogFile']}")
         return lines
 
-    def cluster_log_uri(self) -> Optional[str]:
+    def _cluster_log_uri(self) -> Optional[str]:
         if self._log_uri is None:
             cluster = self._call("describe_cluster", ClusterId=self.cluster_id)["Cluster"]
             self._log_uri = (cluster.get("LogUri") or self.settings.log_uri or "").rstrip("/") or ""
         return self._log_uri or None
 
     def _log_prefix(self, run_id: str) -> Optional[str]:
-        root = self.cluster_log_uri()
+        root = self._cluster_log_uri()
         if not root:
             return None
         root = "s3://" + root.split("://", 1)[1]  # EMR reports s3n://

@@ -29,6 +29,7 @@ class EmrServerlessRunner(AwsRunner):
     target = TARGET
     service = "emr-serverless"
     noun = "job run"
+    describe_op = "get_job_run"
     ACTIVE = ("SUBMITTED", "PENDING", "SCHEDULED", "QUEUED", "RUNNING", "CANCELLING")
     DONE = ("SUCCESS", "FAILED", "CANCELLED")
     SUCCESS = "SUCCESS"
@@ -109,11 +110,8 @@ class EmrServerlessRunner(AwsRunner):
 
         return describe_until(describe, stop)
 
-    def _then(self, job: Job) -> str:
-        until = "RUNNING" if job.continuous else self.SUCCESS
-        return (f"# then: emr-serverless.get_job_run every {self.settings.poll_seconds}s until {until} "
-                f"(timeout {self.settings.timeout_seconds}s); on failure s3.get_object "
-                f"{self._log_dir('<job run id>')}/stderr.gz")
+    def _failure_calls(self) -> str:
+        return f"s3.get_object {self._log_dir('<job run id>')}/stderr.gz"
 
     # -- failure reporting, logs
     def _failure_lines(self, jr: Dict[str, Any]) -> List[str]:
