@@ -25,11 +25,11 @@ def job_name(pipeline: Pipeline, job: Job) -> str:
 
 
 def owns_name(pipeline: Pipeline, name: Optional[str]) -> bool:
-    return bool(name) and name.startswith(f"{TOOL}:{pipeline.pipeline}:")
+    return bool(name and name.startswith(f"{TOOL}:{pipeline.pipeline}:"))
 
 
 def writes_table(pipeline: Pipeline, name: Optional[str], job: Job) -> bool:
-    return bool(name) and name.startswith(table_key(pipeline, job.table, job.table_type) + ":")
+    return bool(name and name.startswith(table_key(pipeline, job.table, job.table_type) + ":"))
 
 
 def require(value: Optional[str], key: str, pipeline: Pipeline, hint: str = "") -> str:
