@@ -16,6 +16,7 @@ import subprocess
 import time
 from typing import Callable, Dict, List, Optional
 
+from .causes import error_lines
 from .errors import ConfigError, JobError
 
 MAIN_CLASS = "org.apache.hudi.hive.HiveSyncTool"
@@ -60,12 +61,6 @@ def _java() -> str:
 _ERR = re.compile(r"(Exception|ERROR|Error:|Caused by)")
 
 
-def _failure(output: str) -> str:
-    lines = [l.strip() for l in output.splitlines() if l.strip() and not l.lstrip().startswith("at ")]
-    picked = [l for l in lines if _ERR.search(l)] or lines
-    return " | ".join(l[:300] for l in picked[-4:]) or "(no output)"
-
-
 def sync(pipeline, table: Optional[str] = None, table_type: Optional[str] = None,
          metastore_uri: Optional[str] = None, progress: Optional[Callable[[str], None]] = None,
          timeout: float = 600.0) -> List[Dict[str, object]]:
@@ -96,7 +91,7 @@ def sync(pipeline, table: Optional[str] = None, table_type: Optional[str] = None
             raise JobError(f"hive sync of {name} ({tt}) did not finish within {int(timeout)}s") from None
         out = proc.stdout + proc.stderr
         if proc.returncode != 0 or re.search(r"HoodieHiveSyncException|Got runtime exception when hive syncing", out):
-            raise JobError(f"hive sync of {name} ({tt}) to {uri} failed: {_failure(out)}")
+            raise JobError(f"hive sync of {name} ({tt}) to {uri} failed: {error_lines(out, _ERR)}")
         suffixes = [""] if tt == "COPY_ON_WRITE" else ["_ro", "_rt"]
         rows.append({"table": name, "type": tt, "base_path": base,
                      "hive_tables": ", ".join(f"{pipeline.hive_db(tt)}.{name}{s}" for s in suffixes),

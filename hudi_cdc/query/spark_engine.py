@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..causes import first_line
 from ..errors import JobError
 from .errors import BadKeyError
 from .filters import Condition
@@ -21,7 +22,7 @@ def _load(spark, path: str, options: Dict[str, str]):
     try:
         return reader.load(path)
     except Exception as exc:  # AnalysisException, Py4JJavaError: one line with the cause
-        raise JobError(f"Spark cannot read {path}: {_one_line(exc)}") from None
+        raise JobError(f"Spark cannot read {path}: {first_line(exc, 300)}") from None
 
 
 def _filtered(df, conditions: Sequence[Condition], where: Optional[str]):
@@ -38,13 +39,8 @@ def _filtered(df, conditions: Sequence[Condition], where: Optional[str]):
         try:
             df = df.where(where)
         except Exception as exc:
-            raise BadKeyError(f"--where {where!r}: {_one_line(exc)}") from None
+            raise BadKeyError(f"--where {where!r}: {first_line(exc, 300)}") from None
     return df
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
-    return lines[0][:300] if lines else type(exc).__name__
 
 
 def as_of_df(spark, path: str, instant: str, *, read_optimized: bool = False,
@@ -68,7 +64,7 @@ def collect(df) -> List[Dict[str, Any]]:
     try:
         return [r.asDict(recursive=True) for r in df.collect()]
     except Exception as exc:
-        raise JobError(f"Spark read failed: {_one_line(exc)}") from None
+        raise JobError(f"Spark read failed: {first_line(exc, 300)}") from None
 
 
 class SparkEngine:
