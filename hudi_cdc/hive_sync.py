@@ -46,14 +46,14 @@ def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: s
 
 def _classpath(hudi_version: str, progress=None) -> str:
     from .jars import ensure_jars
-    from .stack.metastore import spark_jars
+    from .java_spark import spark_jars
 
     bundle = [str(p) for p in ensure_jars(hudi_version, progress) if "hudi-spark" in p.name]
     return os.pathsep.join(bundle + [f"{spark_jars()}/*"])
 
 
 def _java() -> str:
-    from .stack.java import find_java
+    from .java_spark import find_java
 
     return str(find_java(11, "Hive sync"))
 

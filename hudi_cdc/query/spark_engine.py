@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ..causes import first_line
 from ..errors import JobError
+from ..spark_conf import HUDI_SESSION_CONF, as_pairs
 from .errors import BadKeyError
 from .filters import Condition
 from .timeline import BEGINNING, QueryTable
@@ -101,10 +102,7 @@ def start_session(pipeline=None, app_name: str = "hudi-cdc-query"):
                .config("spark.ui.showConsoleProgress", "false"))
     confs = render.spark_confs_local(pipeline) if pipeline is not None else [
         "spark.ui.enabled=false", "spark.sql.shuffle.partitions=2", "spark.default.parallelism=2",
-        "spark.serializer=org.apache.spark.serializer.KryoSerializer",
-        "spark.sql.extensions=org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-        "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
-        "spark.sql.catalog.spark_catalog=org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        *as_pairs(HUDI_SESSION_CONF),
         "spark.driver.host=127.0.0.1", "spark.driver.bindAddress=127.0.0.1",
     ]
     for kv in confs:
