@@ -28,8 +28,10 @@ def first_line(exc: Union[BaseException, str], limit: Optional[int] = None) -> s
 
 def root_cause(source: Union[BaseException, str, Iterable[str]], limit: int = 500) -> str:
     """The deepest 'Caused by' of a JVM stack trace (py4j error text or a Spark log), else the last
-    exception line, else the first line."""
+    exception line, else the first line. A message of one line is its own root cause."""
     lines = _lines(source)
+    if len(lines) == 1:
+        return lines[0][:limit]
     caused = [line[len(CAUSED_BY):].strip() for line in lines if line.startswith(CAUSED_BY)]
     if caused:
         return caused[-1][:limit]
