@@ -16,16 +16,20 @@ from typing import Iterable, List, Optional, Tuple
 from .errors import EnvironmentProblem
 
 
-def _release_version(java_home: Path) -> Optional[int]:
-    try:
-        text = (java_home / "release").read_text()
-    except OSError:
-        return None
-    m = re.search(r'JAVA_VERSION="(\d+)(?:\.(\d+))?', text)
+def _major(version_text: str, pattern: str) -> Optional[int]:
+    """The Java major version in a version string ("17.0.2" -> 17, "1.8.0" -> 8)."""
+    m = re.search(pattern + r'"(\d+)(?:\.(\d+))?', version_text)
     if not m:
         return None
     major = int(m.group(1))
     return int(m.group(2)) if major == 1 and m.group(2) else major
+
+
+def _release_version(java_home: Path) -> Optional[int]:
+    try:
+        return _major((java_home / "release").read_text(), "JAVA_VERSION=")
+    except OSError:
+        return None
 
 
 def java_version(java: Path) -> Optional[int]:
@@ -38,11 +42,7 @@ def java_version(java: Path) -> Optional[int]:
         out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.TimeoutExpired):
         return None
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
-    if not m:
-        return None
-    major = int(m.group(1))
-    return int(m.group(2)) if major == 1 and m.group(2) else major
+    return _major(out, "version ")
 
 
 def _candidates() -> Iterable[Path]:
