@@ -72,6 +72,8 @@ def cli(ctx, config, target, debug):
     """Land Debezium CDC files in Apache Hudi tables, from one pipeline file."""
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    if not debug:  # a retried request ends in one error line that counts the attempts
+        logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     ctx.ensure_object(dict)
     ctx.obj.update(config=config, target=target, debug=debug)
 
