@@ -2,7 +2,5 @@
 
 from .plan import job_script, registry_env, work_dir
 from .runner import LocalRunner
-from .spark import find_java, root_cause, spark_home, spark_submit
 
-__all__ = ["LocalRunner", "find_java", "job_script", "registry_env", "root_cause", "spark_home", "spark_submit",
-           "work_dir"]
+__all__ = ["LocalRunner", "job_script", "registry_env", "work_dir"]

@@ -3,14 +3,14 @@ the one spark-submit for all jobs of a command, and the registry credentials for
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Dict, List, Sequence
 
 from ... import jars as jarcache
 from ...config import Pipeline
-from ...errors import EnvironmentProblem
 from ...jobs import streamer
+from ...jobs.stream.schema_registry import PASSWORD_ENV, USERNAME_ENV
+from ...registry.credentials import credentials
 from ...render import Job, local_argv
 
 
@@ -39,13 +39,5 @@ def argv(pipeline: Pipeline, jobs: Sequence[Job], jar_paths: Sequence[str]) -> L
 
 def registry_env(pipeline: Pipeline) -> Dict[str, str]:
     """Registry credentials travel to the job through its environment, never argv or files."""
-    env = {}
-    s = pipeline.source
-    if s.registry_username_env and s.registry_password_env:
-        user, pw = os.environ.get(s.registry_username_env), os.environ.get(s.registry_password_env)
-        if user is None or pw is None:
-            raise EnvironmentProblem(
-                f"source.registry_username_env/registry_password_env name ${s.registry_username_env} and "
-                f"${s.registry_password_env}, but they are not set in the environment")
-        env["HUDI_CDC_REGISTRY_USERNAME"], env["HUDI_CDC_REGISTRY_PASSWORD"] = user, pw
-    return env
+    found = credentials(pipeline)
+    return {USERNAME_ENV: found[0], PASSWORD_ENV: found[1]} if found else {}

@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
 from ... import jars as jarcache
+from ...causes import root_cause
 from ...config import Pipeline
 from ...errors import DataError, JobError
+from ...java_spark import find_java, spark_home, spark_submit
 from ...jobs import streamer
 from ...render import Job, write_properties
+from ...status import record_failure
 from ..base import NotSupported
 from . import plan
-from .spark import find_java, root_cause, spark_home, spark_submit
 
 Progress = Callable[[str], None]
 
@@ -38,7 +40,7 @@ class LocalRunner:
 
     def preflight(self) -> None:
         """What must be there before a job may touch a table: Java, spark-submit, the jars."""
-        find_java()
+        find_java(17, "Spark")
         spark_submit()
         jarcache.ensure_jars(self.pipeline.hudi.version, self.progress)
 
@@ -53,7 +55,7 @@ class LocalRunner:
         if self.dry_run:
             return self.plan(jobs, label)
         wd = plan.work_dir(self.pipeline)
-        java = find_java()
+        java = find_java(17, "Spark")
         write_properties(self.pipeline, plan.props_dir(self.pipeline))
         jar_paths = [str(p) for p in jarcache.ensure_jars(self.pipeline.hudi.version, self.progress)]
         argv = plan.argv(self.pipeline, jobs, jar_paths)
@@ -93,9 +95,11 @@ class LocalRunner:
             code = proc.wait()
         elapsed = time.time() - started
         if code != 0 or results is None:
+            cause = error["message"] if error else root_cause(tail)
+            for job in jobs:  # `hudi-cdc status` shows it until a later round commits
+                record_failure(self.pipeline, job.table, job.table_type, label, cause)
             if error and error.get("kind") == "input":
                 raise DataError(f"{error['message']} (table left unchanged; log: {log_path})")
-            cause = error["message"] if error else root_cause(tail)
             raise JobError(f"{label} failed: {cause} (log: {log_path})")
         self.progress(f"{label}: done in {elapsed:.0f}s")
         return results
