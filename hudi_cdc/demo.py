@@ -18,14 +18,12 @@ SHOW = {
 
 
 def run_demo(directory: Path, registry: str = "", metastore: str = "", progress: Callable[[str], None] = print) -> dict:
-    from .commands.core import sample_pipeline_text
     from .reader import current_rows
+    from .workspace import PIPELINE_FILE, write_sample_pipeline
 
-    directory.mkdir(parents=True, exist_ok=True)
-    cfg = directory / "hudi-cdc.yaml"
+    cfg = directory / PIPELINE_FILE
     if not cfg.exists():
-        cfg.write_text(sample_pipeline_text(registry, metastore))
-        progress(f"wrote {cfg}")
+        progress(write_sample_pipeline(directory, registry, metastore))
     p = load_pipeline(cfg)
     root = uri_to_path(p.source_root)
     timings = {}

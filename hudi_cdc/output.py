@@ -1,11 +1,16 @@
-"""Text for people, JSON for scripts: every command that prints results goes through here."""
+"""Text for people, JSON for scripts: every command that prints results goes through here.
+
+A command builds an `Output` (what to print per format) and calls `render(out, fmt)`: progress notes
+go to stderr, the chosen format to stdout. `emit` prints plain rows or any JSON-able object.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from typing import Any, List, Mapping, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Collection, List, Mapping, Optional, Sequence, Union
 
 import click
 
@@ -38,6 +43,71 @@ def to_csv(rows: Sequence[Mapping[str, Any]], columns: Optional[List[str]] = Non
     for r in rows:
         w.writerow({c: r.get(c) for c in cols})
     return buf.getvalue().rstrip("\n")
+
+
+def human_bytes(n: Any) -> str:
+    """Like Hudi's NumericUtils.humanReadableByteCount: 1024-based, one decimal."""
+    if n is None:
+        return "null"
+    n = float(n)
+    if n < 1024:
+        return f"{int(n)} B" if n == int(n) else f"{n:.1f} B"
+    for unit in "KMGTPE":
+        n /= 1024
+        if n < 1024 or unit == "E":
+            return f"{n:.1f} {unit}B"
+    return str(n)
+
+
+@dataclass
+class Section:
+    """Rows shown as one table. In text, `byte_columns` are shown as 1.2 MB and no rows as `empty`."""
+
+    rows: List[Mapping[str, Any]]
+    columns: Optional[List[str]] = None
+    byte_columns: Collection[str] = ()
+    empty: Optional[str] = None
+
+    def text(self) -> str:
+        if not self.rows and self.empty is not None:
+            return self.empty
+        if not self.byte_columns:
+            return text_table(self.rows, self.columns)
+        cols = self.columns or (list(self.rows[0]) if self.rows else [])
+        return text_table([{c: human_bytes(r.get(c)) if c in self.byte_columns else r.get(c) for c in cols}
+                           for r in self.rows])
+
+    def csv(self) -> str:
+        return to_csv(self.rows, self.columns)
+
+
+@dataclass
+class Output:
+    """What one command prints. `text`: sections and plain lines in order; `json`: the object for
+    -o json; `csv`: the section for -o csv (None: csv shows the text). `notes` go to stderr first."""
+
+    text: List[Union[Section, str]] = field(default_factory=list)
+    json: Any = None
+    csv: Optional[Section] = None
+    notes: List[str] = field(default_factory=list)
+
+    @classmethod
+    def rows(cls, rows: List[Mapping[str, Any]], columns: Optional[List[str]] = None, **kw: Any) -> "Output":
+        """The common case: one table of rows (all fields in json, `columns` in text and csv)."""
+        section = Section(rows, columns)
+        return cls(text=[section], json=rows, csv=section, **kw)
+
+
+def render(out: Output, fmt: str = "text") -> None:
+    for note in out.notes:
+        progress(note)
+    if fmt == "json" and out.json is not None:
+        click.echo(json.dumps(out.json, indent=2, default=str))
+    elif fmt == "csv" and out.csv is not None:
+        click.echo(out.csv.csv())
+    else:
+        for part in out.text:
+            click.echo(part.text() if isinstance(part, Section) else part)
 
 
 def emit(rows: Any, fmt: str = "text", columns: Optional[List[str]] = None) -> None:

@@ -92,16 +92,18 @@ def test_corrupt_file_fails_by_name_and_leaves_table(demo):
 
 def test_cli_input_errors_are_one_line(demo, tmp_path):
     d, _ = demo
-    proc = cli("stream", "--table", "painters", "--once", cwd=d)
-    assert proc.returncode == 2 and "unknown table 'painters'" in proc.stderr
+    unknown = cli("stream", "--table", "painters", "--once", cwd=d)
+    assert unknown.returncode == 2 and "unknown table 'painters'" in unknown.stderr
     (tmp_path / "hudi-cdc.yaml").write_text("pipeline: x\nsource: {root: nowhere}\nlake: {root: lake}\ntables: {a: {topic: t}}\n")
-    proc = cli("bootstrap", cwd=tmp_path)
-    assert proc.returncode == 2 and "tables.a.record_key: field required" in proc.stderr and "hudi-cdc.yaml" in proc.stderr
+    invalid = cli("bootstrap", cwd=tmp_path)
+    assert invalid.returncode == 2 and "tables.a.record_key: field required" in invalid.stderr
+    assert "hudi-cdc.yaml" in invalid.stderr
     (tmp_path / "hudi-cdc.yaml").write_text("pipeline: x\nsource: {root: nowhere}\nlake: {root: lake}\ntables: {a: {topic: t, record_key: k}}\n")
-    proc = cli("bootstrap", cwd=tmp_path)
-    assert proc.returncode == 3 and "table a: landing directory" in proc.stderr and "nowhere/t/partition=0 does not exist" in proc.stderr
-    for p in (proc,):
-        assert len(p.stderr.strip().splitlines()) == 1
+    missing = cli("bootstrap", cwd=tmp_path)
+    assert missing.returncode == 3 and "table a: landing directory" in missing.stderr
+    assert "nowhere/t/partition=0 does not exist" in missing.stderr
+    for proc in (unknown, invalid, missing):
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
 def test_missing_java_is_reported(demo, tmp_path):

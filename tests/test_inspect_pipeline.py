@@ -40,7 +40,7 @@ def pipeline_dir(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("ttype", ["cow", "mor"])
-def test_inspect_commits_of_a_pipeline_table_agree_with_hudi(pipeline_dir, inspect_spark, ttype):
+def test_inspect_commits_of_a_pipeline_table_agree_with_hudi(pipeline_dir, spark, ttype):
     out = json.loads(hudi_cdc(pipeline_dir, "inspect", "commits", "--table", "artists", "--type", ttype,
                               "--output", "json"))
     path = str(pipeline_dir / "lake" / f"artists_{ttype}")
@@ -48,7 +48,7 @@ def test_inspect_commits_of_a_pipeline_table_agree_with_hudi(pipeline_dir, inspe
     assert out[0]["operation"] == "BULK_INSERT" and out[0]["records_inserted"] == 15089
     assert len(out) >= 2 and all(r["completion_time"] > r["requested_time"] for r in out)
 
-    jvm = list(reversed(jvm_procedure(inspect_spark, "show_commits", path)))
+    jvm = list(reversed(jvm_procedure(spark, "show_commits", path)))
     assert [(r["requested_time"], r["completion_time"], r["action"], r["bytes_written"], r["files_added"],
              r["files_updated"], r["partitions_written"], r["records_written"], r["records_updated"],
              r["write_errors"]) for r in out] == [
@@ -59,7 +59,7 @@ def test_inspect_commits_of_a_pipeline_table_agree_with_hudi(pipeline_dir, inspe
     wa = write_amplification(open_table(path))
     assert [(r["requested_time"], r["records_upserted"], r["records_written"], r["write_amplification"])
             for r in wa] == [(r["commit_time"], r["total_upserted"], r["total_written"],
-                              r["write_amplification_factor"]) for r in jvm_procedure(inspect_spark, "stats_wa", path)]
+                              r["write_amplification_factor"]) for r in jvm_procedure(spark, "stats_wa", path)]
 
 
 def test_stream_round_carries_the_seed_changes(pipeline_dir):

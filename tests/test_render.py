@@ -8,10 +8,11 @@ import pytest
 
 from hudi_cdc import render
 from hudi_cdc.config import load_pipeline
+from tests.shared import SHARED
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
-SEED_TEXT = ROOT.parent / "shared" / "seeds" / "001_7fd0163274bfc305.txt"
+SEED_TEXT = SHARED / "seeds" / "001_7fd0163274bfc305.txt"
 
 
 @pytest.fixture(scope="module")

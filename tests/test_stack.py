@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import time
 
 import pytest
 
@@ -53,23 +52,20 @@ def test_a_port_taken_by_someone_else_is_reported(tmp_path):
 @pytest.mark.registry
 def test_up_fails_with_the_service_own_error(tmp_path):
     cfg = StackConfig(data_dir=tmp_path, registry_port=_port(), registry_heap="1k")
-    t0 = time.monotonic()
     with pytest.raises(EnvironmentProblem) as ei:
         Stack(cfg).up(["registry"])
     msg = str(ei.value)
     assert "registry exited" in msg and "heap" in msg.lower() and str(tmp_path / "logs" / "registry.log") in msg
-    assert "\n" not in msg and time.monotonic() - t0 < 60
+    assert "\n" not in msg
     assert Stack(cfg).status(["registry"])[0]["state"] == "stopped"
 
 
 @pytest.mark.registry
 def test_up_is_idempotent_and_status_says_where(stack_config, registry_url, capsys):
     d = str(stack_config.data_dir)
-    t0 = time.monotonic()
     assert main(["local", "up", "--data-dir", d, "--only", "registry", "-o", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["state"] == "already running" and rows[0]["url"] == registry_url
-    assert time.monotonic() - t0 < 15
     assert main(["local", "status", "--data-dir", d, "--only", "registry"]) == 0
     out = capsys.readouterr().out
     assert "running" in out and registry_url in out

@@ -9,8 +9,9 @@ from typing import Dict, List
 
 import pytest
 
-FIXTURE_ZIPS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "hudi-tables"
-HUDI_VERSION = "1.2.0"
+from tests.shared import SHARED
+
+FIXTURE_ZIPS = SHARED / "fixtures" / "hudi-tables"
 
 
 def fixture_zips() -> List[Path]:
@@ -60,30 +61,6 @@ BATCH_2 = [  # 2 updates and 1 insert
 BATCH_3_DELETES = [(3, None, "American", 300, "true")]  # delete artist 3
 BATCH_4 = [(2, "Doroteo Arnaiz (updated)", "Spanish", 400, "false")]
 BATCH_5 = [(6, "Danilo Aroldi (updated)", "Italian", 500, "false")]
-
-
-def spark_session(memory: str = "1g"):
-    """A small local Spark session with the Hudi bundle and its SQL extensions (procedures)."""
-    import tempfile
-
-    from pyspark.sql import SparkSession
-
-    from hudi_cdc.jars import ensure_jars
-
-    jars = ",".join(str(p) for p in ensure_jars(HUDI_VERSION))
-    return (SparkSession.builder.master("local[2]").appName("hudi-cdc-inspect-tests")
-            .config("spark.jars", jars)
-            .config("spark.driver.memory", memory)
-            .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-            .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
-            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
-            .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.default.parallelism", "2")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="hudi-cdc-inspect-warehouse-"))
-            .getOrCreate())
 
 
 def jvm_procedure(spark, procedure: str, path: str, limit: int = 1000) -> list:
@@ -150,13 +127,6 @@ def write_cdc_tables(spark, root: Path) -> Dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def inspect_spark():
-    spark = spark_session()
-    yield spark
-    spark.stop()
-
-
-@pytest.fixture(scope="session")
-def spark_written_tables(inspect_spark, tmp_path_factory) -> Dict[str, Path]:
+def spark_written_tables(spark, tmp_path_factory) -> Dict[str, Path]:
     """{"cow": path, "mor": path}: v9 tables written by Spark + Hudi 1.2.0 in this test session."""
-    return write_cdc_tables(inspect_spark, tmp_path_factory.mktemp("spark-written"))
+    return write_cdc_tables(spark, tmp_path_factory.mktemp("spark-written"))
