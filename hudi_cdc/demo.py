@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from . import pipeline as pipe
 from . import sample
@@ -12,8 +12,10 @@ from .config import load_pipeline, uri_to_path
 from .output import text_table
 
 SHOW = {
-    "artists": (["299"], ["artist_id", "name", "nationality", "gender", "birth_year", "death_year", "__op", "_hoodie_commit_time"]),
-    "artworks": (["128447"], ["artwork_id", "title", "date", "acquisition_date", "dimensions", "classification", "__op", "_hoodie_commit_time"]),
+    "artists": (["299"], ["artist_id", "name", "nationality", "gender", "birth_year", "death_year", "__op",
+                          "_hoodie_commit_time"]),
+    "artworks": (["128447"], ["artwork_id", "title", "date", "acquisition_date", "dimensions", "classification",
+                              "__op", "_hoodie_commit_time"]),
 }
 
 

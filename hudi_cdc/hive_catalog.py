@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .hive import HiveClient, default_server, hive_tables_of, parse_server
 
 
-def client(server: Optional[str]) -> HiveClient:
+def client(server: str | None) -> HiveClient:
     """HOST:PORT, else $HUDI_CDC_HIVESERVER2, else the local stack's thrift server."""
     host, port = parse_server(server) if server else default_server()
     return HiveClient(host, port)
@@ -24,14 +25,14 @@ def qualify(name: str, load_pipeline: Callable) -> str:
     return name
 
 
-def table_rows(hive: HiveClient, databases: Sequence[str], load_pipeline: Callable) -> List[Dict[str, Any]]:
+def table_rows(hive: HiveClient, databases: Sequence[str], load_pipeline: Callable) -> list[dict[str, Any]]:
     """The tables of DATABASES (default: the pipeline's), each with the pipeline table it holds."""
-    known: Dict[str, Dict[str, str]] = {}
+    known: dict[str, dict[str, str]] = {}
     if not databases:
         known = {r["hive_table"]: r for r in hive_tables_of(load_pipeline())}
         databases = sorted({r["hive_table"].split(".")[0] for r in known.values()})
     present = set(hive.databases())
-    rows: List[Dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     for db in databases:
         if db not in present:
             rows.append({"database": db, "table": "", "pipeline_table": "",

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .errors import ConfigError
 
 
-def registry_users(user_env: Optional[str], password_env: Optional[str]) -> Dict[str, Tuple[str, str]]:
+def registry_users(user_env: str | None, password_env: str | None) -> dict[str, tuple[str, str]]:
     """{user: (password, "sr-admin")} read from the two environment variables named; {} for neither."""
     if not user_env and not password_env:
         return {}
@@ -23,8 +23,8 @@ def registry_users(user_env: Optional[str], password_env: Optional[str]) -> Dict
     return {os.environ[user_env]: (os.environ[password_env], "sr-admin")}
 
 
-def up(data_dir: Optional[Path], changes: Dict[str, object], users: Dict[str, Tuple[str, str]],
-       only: Sequence[str], progress: Callable[[str], None]) -> List[dict]:
+def up(data_dir: Path | None, changes: dict[str, object], users: dict[str, tuple[str, str]],
+       only: Sequence[str], progress: Callable[[str], None]) -> list[dict]:
     """Start (what is not running of) the stack saved in DATA_DIR, with CHANGES (None: keep)."""
     from .stack import Stack, StackConfig
 
@@ -37,13 +37,13 @@ def up(data_dir: Optional[Path], changes: Dict[str, object], users: Dict[str, Tu
     return rows
 
 
-def down(data_dir: Optional[Path], only: Sequence[str], progress: Callable[[str], None]) -> List[dict]:
+def down(data_dir: Path | None, only: Sequence[str], progress: Callable[[str], None]) -> list[dict]:
     from .stack import Stack, StackConfig
 
     return Stack(StackConfig.saved(data_dir), progress).down(list(only) or None)
 
 
-def status(data_dir: Optional[Path], only: Sequence[str]) -> List[dict]:
+def status(data_dir: Path | None, only: Sequence[str]) -> list[dict]:
     from .stack import Stack, StackConfig
 
     return Stack(StackConfig.saved(data_dir)).status(list(only) or None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from .config import TYPE_SUFFIX
 from .errors import ConfigError
@@ -10,7 +10,7 @@ from .errors import ConfigError
 BY_SUFFIX = {suffix: table_type for table_type, suffix in TYPE_SUFFIX.items()}  # cow -> COPY_ON_WRITE
 
 
-def table_path(path: Optional[str], table: Optional[str], table_type: Optional[str],
+def table_path(path: str | None, table: str | None, table_type: str | None,
                load_pipeline: Callable) -> str:
     """The base path; the pipeline file is loaded (load_pipeline()) only for --table."""
     if path and table:

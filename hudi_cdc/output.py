@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Collection, List, Mapping, Optional, Sequence, Union
+from typing import Any
 
 import click
 
@@ -21,21 +22,21 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def text_table(rows: Sequence[Mapping[str, Any]], columns: Optional[List[str]] = None) -> str:
+def text_table(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None) -> str:
     if not rows:
         return "(no rows)"
     cols = columns or list(rows[0].keys())
     cells = [[_cell(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |", line]
+    out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)) + " |", line]
     for row in cells:
-        out.append("| " + " | ".join(v.ljust(w) for v, w in zip(row, widths)) + " |")
+        out.append("| " + " | ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) + " |")
     out.append(line)
     return "\n".join(out)
 
 
-def to_csv(rows: Sequence[Mapping[str, Any]], columns: Optional[List[str]] = None) -> str:
+def to_csv(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None) -> str:
     buf = io.StringIO()
     cols = columns or (list(rows[0].keys()) if rows else [])
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
@@ -63,10 +64,10 @@ def human_bytes(n: Any) -> str:
 class Section:
     """Rows shown as one table. In text, `byte_columns` are shown as 1.2 MB and no rows as `empty`."""
 
-    rows: List[Mapping[str, Any]]
-    columns: Optional[List[str]] = None
+    rows: list[Mapping[str, Any]]
+    columns: list[str] | None = None
     byte_columns: Collection[str] = ()
-    empty: Optional[str] = None
+    empty: str | None = None
 
     def text(self) -> str:
         if not self.rows and self.empty is not None:
@@ -86,13 +87,13 @@ class Output:
     """What one command prints. `text`: sections and plain lines in order; `json`: the object for
     -o json; `csv`: the section for -o csv (None: csv shows the text). `notes` go to stderr first."""
 
-    text: List[Union[Section, str]] = field(default_factory=list)
+    text: list[Section | str] = field(default_factory=list)
     json: Any = None
-    csv: Optional[Section] = None
-    notes: List[str] = field(default_factory=list)
+    csv: Section | None = None
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def rows(cls, rows: List[Mapping[str, Any]], columns: Optional[List[str]] = None, **kw: Any) -> "Output":
+    def rows(cls, rows: list[Mapping[str, Any]], columns: list[str] | None = None, **kw: Any) -> Output:
         """The common case: one table of rows (all fields in json, `columns` in text and csv)."""
         section = Section(rows, columns)
         return cls(text=[section], json=rows, csv=section, **kw)
@@ -110,7 +111,7 @@ def render(out: Output, fmt: str = "text") -> None:
             click.echo(part.text() if isinstance(part, Section) else part)
 
 
-def emit(rows: Any, fmt: str = "text", columns: Optional[List[str]] = None) -> None:
+def emit(rows: Any, fmt: str = "text", columns: list[str] | None = None) -> None:
     """Print rows (a list of dicts) or any JSON-able object in the chosen format."""
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2, default=str))

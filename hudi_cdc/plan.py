@@ -3,8 +3,8 @@ properties file written, and the spark-submit argv it would run with."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
 
 from . import render as rnd
 from .config import Pipeline
@@ -12,7 +12,7 @@ from .config import Pipeline
 PLACEHOLDER_JARS = ["<hudi-spark-bundle.jar>", "<spark-avro.jar>"]
 
 
-def all_jobs(p: Pipeline) -> List[rnd.Job]:
+def all_jobs(p: Pipeline) -> list[rnd.Job]:
     jobs = [rnd.Job(t, tt, "BULK_INSERT") for t, tt in p.targets()]
     jobs += [rnd.Job(t, tt, "UPSERT", continuous=True) for t, tt in p.targets()]
     return jobs
@@ -24,13 +24,13 @@ def emr_steps(p: Pipeline) -> list:
     return steps_json(p, all_jobs(p))
 
 
-def job_argvs(p: Pipeline, out: Path, props_base: Optional[str], target: str,
-              progress: Callable[[str], None]) -> List[Dict[str, object]]:
+def job_argvs(p: Pipeline, out: Path, props_base: str | None, target: str,
+              progress: Callable[[str], None]) -> list[dict[str, object]]:
     """Write the properties files under OUT; [{"job": name, "argv": [...]}] for every job."""
     for written in rnd.write_properties(p, out):
         progress(f"wrote {written}")
     base = props_base or f"file://{out.resolve()}"
-    rows: List[Dict[str, object]] = []
+    rows: list[dict[str, object]] = []
     for job in all_jobs(p):
         if target == "local":
             from .runners.local import job_script

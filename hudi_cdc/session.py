@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, Optional
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .config import Pipeline
 
 
 @contextmanager
-def spark_for(engine: str, pipeline: Optional["Pipeline"] = None,
+def spark_for(engine: str, pipeline: Pipeline | None = None,
               progress: Callable[[str], None] = lambda m: None) -> Iterator[object]:
     """None for engine "native"; for "spark" the active session (kept), else a new local one (stopped)."""
     if engine != "spark":

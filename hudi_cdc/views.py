@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from .output import Output, Section
 
@@ -18,7 +18,7 @@ SIZE_COLUMNS = ["kind", "files", "total_bytes", "min", "p10", "p50", "avg", "p95
 FILE_COLUMNS = ["partition", "file_id", "base_instant", "base_bytes", "log_files", "log_bytes", "total_bytes"]
 
 
-def shell_lines(argv: List[str]) -> List[str]:
+def shell_lines(argv: list[str]) -> list[str]:
     """For people: one flag and its value per line (the argv itself stays a list)."""
     lines, i = [], 0
     while i < len(argv):
@@ -31,14 +31,14 @@ def shell_lines(argv: List[str]) -> List[str]:
     return lines
 
 
-def job_argvs(rows: List[Dict[str, Any]]) -> Output:
-    text: List[Any] = []
+def job_argvs(rows: list[dict[str, Any]]) -> Output:
+    text: list[Any] = []
     for r in rows:
         text += [f"# {r['job']}", " \\\n  ".join(shell_lines(r["argv"]))]
     return Output(text=text, json=rows)
 
 
-def job_results(results: List[Dict[str, Any]]) -> Output:
+def job_results(results: list[dict[str, Any]]) -> Output:
     """bootstrap / stream: one row per table written (json: every field of every result)."""
     rows = [{"table": r.get("table"), "operation": r.get("operation"), "files": len(r.get("files") or []),
              "records_in": r.get("records_in"), "written": r.get("records_written"), "deletes": r.get("deletes"),
@@ -48,13 +48,13 @@ def job_results(results: List[Dict[str, Any]]) -> Output:
 
 
 # ---- inspect ---------------------------------------------------------------------------------------
-def commits(rows: List[Dict[str, Any]]) -> Output:
+def commits(rows: list[dict[str, Any]]) -> Output:
     csv_columns = [c for c in rows[0] if c != "partitions"] if rows else None
     return Output(text=[Section(rows, COMMIT_COLUMNS, {"bytes_written"})], json=rows,
                   csv=Section(rows, csv_columns))
 
 
-def stats(table: Dict[str, Any], wa: List[Dict[str, Any]], sizes: Dict[str, Dict[str, Any]]) -> Output:
+def stats(table: dict[str, Any], wa: list[dict[str, Any]], sizes: dict[str, dict[str, Any]]) -> Output:
     size_rows = [dict(kind=k, **v) for k, v in sizes.items()]
     return Output(
         text=["Write amplification (records written / records upserted; commit and replacecommit instants):",
@@ -64,17 +64,17 @@ def stats(table: Dict[str, Any], wa: List[Dict[str, Any]], sizes: Dict[str, Dict
         json={"table": table, "write_amplification": wa, "file_sizes": sizes}, csv=Section(wa))
 
 
-def compactions(rows: List[Dict[str, Any]]) -> Output:
+def compactions(rows: list[dict[str, Any]]) -> Output:
     return Output(text=[Section(rows, None, {"log_bytes"}, empty="(no compactions in the active timeline)")],
                   json=rows, csv=Section(rows))
 
 
-def file_slices(rows: List[Dict[str, Any]]) -> Output:
+def file_slices(rows: list[dict[str, Any]]) -> Output:
     return Output(text=[Section(rows, FILE_COLUMNS, {"base_bytes", "log_bytes", "total_bytes"})], json=rows,
                   csv=Section(rows, FILE_COLUMNS))
 
 
-def schema(info: Dict[str, Any]) -> Output:
+def schema(info: dict[str, Any]) -> Output:
     t = info["table"]
     return Output(text=[f"{t['name']}: {t['type']}, table version {t['version']}, {t['path']}",
                         f"partition fields: {', '.join(t['partition_fields']) or '(none)'}",
@@ -83,7 +83,7 @@ def schema(info: Dict[str, Any]) -> Output:
                   json=info, csv=Section(info["fields"]))
 
 
-def timeline(rows: List[Dict[str, Any]]) -> Output:
+def timeline(rows: list[dict[str, Any]]) -> Output:
     section = Section(rows, empty="(the timeline is empty)")
     return Output(text=[section], json=rows, csv=Section(rows))
 
@@ -111,7 +111,7 @@ def changes(qt: Any, res: Any) -> Output:
             f"(completed {qt.wall_clock(until.completion_time)}); commit metadata: {t['inserts']} "
             f"insert(s), {t['updates']} update(s), {t['deletes']} delete(s); {len(res.rows)} row(s), "
             f"engine {res.engine}")
-    text: List[Any] = []
+    text: list[Any] = []
     if res.commits:
         text = ["Commits (from their metadata):", Section(res.commits),
                 "Records (latest version of each record upserted; deleted records are not listed):"]
@@ -119,7 +119,7 @@ def changes(qt: Any, res: Any) -> Output:
 
 
 # ---- schemas ---------------------------------------------------------------------------------------
-def subject(sv: Any, versions: List[int], url: str) -> Output:
+def subject(sv: Any, versions: list[int], url: str) -> Output:
     schema_ = sv.parsed
     fields = schema_.get("fields", []) if isinstance(schema_, dict) else []
     head = [f"subject {sv.subject}  version {sv.version} of {versions}  id {sv.id}", f"url     {url}"]

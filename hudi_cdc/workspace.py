@@ -3,8 +3,8 @@ sample lands and landing it stage by stage (`hudi-cdc sample`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, List, Optional
 
 from . import sample
 from .errors import ConfigError
@@ -63,7 +63,7 @@ def write_sample_pipeline(directory: Path, registry: str = "", metastore: str = 
     return f"wrote {path}"
 
 
-def landing_root(directory: Optional[str], load_pipeline: Callable) -> Path:
+def landing_root(directory: str | None, load_pipeline: Callable) -> Path:
     """DIRECTORY, else the pipeline's source.root, else landing/topics when there is no pipeline file."""
     from .config import uri_to_path
 
@@ -75,9 +75,9 @@ def landing_root(directory: Optional[str], load_pipeline: Callable) -> Path:
         return DEFAULT_LANDING
 
 
-def land_sample(root: Path, stage: str, count: Optional[int], progress: Callable[[str], None]) -> List[Path]:
+def land_sample(root: Path, stage: str, count: int | None, progress: Callable[[str], None]) -> list[Path]:
     """Land the snapshot (op=r) files, the seed's change files (the next COUNT, or all), or both."""
-    landed: List[Path] = []
+    landed: list[Path] = []
     if stage in ("snapshot", "all"):
         landed += sample.land_snapshot(root, progress=progress)
     if stage in ("changes", "all"):

@@ -8,8 +8,6 @@ none of these marks is marked ``unit`` (``pytest -m unit``: no JVM, no services,
 
 from pathlib import Path
 
-import pytest
-
 _plugins = sorted(p.stem for p in (Path(__file__).parent / "plugins").glob("*.py") if p.stem != "__init__")
 pytest_plugins = [f"tests.plugins.{name}" for name in _plugins]
 

@@ -41,7 +41,7 @@ def test_commits_agree_with_hudi_show_commits(spark, table_path):
     ours = commit_rows(open_table(table_path))
     jvm = list(reversed(jvm_procedure(spark, "show_commits", table_path)))  # Hudi: newest first
     assert [r["requested_time"] for r in ours] == [r["commit_time"] for r in jvm]
-    for o, j in zip(ours, jvm):
+    for o, j in zip(ours, jvm, strict=True):
         assert o["action"] == j["action"]
         assert o["bytes_written"] == j["total_bytes_written"]
         assert o["files_added"] == j["total_files_added"]

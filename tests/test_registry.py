@@ -274,11 +274,14 @@ def test_cli_check_and_register_an_incompatible_avsc(tmp_path, registry_url, cap
     added["fields"].append({"name": "email", "type": ["null", "string"], "default": None})
     (tmp_path / "broken.avsc").write_text(json.dumps(broken))
     (tmp_path / "added.avsc").write_text(json.dumps(added))
-    code, out, err = _run(capsys, "-c", str(cfg), "schemas", "check", "-t", "artists", "--avsc", str(tmp_path / "broken.avsc"))
+    code, out, err = _run(capsys, "-c", str(cfg), "schemas", "check", "-t", "artists",
+                           "--avsc", str(tmp_path / "broken.avsc"))
     assert code == 7 and "False" in out and "incompatible" in err
-    code, out, err = _run(capsys, "-c", str(cfg), "schemas", "register", "-t", "artists", "--avsc", str(tmp_path / "broken.avsc"))
+    code, out, err = _run(capsys, "-c", str(cfg), "schemas", "register", "-t", "artists",
+                           "--avsc", str(tmp_path / "broken.avsc"))
     assert code == 7 and "nothing was registered" in err and len(err.strip().splitlines()) == 1
-    code, out, err = _run(capsys, "-c", str(cfg), "schemas", "register", "-t", "artists", "--avsc", str(tmp_path / "added.avsc"), "-o", "json")
+    code, out, err = _run(capsys, "-c", str(cfg), "schemas", "register", "-t", "artists",
+                           "--avsc", str(tmp_path / "added.avsc"), "-o", "json")
     assert code == 0 and json.loads(out)[0]["version"] == 2
 
 

@@ -10,8 +10,7 @@ import pytest
 
 from hudi_cdc.cli import main
 from hudi_cdc.errors import EnvironmentProblem
-from hudi_cdc.stack import Stack, StackConfig
-from hudi_cdc.stack import process
+from hudi_cdc.stack import Stack, StackConfig, process
 
 
 def _port() -> int:
@@ -71,8 +70,8 @@ def test_up_is_idempotent_and_status_says_where(stack_config, registry_url, caps
     assert "running" in out and registry_url in out
     pid = Stack(stack_config).status(["registry"])[0]["pid"]
     assert f"{process.MARKER_PROP}={stack_config.data_dir}" in process.cmdline(pid)
-    listening = [l for l in open("/proc/net/tcp6").read().splitlines()[1:] + open("/proc/net/tcp").read().splitlines()[1:]
-                 if l.split()[3] == "0A" and int(l.split()[1].rsplit(":", 1)[1], 16) in
+    sockets = open("/proc/net/tcp6").read().splitlines()[1:] + open("/proc/net/tcp").read().splitlines()[1:]
+    listening = [s for s in sockets if s.split()[3] == "0A" and int(s.split()[1].rsplit(":", 1)[1], 16) in
                  (stack_config.registry_port, stack_config.registry_port + 1)]
     assert listening, "the registry should listen"
     for line in listening:  # bound to 127.0.0.1 (v4 or v4-mapped v6), never the wildcard

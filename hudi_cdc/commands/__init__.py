@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # pydantic is imported only when a command needs the pipeline
     from ..config import Pipeline
 
 
-def pipeline_from(ctx: click.Context) -> "Pipeline":
+def pipeline_from(ctx: click.Context) -> Pipeline:
     """Load (once per invocation) the pipeline file chosen with --config."""
     from ..config import load_pipeline
 

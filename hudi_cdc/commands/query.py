@@ -5,7 +5,6 @@ Spark's Hudi datasource (--engine spark) or hudi-rs without a JVM (--engine nati
 from __future__ import annotations
 
 import functools
-from typing import List, Optional
 
 import click
 
@@ -14,7 +13,7 @@ from ..output import output_option, progress, render
 from . import pipeline_from, pipeline_loader
 
 
-def _split(columns: Optional[str]) -> Optional[List[str]]:
+def _split(columns: str | None) -> list[str] | None:
     return [c.strip() for c in columns.split(",") if c.strip()] if columns else None
 
 
