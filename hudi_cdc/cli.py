@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from typing import Dict
 
 import click
 
@@ -18,7 +17,7 @@ from . import __version__
 from .errors import HudiCdcError
 
 # name -> (module, attribute, one-line help)
-COMMANDS: Dict[str, tuple] = {
+COMMANDS: dict[str, tuple] = {
     "init": ("hudi_cdc.commands.core", "init_cmd", "Write a pipeline file for the embedded MoMA sample."),
     "render": ("hudi_cdc.commands.core", "render_cmd", "Render properties files and spark-submit argv."),
     "sample": ("hudi_cdc.commands.core", "sample_cmd", "Land the MoMA sample as Kafka Connect S3-sink Avro files."),

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from . import pipeline as pipe
 from . import sample
@@ -12,20 +12,20 @@ from .config import load_pipeline, uri_to_path
 from .output import text_table
 
 SHOW = {
-    "artists": (["299"], ["artist_id", "name", "nationality", "gender", "birth_year", "death_year", "__op", "_hoodie_commit_time"]),
-    "artworks": (["128447"], ["artwork_id", "title", "date", "acquisition_date", "dimensions", "classification", "__op", "_hoodie_commit_time"]),
+    "artists": (["299"], ["artist_id", "name", "nationality", "gender", "birth_year", "death_year", "__op",
+                          "_hoodie_commit_time"]),
+    "artworks": (["128447"], ["artwork_id", "title", "date", "acquisition_date", "dimensions", "classification",
+                              "__op", "_hoodie_commit_time"]),
 }
 
 
 def run_demo(directory: Path, registry: str = "", metastore: str = "", progress: Callable[[str], None] = print) -> dict:
-    from .commands.core import sample_pipeline_text
     from .reader import current_rows
+    from .workspace import PIPELINE_FILE, write_sample_pipeline
 
-    directory.mkdir(parents=True, exist_ok=True)
-    cfg = directory / "hudi-cdc.yaml"
+    cfg = directory / PIPELINE_FILE
     if not cfg.exists():
-        cfg.write_text(sample_pipeline_text(registry, metastore))
-        progress(f"wrote {cfg}")
+        progress(write_sample_pipeline(directory, registry, metastore))
     p = load_pipeline(cfg)
     root = uri_to_path(p.source_root)
     timings = {}

@@ -1,11 +1,17 @@
-"""Text for people, JSON for scripts: every command that prints results goes through here."""
+"""Text for people, JSON for scripts: every command that prints results goes through here.
+
+A command builds an `Output` (what to print per format) and calls `render(out, fmt)`: progress notes
+go to stderr, the chosen format to stdout. `emit` prints plain rows or any JSON-able object.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from typing import Any, List, Mapping, Optional, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import click
 
@@ -16,21 +22,21 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def text_table(rows: Sequence[Mapping[str, Any]], columns: Optional[List[str]] = None) -> str:
+def text_table(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None) -> str:
     if not rows:
         return "(no rows)"
     cols = columns or list(rows[0].keys())
     cells = [[_cell(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |", line]
+    out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)) + " |", line]
     for row in cells:
-        out.append("| " + " | ".join(v.ljust(w) for v, w in zip(row, widths)) + " |")
+        out.append("| " + " | ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) + " |")
     out.append(line)
     return "\n".join(out)
 
 
-def to_csv(rows: Sequence[Mapping[str, Any]], columns: Optional[List[str]] = None) -> str:
+def to_csv(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None) -> str:
     buf = io.StringIO()
     cols = columns or (list(rows[0].keys()) if rows else [])
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
@@ -40,7 +46,72 @@ def to_csv(rows: Sequence[Mapping[str, Any]], columns: Optional[List[str]] = Non
     return buf.getvalue().rstrip("\n")
 
 
-def emit(rows: Any, fmt: str = "text", columns: Optional[List[str]] = None) -> None:
+def human_bytes(n: Any) -> str:
+    """Like Hudi's NumericUtils.humanReadableByteCount: 1024-based, one decimal."""
+    if n is None:
+        return "null"
+    n = float(n)
+    if n < 1024:
+        return f"{int(n)} B" if n == int(n) else f"{n:.1f} B"
+    for unit in "KMGTPE":
+        n /= 1024
+        if n < 1024 or unit == "E":
+            return f"{n:.1f} {unit}B"
+    return str(n)
+
+
+@dataclass
+class Section:
+    """Rows shown as one table. In text, `byte_columns` are shown as 1.2 MB and no rows as `empty`."""
+
+    rows: list[Mapping[str, Any]]
+    columns: list[str] | None = None
+    byte_columns: Collection[str] = ()
+    empty: str | None = None
+
+    def text(self) -> str:
+        if not self.rows and self.empty is not None:
+            return self.empty
+        if not self.byte_columns:
+            return text_table(self.rows, self.columns)
+        cols = self.columns or (list(self.rows[0]) if self.rows else [])
+        return text_table([{c: human_bytes(r.get(c)) if c in self.byte_columns else r.get(c) for c in cols}
+                           for r in self.rows])
+
+    def csv(self) -> str:
+        return to_csv(self.rows, self.columns)
+
+
+@dataclass
+class Output:
+    """What one command prints. `text`: sections and plain lines in order; `json`: the object for
+    -o json; `csv`: the section for -o csv (None: csv shows the text). `notes` go to stderr first."""
+
+    text: list[Section | str] = field(default_factory=list)
+    json: Any = None
+    csv: Section | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def rows(cls, rows: list[Mapping[str, Any]], columns: list[str] | None = None, **kw: Any) -> Output:
+        """The common case: one table of rows (all fields in json, `columns` in text and csv)."""
+        section = Section(rows, columns)
+        return cls(text=[section], json=rows, csv=section, **kw)
+
+
+def render(out: Output, fmt: str = "text") -> None:
+    for note in out.notes:
+        progress(note)
+    if fmt == "json" and out.json is not None:
+        click.echo(json.dumps(out.json, indent=2, default=str))
+    elif fmt == "csv" and out.csv is not None:
+        click.echo(out.csv.csv())
+    else:
+        for part in out.text:
+            click.echo(part.text() if isinstance(part, Section) else part)
+
+
+def emit(rows: Any, fmt: str = "text", columns: list[str] | None = None) -> None:
     """Print rows (a list of dicts) or any JSON-able object in the chosen format."""
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2, default=str))

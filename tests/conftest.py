@@ -1,6 +1,34 @@
-"""Shared fixtures. Test modules of each feature may add fixtures in tests/plugins/*.py (auto-loaded)."""
+"""Shared fixtures (tests/plugins/*.py, auto-loaded) and the test tiers.
+
+Tests that start a real component carry its mark: spark (a JVM with the Hudi bundle), e2e (the CLI
+through spark-submit), hive, registry (the local stack) and aws (moto's server). A test that uses a
+fixture starting one of them gets that mark here, whatever its module declares; every test with
+none of these marks is marked ``unit`` (``pytest -m unit``: no JVM, no services, seconds).
+"""
 
 from pathlib import Path
 
 _plugins = sorted(p.stem for p in (Path(__file__).parent / "plugins").glob("*.py") if p.stem != "__init__")
 pytest_plugins = [f"tests.plugins.{name}" for name in _plugins]
+
+COMPONENT_MARKS = ("spark", "e2e", "hive", "registry", "aws")
+
+# fixture -> the mark of the real component it starts (fixtures depending on these inherit the mark,
+# since item.fixturenames holds the whole closure)
+FIXTURE_MARKS = {
+    "spark": "spark",
+    "registry_url": "registry",
+    "secured_registry": "registry",
+    "hive_stack": "hive",
+    "moto_endpoint": "aws",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            mark = FIXTURE_MARKS.get(fixture)
+            if mark and item.get_closest_marker(mark) is None:
+                item.add_marker(mark)
+        if not any(item.get_closest_marker(m) for m in COMPONENT_MARKS):
+            item.add_marker("unit")

@@ -64,8 +64,8 @@ class Lake:
     def targets(self, op):
         out = []
         for tt in self.pipeline.table("artists").table_types:
-            flags = render.streamer_flags(self.pipeline, render.Job("artists", tt, op),
-                                          f"file://{self.props_dir / render.props_filename(self.pipeline, 'artists', tt)}")
+            props = self.props_dir / render.props_filename(self.pipeline, "artists", tt)
+            flags = render.streamer_flags(self.pipeline, render.Job("artists", tt, op), f"file://{props}")
             for kv in render.LOCAL_HOODIE_CONF:
                 flags += ["--hoodie-conf", kv]
             out.append(streamer.parse_argv(flags)[0])
@@ -137,9 +137,12 @@ def test_cdc_semantics_bootstrap_then_stream(lake):
     res = lake.run("UPSERT")
     assert all(r.stale_ignored == 1 for r in res)
     lake.assert_matches()
+
+    def strip(rows):
+        return {k: {c: v[c] for c in DATA_COLS} for k, v in rows.items()}
+
     for tt in before:
         after = lake.table(tt)
-        strip = lambda rows: {k: {c: v[c] for c in DATA_COLS} for k, v in rows.items()}
         assert strip(after) == strip(before[tt]), f"{tt}: a redelivered file changed the table"
 
     # round 3: several changes of one key in one file, the delete first in file order but not in LSN order
@@ -198,7 +201,8 @@ def test_bad_input_leaves_table_unchanged(lake):
     with open(no_key, "wb") as fh:
         fastavro.writer(fh, sch, [{k: v for k, v in ev(9, 300).items() if k != "artist_id"}])
     os.utime(no_key, ns=(lake.mtime_ns + 2, lake.mtime_ns + 2))
-    with pytest.raises(streamer.JobInputError, match=r"field 'artist_id' .* missing from the schema of .*0000001000\.avro"):
+    missing = r"field 'artist_id' .* missing from the schema of .*0000001000\.avro"
+    with pytest.raises(streamer.JobInputError, match=missing):
         lake.run("UPSERT")
     assert {tt: lake.commits(tt) for tt in commits} == commits
     no_key.unlink()

@@ -43,11 +43,13 @@ def test_relative_paths_resolve_against_the_file(tmp_path):
 
 
 @pytest.mark.parametrize("text,expected", [
-    (GOOD.replace("    record_key: artist_id\n", ""), r"tables\.artists\.record_key: field required \(.*hudi-cdc\.yaml\)"),
+    (GOOD.replace("    record_key: artist_id\n", ""),
+     r"tables\.artists\.record_key: field required \(.*hudi-cdc\.yaml\)"),
     (GOOD.replace("pipeline: moma", "pipeline: moma\nfoo: 1"), r"foo: unknown key \(.*hudi-cdc\.yaml\)"),
     (GOOD + "    table_types: [COPY_ON_READ]\n", r"tables\.artists\.table_types\.0: .*COPY_ON_WRITE"),
     (GOOD + "    deletes: sometimes\n", r"tables\.artists\.deletes: .*'hard' or 'soft'"),
-    (GOOD.replace("pipeline: moma", "pipeline: moma\nhudi: {version: '0.13.0'}"), r"hudi\.version: unsupported Hudi version '0.13.0'"),
+    (GOOD.replace("pipeline: moma", "pipeline: moma\nhudi: {version: '0.13.0'}"),
+     r"hudi\.version: unsupported Hudi version '0.13.0'"),
     (GOOD.replace("lake: {root: lake, hive_database: moma}", ""), r"^lake: field required"),
     ("pipeline: [unclosed\n", r"hudi-cdc\.yaml: line \d+, column \d+: malformed YAML"),
     ("- just\n- a list\n", r"must be a YAML mapping"),

@@ -82,7 +82,7 @@ def test_corrupt_file_fails_by_name_and_leaves_table(demo):
         before = sorted(os.listdir(timeline))
         proc = cli("stream", "--table", "artworks", "--once", cwd=d)
         assert proc.returncode == 3, proc.stderr
-        lines = [l for l in proc.stderr.splitlines() if l.startswith("error:")]
+        lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
         assert len(lines) == 1 and "corrupt or truncated Avro file" in lines[0] and bad.name in lines[0]
         assert "log:" in lines[0]
         assert sorted(os.listdir(timeline)) == before
@@ -92,16 +92,19 @@ def test_corrupt_file_fails_by_name_and_leaves_table(demo):
 
 def test_cli_input_errors_are_one_line(demo, tmp_path):
     d, _ = demo
-    proc = cli("stream", "--table", "painters", "--once", cwd=d)
-    assert proc.returncode == 2 and "unknown table 'painters'" in proc.stderr
-    (tmp_path / "hudi-cdc.yaml").write_text("pipeline: x\nsource: {root: nowhere}\nlake: {root: lake}\ntables: {a: {topic: t}}\n")
-    proc = cli("bootstrap", cwd=tmp_path)
-    assert proc.returncode == 2 and "tables.a.record_key: field required" in proc.stderr and "hudi-cdc.yaml" in proc.stderr
-    (tmp_path / "hudi-cdc.yaml").write_text("pipeline: x\nsource: {root: nowhere}\nlake: {root: lake}\ntables: {a: {topic: t, record_key: k}}\n")
-    proc = cli("bootstrap", cwd=tmp_path)
-    assert proc.returncode == 3 and "table a: landing directory" in proc.stderr and "nowhere/t/partition=0 does not exist" in proc.stderr
-    for p in (proc,):
-        assert len(p.stderr.strip().splitlines()) == 1
+    unknown = cli("stream", "--table", "painters", "--once", cwd=d)
+    assert unknown.returncode == 2 and "unknown table 'painters'" in unknown.stderr
+    head = "pipeline: x\nsource: {root: nowhere}\nlake: {root: lake}\n"
+    (tmp_path / "hudi-cdc.yaml").write_text(head + "tables: {a: {topic: t}}\n")
+    invalid = cli("bootstrap", cwd=tmp_path)
+    assert invalid.returncode == 2 and "tables.a.record_key: field required" in invalid.stderr
+    assert "hudi-cdc.yaml" in invalid.stderr
+    (tmp_path / "hudi-cdc.yaml").write_text(head + "tables: {a: {topic: t, record_key: k}}\n")
+    missing = cli("bootstrap", cwd=tmp_path)
+    assert missing.returncode == 3 and "table a: landing directory" in missing.stderr
+    assert "nowhere/t/partition=0 does not exist" in missing.stderr
+    for proc in (unknown, invalid, missing):
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
 def test_missing_java_is_reported(demo, tmp_path):

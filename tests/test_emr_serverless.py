@@ -13,8 +13,16 @@ from hudi_cdc.config import parse_pipeline
 from hudi_cdc.errors import AwsError
 from hudi_cdc.runners.aws import errors as aws_errors
 from hudi_cdc.runners.emr_serverless import EmrServerlessRunner, argv_of, job_driver, split_spark_submit
-from tests.plugins.aws_fixtures import (ACCOUNT, BUCKET, REGION, SERVERLESS_ROLE, pipeline_data, put_gz,
-                                       serverless_run, set_run_state)
+from tests.plugins.aws_fixtures import (
+    ACCOUNT,
+    BUCKET,
+    REGION,
+    SERVERLESS_ROLE,
+    pipeline_data,
+    put_gz,
+    serverless_run,
+    set_run_state,
+)
 
 pytestmark = pytest.mark.aws
 

@@ -77,8 +77,9 @@ def test_api_steps_pass_botocore_validation_and_airflow_literal_eval():
 
 def test_steps_carry_the_renderer_argv():
     p = current_pipeline()
-    for job, step in zip(jobs_for(p), steps_json(p, jobs_for(p))):
-        props = f"s3://hudi-cdc-test-lake/hudi-cdc/moma/properties/{render.props_filename(p, job.table, job.table_type)}"
+    for job, step in zip(jobs_for(p), steps_json(p, jobs_for(p)), strict=True):
+        props = ("s3://hudi-cdc-test-lake/hudi-cdc/moma/properties/"
+                 f"{render.props_filename(p, job.table, job.table_type)}")
         assert step["HadoopJarStep"]["Args"] == render.streamer_argv(
             p, job.table, job.table_type, job.op, target="emr", props_uri=props, continuous=job.continuous)
 

@@ -137,40 +137,59 @@ def test_standalone_sync_recreates_a_dropped_table(lake, hive):
     assert after == before
 
 
-def test_a_long_lived_session_needs_refresh_after_a_commit(lake, hive, hive_stack):
+Q_299 = "SELECT nationality FROM moma_mor.artists_rt WHERE artist_id = 299"
+
+
+@pytest.fixture(scope="module")
+def round_1(lake, hive_stack):
+    """One delta commit on the MoR table: the seed's changes up to artist 299's move American ->
+    German (5 artworks files, then 4 of artists). Records what Hive answered around it: a session
+    opened before the commit, a new one after, the first after REFRESH TABLE; and _rt / _ro."""
+    seen = {}
+    with HiveClient(hive_stack.host, hive_stack.thrift_port) as old:
+        seen["before"] = old.query(Q_299)
+        assert main(["-c", lake.source_file, "sample", "moma", "--stage", "changes", "--count", "9"]) == 0
+        assert main(["-c", lake.source_file, "stream", "--table", "artists", "--type", "mor", "--once"]) == 0
+        seen["same_session"] = old.query(Q_299)
+        with HiveClient(hive_stack.host, hive_stack.thrift_port) as fresh:
+            seen["new_session"] = fresh.query(Q_299)
+        old.query("REFRESH TABLE moma_mor.artists_rt")
+        seen["after_refresh"] = old.query(Q_299)
+    mor = lake.base_path("artists", "MERGE_ON_READ")
+    with HiveClient(hive_stack.host, hive_stack.thrift_port) as hive:
+        seen["rt"], seen["cols"] = _hive_equals_hudi_rs(hive, "moma_mor.artists_rt", mor)
+        seen["ro"], _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_ro", mor, read_optimized=True)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def round_2(lake, hive_stack, round_1):
+    """The remaining change file (299 deleted): the second delta commit compacts inline."""
+    assert main(["-c", lake.source_file, "sample", "moma", "--stage", "changes"]) == 0
+    assert main(["-c", lake.source_file, "stream", "--table", "artists", "--type", "mor", "--once"]) == 0
+    mor = lake.base_path("artists", "MERGE_ON_READ")
+    with HiveClient(hive_stack.host, hive_stack.thrift_port) as hive:
+        rt, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_rt", mor)
+        ro, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_ro", mor, read_optimized=True)
+    return {"rt": rt, "ro": ro}
+
+
+def test_a_long_lived_session_needs_refresh_after_a_commit(round_1):
     """The Spark Thrift Server caches a table's file index per session: a session opened before a
     commit keeps seeing the old files until REFRESH TABLE; a new session sees the commit."""
-    c = lake.source_file
-    q = "SELECT nationality FROM moma_mor.artists_rt WHERE artist_id = 299"
-    assert hive.query(q) == [{"nationality": "American"}]
-    # the seed's changes up to artist 299's move American -> German (5 artworks files, then 4 of artists)
-    assert main(["-c", c, "sample", "moma", "--stage", "changes", "--count", "9"]) == 0
-    assert main(["-c", c, "stream", "--table", "artists", "--type", "mor", "--once"]) == 0
-    assert hive.query(q) == [{"nationality": "American"}]  # stale: same session
-    with HiveClient(hive_stack.host, hive_stack.thrift_port) as fresh:
-        assert fresh.query(q) == [{"nationality": "German"}]
-    hive.query("REFRESH TABLE moma_mor.artists_rt")
-    assert hive.query(q) == [{"nationality": "German"}]
+    assert round_1["before"] == [{"nationality": "American"}]
+    assert round_1["same_session"] == [{"nationality": "American"}]  # stale: same session
+    assert round_1["new_session"] == [{"nationality": "German"}]
+    assert round_1["after_refresh"] == [{"nationality": "German"}]
 
 
-def test_ro_lags_rt_until_compaction(lake, hive_stack):
-    c = lake.source_file
-    mor = lake.base_path("artists", "MERGE_ON_READ")
-    # after one delta commit (previous test) the read-optimized table still shows the base files
-    with HiveClient(hive_stack.host, hive_stack.thrift_port) as hive:
-        rt, cols = _hive_equals_hudi_rs(hive, "moma_mor.artists_rt", mor)
-        ro, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_ro", mor, read_optimized=True)
+def test_ro_lags_rt_until_compaction(round_1, round_2):
+    rt, ro, cols = round_1["rt"], round_1["ro"], round_1["cols"]
     assert rt != ro, "after one delta commit the read-optimized table must still show the base files"
     nat = cols.index("nationality")
     assert [r[nat] for r in _of_key(rt, cols, 299)] == ["German"]
     # the move wrote a new base file in German and only a delete log block in American, so the
     # read-optimized view has artist 299 twice until compaction
     assert [r[nat] for r in _of_key(ro, cols, 299)] == ["American", "German"]
-    # round 2: the remaining change file (299 deleted) -> the second delta commit compacts inline
-    assert main(["-c", c, "sample", "moma", "--stage", "changes"]) == 0
-    assert main(["-c", c, "stream", "--table", "artists", "--type", "mor", "--once"]) == 0
-    with HiveClient(hive_stack.host, hive_stack.thrift_port) as hive:
-        rt2, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_rt", mor)
-        ro2, _ = _hive_equals_hudi_rs(hive, "moma_mor.artists_ro", mor, read_optimized=True)
-    assert ro2 == rt2, "after compaction _ro and _rt agree"
-    assert _of_key(rt2, cols, 299) == [] and rt2 != rt
+    assert round_2["ro"] == round_2["rt"], "after compaction _ro and _rt agree"
+    assert _of_key(round_2["rt"], cols, 299) == [] and round_2["rt"] != rt

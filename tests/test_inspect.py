@@ -14,8 +14,16 @@ import pytest
 
 from hudi_cdc.cli import main
 from hudi_cdc.errors import TableStateError
-from hudi_cdc.inspect import (commit_rows, compaction_rows, file_size_stats, file_slice_rows, open_table,
-                              read_timeline, schema_info, write_amplification)
+from hudi_cdc.inspect import (
+    commit_rows,
+    compaction_rows,
+    file_size_stats,
+    file_slice_rows,
+    open_table,
+    read_timeline,
+    schema_info,
+    write_amplification,
+)
 from hudi_cdc.inspect.stats import hudi_waf, size_summary
 from hudi_cdc.instants import parse_instant_file
 from hudi_cdc.properties import parse_properties

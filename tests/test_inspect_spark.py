@@ -37,11 +37,11 @@ def mor_table_path(request, hudi_fixture_tables):
     return _path(request, hudi_fixture_tables)
 
 
-def test_commits_agree_with_hudi_show_commits(inspect_spark, table_path):
+def test_commits_agree_with_hudi_show_commits(spark, table_path):
     ours = commit_rows(open_table(table_path))
-    jvm = list(reversed(jvm_procedure(inspect_spark, "show_commits", table_path)))  # Hudi: newest first
+    jvm = list(reversed(jvm_procedure(spark, "show_commits", table_path)))  # Hudi: newest first
     assert [r["requested_time"] for r in ours] == [r["commit_time"] for r in jvm]
-    for o, j in zip(ours, jvm):
+    for o, j in zip(ours, jvm, strict=True):
         assert o["action"] == j["action"]
         assert o["bytes_written"] == j["total_bytes_written"]
         assert o["files_added"] == j["total_files_added"]
@@ -55,35 +55,44 @@ def test_commits_agree_with_hudi_show_commits(inspect_spark, table_path):
             assert o["completion_time"] == j["state_transition_time"]
 
 
-def test_write_amplification_agrees_with_hudi_stats_wa(inspect_spark, table_path):
+def test_write_amplification_agrees_with_hudi_stats_wa(spark, table_path):
     ours = write_amplification(open_table(table_path))
-    jvm = jvm_procedure(inspect_spark, "stats_wa", table_path)
+    jvm = jvm_procedure(spark, "stats_wa", table_path)
     assert [(r["requested_time"], r["records_upserted"], r["records_written"], r["write_amplification"])
             for r in ours] == [(r["commit_time"], r["total_upserted"], r["total_written"],
                                 r["write_amplification_factor"]) for r in jvm]
 
 
-def test_compactions_agree_with_hudi(inspect_spark, mor_table_path):
+def test_compactions_agree_with_hudi(spark, mor_table_path):
     table_path = mor_table_path
     table = open_table(table_path)
     assert table.is_mor
     ours = compaction_rows(table)
-    timeline = jvm_procedure(inspect_spark, "show_timeline", table_path)
+    timeline = jvm_procedure(spark, "show_timeline", table_path)
     # pending compactions: Hudi's timeline names them by their planned action
     assert [(o["requested_time"], o["state"]) for o in ours if o["state"] != "COMPLETED"] == sorted(
         (r["instant_time"], r["state"]) for r in timeline if r["action"] == "compaction")
     # completed ones are completed commit instants on Hudi's timeline
     completed_commits = {r["instant_time"] for r in timeline if r["action"] == "commit" and r["state"] == "COMPLETED"}
     assert {o["requested_time"] for o in ours if o["state"] == "COMPLETED"} <= completed_commits
-    try:
-        jvm = jvm_procedure(inspect_spark, "show_compaction", table_path)
-    except Exception as exc:  # noqa: BLE001 - py4j / AnalysisException
-        # Hudi 1.2.0's show_compaction reads a compaction plan for every "commit" instant; a bulk-insert
-        # commit on a MoR table (how the pipeline bootstraps) has none, and the procedure fails.
-        assert "compaction.requested" in str(exc) or "compaction" in str(exc).lower()
-        assert any(r["action"] == "commit" and r["instant_time"] not in {o["requested_time"] for o in ours}
-                   for r in timeline)
-        return
+
+
+def test_compactions_agree_with_hudi_show_compaction(spark, mor_table_path, request):
+    """Hudi 1.2.0's show_compaction reads a compaction plan for every completed "commit" instant of a
+    MoR table; a commit that is not a compaction (a bulk insert, how the pipeline bootstraps) has
+    none and the procedure fails. Such tables are an expected, strict failure: if Hudi fixes the
+    procedure, this test reports XPASS and the xfail must go."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    ours = compaction_rows(open_table(mor_table_path))
+    compactions = {o["requested_time"] for o in ours}
+    timeline = jvm_procedure(spark, "show_timeline", mor_table_path)
+    if any(r["action"] == "commit" and r["instant_time"] not in compactions for r in timeline):
+        request.applymarker(pytest.mark.xfail(
+            reason="Hudi 1.2.0 show_compaction fails on a MoR table with a non-compaction commit",
+            raises=(Py4JJavaError, CapturedException), strict=True))
+    jvm = jvm_procedure(spark, "show_compaction", mor_table_path)
     assert sorted((o["requested_time"], o["file_groups"], o["state"]) for o in ours) == sorted(
         (r["timestamp"], r["operation_size"], r["state"]) for r in jvm)
 

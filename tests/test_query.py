@@ -113,7 +113,7 @@ def test_times_resolve_to_the_commit_visible_then(sample_paths):
 
     qt = open_query_table(sample_paths["mor"])
     commits = qt.commits
-    for prev, c in zip(commits, commits[1:]):
+    for prev, c in zip(commits, commits[1:], strict=False):
         done = qt.wall_clock(c.completion_time)
         assert qt.commit_at(c.requested_time) == c  # names the commit
         assert qt.commit_at(done) == c
@@ -137,7 +137,7 @@ def test_changes_are_exactly_what_the_commits_wrote(sample_paths, spark, tt):
         first = changes(path, "2020-01-01", writes[0].requested_time, spark=sp, engine=engine)
         assert len(first.rows) == _upserts(meta[writes[0].requested_time])[0] == first.totals["inserts"] == 15089
         # each commit alone: its upserted records, nothing else, as the table shows them at that commit
-        for prev, c in zip(writes, writes[1:]):
+        for prev, c in zip(writes, writes[1:], strict=False):
             res = changes(path, prev.requested_time, c.requested_time, spark=sp, engine=engine)
             upserts, deletes = _upserts(meta[c.requested_time])
             assert [x["instant"] for x in res.commits] == [c.requested_time]
@@ -150,7 +150,8 @@ def test_changes_are_exactly_what_the_commits_wrote(sample_paths, spark, tt):
         assert [(r["artist_id"], r["nationality"], r["birth_year"]) for r in mid.rows] == [(299, "German", 1905)]
         assert mid.rows[0][COMMIT_TIME] == writes[4].requested_time
         gone = changes(path, writes[1].requested_time, spark=sp, engine=engine)
-        assert gone.rows == [] and gone.totals["deletes"] == sum(_upserts(meta[c.requested_time])[1] for c in writes[2:])
+        assert gone.rows == []
+        assert gone.totals["deletes"] == sum(_upserts(meta[c.requested_time])[1] for c in writes[2:])
 
 
 def _cli(capsys, *argv):

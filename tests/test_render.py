@@ -8,10 +8,11 @@ import pytest
 
 from hudi_cdc import render
 from hudi_cdc.config import load_pipeline
+from tests.shared import SHARED
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
-SEED_TEXT = ROOT.parent / "shared" / "seeds" / "001_7fd0163274bfc305.txt"
+SEED_TEXT = SHARED / "seeds" / "001_7fd0163274bfc305.txt"
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,8 @@ def test_properties_dir_is_current():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     for name, text in render.render_properties(mod.example()).items():
-        assert (ROOT / "properties" / name).read_text() == text, f"properties/{name} is stale: run scripts/render-example.py"
+        stale = f"properties/{name} is stale: run scripts/render-example.py"
+        assert (ROOT / "properties" / name).read_text() == text, stale
 
 
 def test_local_argv_is_a_list_with_one_jvm_for_all_jobs(tmp_path):
@@ -69,7 +71,8 @@ def test_local_argv_is_a_list_with_one_jvm_for_all_jobs(tmp_path):
 
 def test_emr_current_profile_uses_emr_jars_and_streamer_class():
     p = load_pipeline(ROOT / "hudi-cdc.yaml").model_copy(update={"base_dir": "/x"})
-    argv = render.streamer_argv(p, "artists", "COPY_ON_WRITE", "UPSERT", target="emr", props_uri="s3://b/p", continuous=True)
+    argv = render.streamer_argv(p, "artists", "COPY_ON_WRITE", "UPSERT", target="emr", props_uri="s3://b/p",
+                                continuous=True)
     assert argv[0] == "spark-submit" and argv[argv.index("--jars") + 1] == "/usr/lib/hudi/hudi-spark-bundle.jar"
     assert argv[argv.index("--source-ordering-field") + 1] == "__lsn"  # EMR 7's Hudi 1.0.2 flag
     assert argv[argv.index("--class") + 1] == "org.apache.hudi.utilities.streamer.HoodieStreamer"

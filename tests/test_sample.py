@@ -43,7 +43,8 @@ def test_expected_state_follows_the_seed(tmp_path):
     sample.land_changes(tmp_path, count=8)  # up to artist 299's move to Germany
     artists = sample.expected_state(tmp_path, "artists")
     a = artists[299]
-    assert (a["name"], a["nationality"], a["birth_year"], a["death_year"]) == ("Gerhard M. Bakker", "German", 1907, 1989)
+    assert (a["name"], a["nationality"], a["birth_year"], a["death_year"]) == (
+        "Gerhard M. Bakker", "German", 1907, 1989)
     sample.land_changes(tmp_path)
     assert 299 not in sample.expected_state(tmp_path, "artists")
     w = sample.expected_state(tmp_path, "artworks")[128447]

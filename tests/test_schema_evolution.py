@@ -72,15 +72,18 @@ def test_added_column_flows_to_hudi_and_hive(lake, hive_stack, tmp_path, capsys)
     avsc.write_text(json.dumps(V2))
     assert main(["-c", c, "schemas", "register", "--table", "artists", "--avsc", str(avsc)]) == 0
     # a v2 file (the source added `nickname`) and, after it, a late v1 file from an old producer
-    _land(lake, "moma.public.artists+0+0000100000.avro", V2, [_event(dict(snap[1], nickname="Bob"), 4_000_000_000_000)])
-    _land(lake, "moma.public.artists+0+0000100001.avro", V1, [_event(snap[2], 4_000_000_000_100, name="two, v1 producer")])
+    _land(lake, "moma.public.artists+0+0000100000.avro", V2,
+          [_event(dict(snap[1], nickname="Bob"), 4_000_000_000_000)])
+    _land(lake, "moma.public.artists+0+0000100001.avro", V1,
+          [_event(snap[2], 4_000_000_000_100, name="two, v1 producer")])
     assert main(["-c", c, "stream", "--table", "artists", "--once"]) == 0
     rows = rows_by_key(read_table(lake.base_path("artists", "COPY_ON_WRITE")), "artist_id")
     # the files were read with the registry's schema (v2): the v1 file's row has the column, null
     assert rows[1]["nickname"] == "Bob" and rows[2]["nickname"] is None and rows[2]["name"] == "two, v1 producer"
     assert rows[3]["nickname"] is None and len(rows) == len(snap)
     with HiveClient(hive_stack.host, hive_stack.thrift_port) as hive:
-        got = hive.query("SELECT artist_id, nickname FROM evolve_cow.artists WHERE artist_id IN (1, 2) ORDER BY artist_id")
+        got = hive.query("SELECT artist_id, nickname FROM evolve_cow.artists WHERE artist_id IN (1, 2) "
+                         "ORDER BY artist_id")
     assert got == [{"artist_id": 1, "nickname": "Bob"}, {"artist_id": 2, "nickname": None}]
 
 

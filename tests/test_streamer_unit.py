@@ -65,7 +65,8 @@ def test_validate_names_corrupt_truncated_and_keyless_files(tmp_path):
     junk.write_bytes(b"not avro at all")
     with pytest.raises(streamer.JobInputError, match=r"corrupt or truncated Avro file .*j\.avro"):
         streamer.validate_avro_files([(str(junk), 0, 0)], ["artist_id"])
-    with pytest.raises(streamer.JobInputError, match=r"field 'artwork_id' .* missing from the schema of .*0000000000\.avro"):
+    missing = r"field 'artwork_id' .* missing from the schema of .*0000000000\.avro"
+    with pytest.raises(streamer.JobInputError, match=missing):
         streamer.validate_avro_files([(str(REAL), 0, 0)], ["artwork_id"])
 
 

@@ -2,61 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from .. import pipeline as pipe
-from .. import render as rnd
-from .. import sample as smp
-from ..config import TYPE_SUFFIX, uri_to_path
-from ..errors import ConfigError
-from ..output import emit, output_option, progress
-from . import pipeline_from
+from .. import views
+from ..locate import BY_SUFFIX
+from ..output import Output, emit, output_option, progress, render
+from . import pipeline_from, pipeline_loader, target_of
 
 TYPE_CHOICE = click.Choice(["cow", "mor"])
-BY_SUFFIX = {v: k for k, v in TYPE_SUFFIX.items()}
-
-SAMPLE_PIPELINE = """\
-# hudi-cdc pipeline file for the embedded MoMA sample (see README: "The pipeline file").
-pipeline: moma
-hudi: {{version: "{version}"}}
-source:
-  root: landing/topics          # <root>/<topic>/partition=0/*.avro, as the Kafka Connect S3 sink writes
-{registry}lake:
-  root: lake                    # tables at lake/<table>_cow and lake/<table>_mor
-  hive_database: moma           # Hive databases moma_cow / moma_mor
-{metastore}spark:
-  master: local[2]
-  driver_memory: 2g
-  shuffle_partitions: 4
-tables:
-  artists:
-    topic: moma.public.artists
-    record_key: artist_id
-    ordering_field: __lsn
-    partition_field: nationality
-    table_types: [COPY_ON_WRITE, MERGE_ON_READ]
-    deletes: hard
-  artworks:
-    topic: moma.public.artworks
-    record_key: artwork_id
-    ordering_field: __lsn
-    partition_field: classification
-    table_types: [COPY_ON_WRITE, MERGE_ON_READ]
-    deletes: hard
-"""
-
-
-def sample_pipeline_text(registry: str = "", metastore: str = "") -> str:
-    from ..config import CURRENT_HUDI
-
-    return SAMPLE_PIPELINE.format(
-        version=CURRENT_HUDI,
-        registry=f"  schema_registry: {registry}\n" if registry else "",
-        metastore=f"  hive_metastore: {metastore}\n" if metastore else "",
-    )
 
 
 @click.command("init")
@@ -66,14 +21,9 @@ def sample_pipeline_text(registry: str = "", metastore: str = "") -> str:
 @click.option("--force", is_flag=True, help="overwrite an existing pipeline file")
 def init_cmd(directory, registry, metastore, force):
     """Write hudi-cdc.yaml for the embedded MoMA sample into DIRECTORY."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / "hudi-cdc.yaml"
-    if path.exists() and not force:
-        progress(f"{path} exists; keeping it (use --force to overwrite)")
-        return
-    path.write_text(sample_pipeline_text(registry, metastore))
-    progress(f"wrote {path}")
+    from ..workspace import write_sample_pipeline
+
+    render(Output(notes=[write_sample_pipeline(Path(directory), registry, metastore, force)]))
 
 
 @click.command("render")
@@ -85,64 +35,13 @@ def init_cmd(directory, registry, metastore, force):
 @click.pass_context
 def render_cmd(ctx, out, props_base, emr_steps, output):
     """Write the properties files and print each job's spark-submit argv."""
-    p = pipeline_from(ctx)
-    target = ctx.find_root().obj["target"]
+    from .. import plan
+
     if emr_steps:
-        from ..runners.emr import steps_json
-
-        click.echo(json.dumps(steps_json(p, _all_jobs(p)), indent=2))
+        emit(plan.emr_steps(pipeline_from(ctx)), "json")
         return
-    written = rnd.write_properties(p, Path(out))
-    for w in written:
-        progress(f"wrote {w}")
-    base = props_base or f"file://{Path(out).resolve()}"
-    rows = []
-    for job in _all_jobs(p):
-        props_uri = f"{base.rstrip('/')}/{rnd.props_filename(p, job.table, job.table_type)}"
-        if target == "local":
-            from ..runners.local import job_script
-
-            argv = rnd.local_argv(p, [job], Path(out), ["<hudi-spark-bundle.jar>", "<spark-avro.jar>"], job_script())
-        else:
-            argv = rnd.streamer_argv(p, job.table, job.table_type, job.op, target=target, props_uri=props_uri,
-                                     continuous=job.continuous)
-        rows.append({"job": job.name, "argv": argv})
-    if output == "json":
-        emit(rows, "json")
-    else:
-        for r in rows:
-            click.echo(f"# {r['job']}")
-            click.echo(" \\\n  ".join(_shell_lines(r["argv"])))
-
-
-def _shell_lines(argv):
-    """For people: one flag and its value per line (the argv itself stays a list)."""
-    import shlex
-
-    lines, i = [], 0
-    while i < len(argv):
-        a = shlex.quote(argv[i])
-        if argv[i].startswith("--") and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-            a += " " + shlex.quote(argv[i + 1])
-            i += 1
-        lines.append(a)
-        i += 1
-    return lines
-
-
-def _all_jobs(p):
-    jobs = [rnd.Job(t, tt, "BULK_INSERT") for t, tt in p.targets()]
-    jobs += [rnd.Job(t, tt, "UPSERT", continuous=True) for t, tt in p.targets()]
-    return jobs
-
-
-def _landing_root(ctx, directory):
-    if directory:
-        return Path(directory)
-    try:
-        return uri_to_path(pipeline_from(ctx).source_root)
-    except ConfigError:
-        return Path("landing/topics")
+    rows = plan.job_argvs(pipeline_from(ctx), Path(out), props_base, target_of(ctx), progress)
+    render(views.job_argvs(rows), output)
 
 
 @click.command("sample")
@@ -154,13 +53,9 @@ def _landing_root(ctx, directory):
 @click.pass_context
 def sample_cmd(ctx, dataset, directory, stage, count):
     """Land the MoMA sample under DIRECTORY (default: the pipeline's source.root)."""
-    root = _landing_root(ctx, directory)
-    if stage in ("snapshot", "all"):
-        smp.land_snapshot(root, progress=progress)
-    if stage in ("changes", "all"):
-        written = smp.land_changes(root, count, progress=progress)
-        if not written:
-            progress("no change files left to land")
+    from ..workspace import land_sample, landing_root
+
+    land_sample(landing_root(directory, pipeline_loader(ctx)), stage, count, progress)
 
 
 @click.command("bootstrap")
@@ -171,10 +66,11 @@ def sample_cmd(ctx, dataset, directory, stage, count):
 @click.pass_context
 def bootstrap_cmd(ctx, table, force, dry_run, output):
     """BULK_INSERT (with --filter-dupes) everything landed so far, every table and table type."""
-    p = pipeline_from(ctx)
-    results = pipe.bootstrap(p, table, force=force, target=ctx.find_root().obj["target"], dry_run=dry_run,
+    from .. import pipeline as pipe
+
+    results = pipe.bootstrap(pipeline_from(ctx), table, force=force, target=target_of(ctx), dry_run=dry_run,
                              progress=progress)
-    _report(results, output)
+    render(views.job_results(results), output)
 
 
 @click.command("stream")
@@ -186,22 +82,11 @@ def bootstrap_cmd(ctx, table, force, dry_run, output):
 @click.pass_context
 def stream_cmd(ctx, table, ttype, once, dry_run, output):
     """Continuous UPSERT of newly landed files, starting where the last commit's checkpoint ended."""
-    p = pipeline_from(ctx)
-    results = pipe.stream(p, table, once=once, table_type=BY_SUFFIX.get(ttype), target=ctx.find_root().obj["target"],
-                          dry_run=dry_run, progress=progress)
-    _report(results, output)
+    from .. import pipeline as pipe
 
-
-def _report(results, output):
-    if output == "json":
-        emit(results, "json")
-        return
-    rows = [{"table": r.get("table"), "operation": r.get("operation"), "files": len(r.get("files") or []),
-             "records_in": r.get("records_in"), "written": r.get("records_written"), "deletes": r.get("deletes"),
-             "commit": r.get("commit") or ("-" if r.get("skipped") else None)}
-            for r in results if not r.get("dry_run")]
-    if rows:
-        emit(rows, "text")
+    results = pipe.stream(pipeline_from(ctx), table, once=once, table_type=BY_SUFFIX.get(ttype),
+                          target=target_of(ctx), dry_run=dry_run, progress=progress)
+    render(views.job_results(results), output)
 
 
 @click.command("show")
@@ -215,17 +100,16 @@ def show_cmd(ctx, table, ttype, keys, columns, output):
     """Current rows of a table, read with hudi-rs (no JVM)."""
     from ..reader import current_rows
 
-    p = pipeline_from(ctx)
-    rows = current_rows(p, table, BY_SUFFIX[ttype], keys=list(keys), columns=columns.split(",") if columns else None)
-    emit(rows, output)
+    rows = current_rows(pipeline_from(ctx), table, BY_SUFFIX[ttype], keys=list(keys),
+                        columns=columns.split(",") if columns else None)
+    render(Output.rows(rows), output)
 
 
 @click.command("demo")
 @click.argument("directory", default="demo", type=click.Path(file_okay=False))
 @click.option("--registry", default="", help="use this schema registry (ccompat URL)")
 @click.option("--metastore", default="", help="sync to this Hive metastore (thrift URI)")
-@click.pass_context
-def demo_cmd(ctx, directory, registry, metastore):
+def demo_cmd(directory, registry, metastore):
     """The whole sample flow in DIRECTORY: sample -> bootstrap -> changes -> stream --once -> rows."""
     from ..demo import run_demo
 

@@ -4,33 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..output import emit, output_option, progress
-from . import pipeline_from
+from ..output import Output, output_option, progress, render
+from . import pipeline_from, pipeline_loader
 
 _server_option = click.option(
     "--server", default=None, metavar="HOST:PORT",
     help="HiveServer2 endpoint (default: $HUDI_CDC_HIVESERVER2, else the local stack's thrift server)")
-
-
-def _client(server):
-    from ..hive import HiveClient, default_server, parse_server
-
-    host, port = parse_server(server) if server else default_server()
-    return HiveClient(host, port)
-
-
-def _qualify(ctx, name: str) -> str:
-    """'artists_rt' or 'moma_mor.artists_rt'; a bare pipeline table name means its CoW table."""
-    if "." in name:
-        return name
-    pipeline = pipeline_from(ctx)
-    from ..hive import hive_tables_of
-
-    for row in hive_tables_of(pipeline):
-        db, _, tbl = row["hive_table"].partition(".")
-        if tbl == name:
-            return row["hive_table"]
-    return name
 
 
 @click.group("hive")
@@ -46,25 +25,11 @@ def hive():
 @click.pass_context
 def tables_cmd(ctx, databases, server, output):
     """Tables in the pipeline's Hive databases, with what each one is."""
-    from ..hive import hive_tables_of
+    from ..hive_catalog import client, table_rows
 
-    known = {}
-    if not databases:
-        pipeline = pipeline_from(ctx)
-        known = {r["hive_table"]: r for r in hive_tables_of(pipeline)}
-        databases = sorted({r["hive_table"].split(".")[0] for r in known.values()})
-    with _client(server) as client:
-        present = set(client.databases())
-        rows = []
-        for db in databases:
-            if db not in present:
-                rows.append({"database": db, "table": "", "pipeline_table": "", "query": "(database missing: not synced yet)"})
-                continue
-            for t in client.tables(db):
-                info = known.get(f"{db}.{t}", {})
-                rows.append({"database": db, "table": t, "pipeline_table": info.get("table", ""),
-                             "query": info.get("query", "")})
-    emit(rows, output, columns=["database", "table", "pipeline_table", "query"])
+    with client(server) as hs2:
+        rows = table_rows(hs2, databases, pipeline_loader(ctx))
+    render(Output.rows(rows, ["database", "table", "pipeline_table", "query"]), output)
 
 
 @hive.command("partitions")
@@ -74,10 +39,11 @@ def tables_cmd(ctx, databases, server, output):
 @click.pass_context
 def partitions_cmd(ctx, table, server, output):
     """Partitions registered in the metastore for TABLE (db.table, or a synced table name)."""
-    name = _qualify(ctx, table)
-    with _client(server) as client:
-        parts = client.partitions(name)
-    emit([{"partition": p} for p in parts], output)
+    from ..hive_catalog import client, qualify
+
+    with client(server) as hs2:
+        parts = hs2.partitions(qualify(table, pipeline_loader(ctx)))
+    render(Output.rows([{"partition": p} for p in parts]), output)
 
 
 @hive.command("describe")
@@ -87,10 +53,11 @@ def partitions_cmd(ctx, table, server, output):
 @click.pass_context
 def describe_cmd(ctx, table, server, output):
     """Columns, partition columns and table details of TABLE as the metastore has them."""
-    name = _qualify(ctx, table)
-    with _client(server) as client:
-        rows = client.describe(name)
-    emit(rows, output, columns=["section", "name", "type", "comment"])
+    from ..hive_catalog import client, qualify
+
+    with client(server) as hs2:
+        rows = hs2.describe(qualify(table, pipeline_loader(ctx)))
+    render(Output.rows(rows, ["section", "name", "type", "comment"]), output)
 
 
 @hive.command("sql")
@@ -99,9 +66,11 @@ def describe_cmd(ctx, table, server, output):
 @output_option
 def sql_cmd(statement, server, output):
     """Run one SQL statement through HiveServer2 and print its rows."""
-    with _client(server) as client:
-        rows = client.query(statement)
-    emit(rows, output)
+    from ..hive_catalog import client
+
+    with client(server) as hs2:
+        rows = hs2.query(statement)
+    render(Output.rows(rows), output)
 
 
 @click.command("sync")
@@ -116,6 +85,5 @@ def sync_cmd(ctx, table, table_type, metastore, output):
     """Re-sync tables to the Hive metastore (Hudi's HiveSyncTool, hms mode) without writing data."""
     from ..hive_sync import sync
 
-    pipeline = pipeline_from(ctx)
-    rows = sync(pipeline, table, table_type, metastore, progress)
-    emit(rows, output, columns=["table", "type", "hive_tables", "seconds"])
+    rows = sync(pipeline_from(ctx), table, table_type, metastore, progress)
+    render(Output.rows(rows, ["table", "type", "hive_tables", "seconds"]), output)

@@ -4,21 +4,19 @@ read with hudi-rs (no JVM). A table is named by --path, or by pipeline table nam
 from __future__ import annotations
 
 import functools
-from typing import Any, Dict, List, Optional
 
 import click
 
-from ..config import TYPE_SUFFIX
-from ..output import emit, output_option
-from . import pipeline_from
-
-_TYPES = {suffix: table_type for table_type, suffix in TYPE_SUFFIX.items()}  # cow -> COPY_ON_WRITE
+from .. import views
+from ..locate import BY_SUFFIX
+from ..output import output_option, render
+from . import pipeline_loader
 
 
 def table_options(f):
     @click.option("--path", "path", metavar="URI", help="table base path (local path, file:// or s3://)")
     @click.option("--table", "table", metavar="NAME", help="a table of the pipeline file")
-    @click.option("--type", "table_type", type=click.Choice(sorted(_TYPES)), help="cow or mor (with --table)")
+    @click.option("--type", "table_type", type=click.Choice(sorted(BY_SUFFIX)), help="cow or mor (with --table)")
     @output_option
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -27,49 +25,11 @@ def table_options(f):
     return wrapper
 
 
-def resolve_path(ctx: click.Context, path: Optional[str], table: Optional[str], table_type: Optional[str]) -> str:
-    if path and table:
-        raise click.UsageError("pass either --path or --table, not both")
-    if path:
-        return path
-    if not table:
-        raise click.UsageError("name a table: --path URI, or --table NAME [--type cow|mor]")
-    pipeline = pipeline_from(ctx)
-    types = pipeline.table(table).table_types
-    if table_type:
-        wanted = _TYPES[table_type]
-        if wanted not in types:
-            raise click.UsageError(f"table {table!r} has no {table_type} table in {pipeline.source_file}")
-    elif len(types) == 1:
-        wanted = types[0]
-    else:
-        raise click.UsageError(f"table {table!r} is written as {' and '.join(TYPE_SUFFIX[t] for t in types)}: "
-                               "pass --type cow|mor")
-    return pipeline.base_path(table, wanted)
-
-
 def _open(ctx, path, table, table_type):
     from ..inspect import open_table
+    from ..locate import table_path
 
-    return open_table(resolve_path(ctx, path, table, table_type))
-
-
-def human_bytes(n: Any) -> str:
-    """Like Hudi's NumericUtils.humanReadableByteCount: 1024-based, one decimal."""
-    if n is None:
-        return "null"
-    n = float(n)
-    if n < 1024:
-        return f"{int(n)} B" if n == int(n) else f"{n:.1f} B"
-    for unit in "KMGTPE":
-        n /= 1024
-        if n < 1024 or unit == "E":
-            return f"{n:.1f} {unit}B"
-    return str(n)
-
-
-def _text_rows(rows: List[Dict[str, Any]], columns: List[str], byte_columns=()) -> List[Dict[str, Any]]:
-    return [{c: (human_bytes(r.get(c)) if c in byte_columns else r.get(c)) for c in columns} for r in rows]
+    return open_table(table_path(path, table, table_type, pipeline_loader(ctx)))
 
 
 @click.group("inspect")
@@ -84,15 +44,7 @@ def commits_cmd(ctx, path, table, table_type, output):
     """Completed commits, delta commits and replace commits, oldest first (hudi-cli `commits show`)."""
     from ..inspect import commit_rows
 
-    rows = commit_rows(_open(ctx, path, table, table_type))
-    if output != "text":
-        columns = None if output == "json" else [c for c in rows[0] if c != "partitions"]
-        emit(rows, output, columns)
-        return
-    cols = ["requested_time", "completion_time", "action", "operation", "records_written", "records_inserted",
-            "records_updated", "records_deleted", "files_added", "files_updated", "bytes_written",
-            "partitions_written"]
-    emit(_text_rows(rows, cols, {"bytes_written"}), "text")
+    render(views.commits(commit_rows(_open(ctx, path, table, table_type))), output)
 
 
 @inspect.command("stats")
@@ -103,21 +55,7 @@ def stats_cmd(ctx, path, table, table_type, output):
     from ..inspect import file_size_stats, write_amplification
 
     t = _open(ctx, path, table, table_type)
-    wa = write_amplification(t)
-    sizes = file_size_stats(t)
-    if output == "json":
-        emit({"table": t.describe(), "write_amplification": wa, "file_sizes": sizes}, "json")
-        return
-    if output == "csv":
-        emit(wa, "csv")
-        return
-    click.echo("Write amplification (records written / records upserted; commit and replacecommit instants):")
-    emit(_text_rows(wa, ["requested_time", "action", "records_upserted", "records_written", "write_amplification",
-                         "bytes_written"], {"bytes_written"}))
-    click.echo("File sizes (latest file slices):")
-    size_rows = [dict(kind=k, **v) for k, v in sizes.items()]
-    emit(_text_rows(size_rows, ["kind", "files", "total_bytes", "min", "p10", "p50", "avg", "p95", "max", "std_dev"],
-                    {"total_bytes", "min", "p10", "p50", "avg", "p95", "max", "std_dev"}))
+    render(views.stats(t.describe(), write_amplification(t), file_size_stats(t)), output)
 
 
 @inspect.command("compactions")
@@ -127,11 +65,7 @@ def compactions_cmd(ctx, path, table, table_type, output):
     """Completed and pending compactions of a MERGE_ON_READ table (hudi-cli `compactions show all`)."""
     from ..inspect import compaction_rows
 
-    rows = compaction_rows(_open(ctx, path, table, table_type))
-    if output == "text" and not rows:
-        click.echo("(no compactions in the active timeline)")
-        return
-    emit(rows if output != "text" else _text_rows(rows, list(rows[0]), {"log_bytes"}), output)
+    render(views.compactions(compaction_rows(_open(ctx, path, table, table_type))), output)
 
 
 @inspect.command("files")
@@ -141,15 +75,7 @@ def files_cmd(ctx, path, table, table_type, output):
     """File slices of the latest snapshot per partition, with base and log files and sizes."""
     from ..inspect import file_slice_rows
 
-    rows = file_slice_rows(_open(ctx, path, table, table_type))
-    if output == "json":
-        emit(rows, "json")
-        return
-    cols = ["partition", "file_id", "base_instant", "base_bytes", "log_files", "log_bytes", "total_bytes"]
-    if output == "csv":
-        emit(rows, "csv", cols)
-        return
-    emit(_text_rows(rows, cols, {"base_bytes", "log_bytes", "total_bytes"}))
+    render(views.file_slices(file_slice_rows(_open(ctx, path, table, table_type))), output)
 
 
 @inspect.command("schema")
@@ -159,18 +85,7 @@ def schema_cmd(ctx, path, table, table_type, output):
     """The table's current schema (Arrow and Avro) and its table config (hudi-cli `desc`)."""
     from ..inspect import schema_info
 
-    info = schema_info(_open(ctx, path, table, table_type))
-    if output == "json":
-        emit(info, "json")
-        return
-    if output == "csv":
-        emit(info["fields"], "csv")
-        return
-    t = info["table"]
-    click.echo(f"{t['name']}: {t['type']}, table version {t['version']}, {t['path']}")
-    click.echo(f"partition fields: {', '.join(t['partition_fields']) or '(none)'}")
-    emit(info["fields"])
-    emit([{"property": k, "value": v} for k, v in info["config"].items()])
+    render(views.schema(schema_info(_open(ctx, path, table, table_type))), output)
 
 
 @inspect.command("timeline")
@@ -178,11 +93,6 @@ def schema_cmd(ctx, path, table, table_type, output):
 @click.pass_context
 def timeline_cmd(ctx, path, table, table_type, output):
     """Every instant of the active timeline (pending ones, rollbacks, cleans, indexing included)."""
-    from ..inspect import open_table, read_timeline
+    from ..inspect import read_timeline
 
-    t = open_table(resolve_path(ctx, path, table, table_type))
-    rows = [i.to_dict() for i in read_timeline(t)]
-    if output == "text" and not rows:
-        click.echo("(the timeline is empty)")
-        return
-    emit(rows, output)
+    render(views.timeline([i.to_dict() for i in read_timeline(_open(ctx, path, table, table_type))]), output)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import click
 
-from ..errors import ConfigError
-from ..output import emit, output_option, progress
+from .. import local_stack
+from ..output import Output, output_option, progress, render
 
 SERVICE_CHOICE = click.Choice(["registry", "metastore", "thriftserver"])
 
@@ -45,30 +43,11 @@ def local():
 def up_cmd(data_dir, registry_port, metastore_port, thrift_port, apicurio_version,
            registry_username_env, registry_password_env, only, output):
     """Start the stack in the background on 127.0.0.1 and wait until every service answers."""
-    from ..stack import Stack, StackConfig
-
     changes = {"registry_port": registry_port, "metastore_port": metastore_port, "thrift_port": thrift_port,
                "apicurio_version": apicurio_version}
-    base = StackConfig.saved(data_dir)
-    cfg_kwargs = {**base.to_state(), **{k: v for k, v in changes.items() if v is not None}}
-    cfg_kwargs["data_dir"] = base.data_dir
-    cfg_kwargs["registry_users"] = _registry_users(registry_username_env, registry_password_env)
-    cfg = StackConfig(**cfg_kwargs)
-    t0 = time.monotonic()
-    rows = Stack(cfg, progress).up(list(only) or None)
-    progress(f"stack up in {time.monotonic() - t0:.1f}s")
-    emit(rows, output, columns=["service", "state", "pid", "url", "seconds"])
-
-
-def _registry_users(user_env, password_env):
-    if not user_env and not password_env:
-        return {}
-    if not (user_env and password_env):
-        raise ConfigError("--registry-username-env and --registry-password-env go together")
-    missing = [v for v in (user_env, password_env) if not os.environ.get(v)]
-    if missing:
-        raise ConfigError(f"environment variable(s) {', '.join(missing)} not set")
-    return {os.environ[user_env]: (os.environ[password_env], "sr-admin")}
+    users = local_stack.registry_users(registry_username_env, registry_password_env)
+    rows = local_stack.up(data_dir, changes, users, only, progress)
+    render(Output.rows(rows, ["service", "state", "pid", "url", "seconds"]), output)
 
 
 @local.command("down")
@@ -77,10 +56,7 @@ def _registry_users(user_env, password_env):
 @output_option
 def down_cmd(data_dir, only, output):
     """Stop what `local up` started (pid files in the data dir); nothing else."""
-    from ..stack import Stack, StackConfig
-
-    rows = Stack(StackConfig.saved(data_dir), progress).down(list(only) or None)
-    emit(rows, output, columns=["service", "state", "pid"])
+    render(Output.rows(local_stack.down(data_dir, only, progress), ["service", "state", "pid"]), output)
 
 
 @local.command("status")
@@ -89,7 +65,4 @@ def down_cmd(data_dir, only, output):
 @output_option
 def status_cmd(data_dir, only, output):
     """What runs where: state, pid, URL and log of each service."""
-    from ..stack import Stack, StackConfig
-
-    emit(Stack(StackConfig.saved(data_dir)).status(list(only) or None), output,
-         columns=["service", "state", "pid", "url", "log"])
+    render(Output.rows(local_stack.status(data_dir, only), ["service", "state", "pid", "url", "log"]), output)

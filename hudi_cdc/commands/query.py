@@ -5,19 +5,15 @@ Spark's Hudi datasource (--engine spark) or hudi-rs without a JVM (--engine nati
 from __future__ import annotations
 
 import functools
-import os
-import sys
-from contextlib import contextmanager
-from typing import List, Optional
 
 import click
 
-from ..output import emit, output_option, progress
-from . import pipeline_from
-from .inspect import resolve_path
+from .. import views
+from ..output import output_option, progress, render
+from . import pipeline_from, pipeline_loader
 
 
-def _split(columns: Optional[str]) -> Optional[List[str]]:
+def _split(columns: str | None) -> list[str] | None:
     return [c.strip() for c in columns.split(",") if c.strip()] if columns else None
 
 
@@ -36,48 +32,18 @@ def query_options(f):
     return wrapper
 
 
-@contextmanager
-def _engine(ctx: click.Context, name: str, table: Optional[str]):
-    """For spark, the process's active session, or a local one started here and stopped on the way out."""
-    if name != "spark":
-        yield None
-        return
-    from pyspark.sql import SparkSession
-
-    from ..query.spark_engine import start_session
-
-    active = SparkSession.getActiveSession()
-    if active is not None:  # called from a process that has one (a notebook, tests): use it, keep it
-        yield active
-        return
-    progress("starting Spark (use --engine native to read without a JVM) ...")
-    pipeline = pipeline_from(ctx) if table else None
-    with _jvm_stdout_to_stderr():
-        spark = start_session(pipeline)
-    try:
-        yield spark
-    finally:
-        spark.stop()
-
-
-@contextmanager
-def _jvm_stdout_to_stderr():
-    """The JVM started meanwhile inherits stderr as its stdout: what it prints (Hudi's JOL agent
-    warnings) cannot corrupt `-o json` on our stdout."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def _open(ctx, path, table, table_type):
+    from ..locate import table_path
     from ..query import open_query_table
 
-    return open_query_table(resolve_path(ctx, path, table, table_type))
+    return open_query_table(table_path(path, table, table_type, pipeline_loader(ctx)))
+
+
+def _spark(ctx, engine, table):
+    """The Spark session for --engine spark (the pipeline's Spark settings with --table)."""
+    from ..session import spark_for
+
+    return spark_for(engine, pipeline_from(ctx) if table and engine == "spark" else None, progress)
 
 
 @click.group("query")
@@ -102,13 +68,10 @@ def as_of_cmd(ctx, at, where, read_optimized, path, table, table_type, engine, c
 
     qt = _open(ctx, path, table, table_type)
     commit = qt.commit_at(at)  # bad times fail before Spark starts
-    with _engine(ctx, engine, table) as spark:
+    with _spark(ctx, engine, table) as spark:
         res = as_of(qt, at, spark=spark, engine=engine, where=where, read_optimized=read_optimized,
                     columns=_split(columns))
-    view = " (read-optimized)" if read_optimized else ""
-    progress(f"{qt.uri} as of {at}{view}: commit {commit.requested_time} ({commit.action}, completed "
-             f"{res.committed_at}), {len(res.rows)} row(s), engine {res.engine}")
-    emit(res.rows, output)
+    render(views.as_of(qt, at, commit, res, read_optimized), output)
 
 
 @query.command("history")
@@ -122,12 +85,9 @@ def history_cmd(ctx, key, path, table, table_type, engine, columns, output):
 
     qt = _open(ctx, path, table, table_type)
     key_conditions(key, qt.record_keys, qt.column_types)  # a bad key fails before Spark starts
-    with _engine(ctx, engine, table) as spark:
+    with _spark(ctx, engine, table) as spark:
         res = history(qt, key, spark=spark, engine=engine, columns=_split(columns))
-    for w in res.warnings:
-        progress(f"warning: {w}")
-    progress(f"{qt.uri}: {len(res.states)} state(s) of key {key}, engine {res.engine}")
-    emit(res.states, output)
+    render(views.history(qt, key, res), output)
 
 
 @query.command("changes")
@@ -144,17 +104,6 @@ def changes_cmd(ctx, since, until, where, path, table, table_type, engine, colum
 
     qt = _open(ctx, path, table, table_type)
     qt.range(since, until)  # bad times fail before Spark starts
-    with _engine(ctx, engine, table) as spark:
+    with _spark(ctx, engine, table) as spark:
         res = changes(qt, since, until, spark=spark, engine=engine, where=where, columns=_split(columns))
-    start = (f"commit {res.range.after.requested_time} (completed {qt.wall_clock(res.range.after.completion_time)})"
-             if res.range.after else "the first commit")
-    t = res.totals
-    progress(f"{qt.uri}: {len(res.commits)} commit(s) after {start} up to commit {res.range.until.requested_time} "
-             f"(completed {qt.wall_clock(res.range.until.completion_time)}); commit metadata: {t['inserts']} "
-             f"insert(s), {t['updates']} update(s), {t['deletes']} delete(s); {len(res.rows)} row(s), "
-             f"engine {res.engine}")
-    if output == "text" and res.commits:
-        click.echo("Commits (from their metadata):")
-        emit(res.commits, "text")
-        click.echo("Records (latest version of each record upserted; deleted records are not listed):")
-    emit(res.rows, output)
+    render(views.changes(qt, res), output)

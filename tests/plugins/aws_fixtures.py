@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import gzip
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 import pytest
 
@@ -107,8 +108,8 @@ def emr_step(cluster_id: str, step_id: str):
     return next(s for s in cluster.steps if s.id == step_id)
 
 
-def set_step_state(cluster_id: str, step_id: str, state: str, failure: Optional[Dict[str, str]] = None,
-                   reason: Optional[str] = None) -> None:
+def set_step_state(cluster_id: str, step_id: str, state: str, failure: dict[str, str] | None = None,
+                   reason: str | None = None) -> None:
     step = emr_step(cluster_id, step_id)
     step.state = state
     status = dict(step.status)  # moto's own (State, StateChangeReason, Timeline)
@@ -127,7 +128,7 @@ def serverless_run(app_id: str, run_id: str):
     return next(r for r in runs if r.id == run_id)
 
 
-def set_run_state(app_id: str, run_id: str, state: str, details: Optional[str] = None) -> None:
+def set_run_state(app_id: str, run_id: str, state: str, details: str | None = None) -> None:
     run = serverless_run(app_id, run_id)
     run.state = state
     if details is not None:
@@ -143,9 +144,9 @@ def put_gz(s3, uri: str, text: str) -> None:
 class StateScript:
     """Fake sleep + clock for a runner: each sleep applies the next scripted action."""
 
-    actions: List[Callable[[], None]] = field(default_factory=list)
+    actions: list[Callable[[], None]] = field(default_factory=list)
     now: float = 0.0
-    sleeps: List[float] = field(default_factory=list)
+    sleeps: list[float] = field(default_factory=list)
 
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
@@ -164,11 +165,11 @@ def state_script():
 
 @pytest.fixture
 def echo_lines():
-    lines: List[str] = []
+    lines: list[str] = []
     return lines
 
 
-def pipeline_data(**emr: Any) -> Dict[str, Any]:
+def pipeline_data(**emr: Any) -> dict[str, Any]:
     """A two-table pipeline on S3, as a user would write it for EMR."""
     settings = {"region": REGION, "bucket": BUCKET, "prefix": "hudi-cdc", "poll_seconds": 15,
                 "timeout_seconds": 3600}

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 
-FIXTURE_ZIPS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "hudi-tables"
-HUDI_VERSION = "1.2.0"
+from tests.shared import SHARED
+
+FIXTURE_ZIPS = SHARED / "fixtures" / "hudi-tables"
 
 
-def fixture_zips() -> List[Path]:
+def fixture_zips() -> list[Path]:
     return sorted(FIXTURE_ZIPS.rglob("*.zip"))
 
 
@@ -27,7 +27,7 @@ def unzip_table(zip_path: Path, dest: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def hudi_fixture_tables(tmp_path_factory) -> Dict[str, Path]:
+def hudi_fixture_tables(tmp_path_factory) -> dict[str, Path]:
     """Every zip in shared/fixtures/hudi-tables unpacked: {"sample_table/cow/v6_empty": base path}."""
     if not FIXTURE_ZIPS.is_dir():
         pytest.skip(f"fixture tables not found at {FIXTURE_ZIPS}")
@@ -62,30 +62,6 @@ BATCH_4 = [(2, "Doroteo Arnaiz (updated)", "Spanish", 400, "false")]
 BATCH_5 = [(6, "Danilo Aroldi (updated)", "Italian", 500, "false")]
 
 
-def spark_session(memory: str = "1g"):
-    """A small local Spark session with the Hudi bundle and its SQL extensions (procedures)."""
-    import tempfile
-
-    from pyspark.sql import SparkSession
-
-    from hudi_cdc.jars import ensure_jars
-
-    jars = ",".join(str(p) for p in ensure_jars(HUDI_VERSION))
-    return (SparkSession.builder.master("local[2]").appName("hudi-cdc-inspect-tests")
-            .config("spark.jars", jars)
-            .config("spark.driver.memory", memory)
-            .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-            .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
-            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
-            .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.default.parallelism", "2")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="hudi-cdc-inspect-warehouse-"))
-            .getOrCreate())
-
-
 def jvm_procedure(spark, procedure: str, path: str, limit: int = 1000) -> list:
     """Rows (as dicts) of a Hudi Spark SQL procedure over the table at `path`: Hudi's own JVM reading
     of the timeline. show_commits and stats_wa take only a catalog table, so the table is registered
@@ -98,7 +74,7 @@ def jvm_procedure(spark, procedure: str, path: str, limit: int = 1000) -> list:
     return [r.asDict() for r in spark.sql(f"CALL {procedure}({target}, limit => {limit})").collect()]
 
 
-def _options(name: str, table_type: str) -> Dict[str, str]:
+def _options(name: str, table_type: str) -> dict[str, str]:
     return {
         "hoodie.table.name": name,
         "hoodie.datasource.write.table.type": table_type,
@@ -116,7 +92,7 @@ def _options(name: str, table_type: str) -> Dict[str, str]:
     }
 
 
-def write_cdc_tables(spark, root: Path) -> Dict[str, Path]:
+def write_cdc_tables(spark, root: Path) -> dict[str, Path]:
     """A CoW and a MoR artists table the way the pipeline writes them: bulk insert, then upserts and
     a delete; the MoR table is compacted inline once and then has one more compaction scheduled but
     not run (pending)."""
@@ -126,7 +102,7 @@ def write_cdc_tables(spark, root: Path) -> Dict[str, Path]:
         path = root / name
         base = _options(name, table_type)
 
-        def write(rows, operation, mode="append", extra=None):
+        def write(rows, operation, mode="append", extra=None, base=base, path=path):
             df = spark.createDataFrame(rows, ARTIST_SCHEMA)
             opts = dict(base, **{"hoodie.datasource.write.operation": operation}, **(extra or {}))
             df.write.format("hudi").options(**opts).mode(mode).save(str(path))
@@ -150,13 +126,6 @@ def write_cdc_tables(spark, root: Path) -> Dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def inspect_spark():
-    spark = spark_session()
-    yield spark
-    spark.stop()
-
-
-@pytest.fixture(scope="session")
-def spark_written_tables(inspect_spark, tmp_path_factory) -> Dict[str, Path]:
+def spark_written_tables(spark, tmp_path_factory) -> dict[str, Path]:
     """{"cow": path, "mor": path}: v9 tables written by Spark + Hudi 1.2.0 in this test session."""
-    return write_cdc_tables(inspect_spark, tmp_path_factory.mktemp("spark-written"))
+    return write_cdc_tables(spark, tmp_path_factory.mktemp("spark-written"))

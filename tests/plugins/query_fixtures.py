@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 import yaml
@@ -24,7 +23,7 @@ class SampleLake:
     root: Path
     pipeline: Pipeline
     props_dir: Path
-    rounds: List[dict] = field(default_factory=list)  # {"file": landed path, "results": [RoundResult]}
+    rounds: list[dict] = field(default_factory=list)  # {"file": landed path, "results": [RoundResult]}
 
     @property
     def config(self) -> str:
@@ -52,7 +51,7 @@ def sample_pipeline(tmp: Path) -> Pipeline:
     return parse_pipeline(pipeline_data(tmp), str(tmp / "hudi-cdc.yaml"), str(tmp))
 
 
-def _targets(lake: SampleLake, op: str) -> List[streamer.Target]:
+def _targets(lake: SampleLake, op: str) -> list[streamer.Target]:
     out = []
     for tt in TABLE_TYPES:
         props = lake.props_dir / render.props_filename(lake.pipeline, "artists", tt)
@@ -86,5 +85,5 @@ def sample_lake(spark, tmp_path_factory) -> SampleLake:
 
 
 @pytest.fixture(scope="module")
-def sample_paths(sample_lake) -> Dict[str, str]:
+def sample_paths(sample_lake) -> dict[str, str]:
     return {"cow": sample_lake.base_path("COPY_ON_WRITE"), "mor": sample_lake.base_path("MERGE_ON_READ")}

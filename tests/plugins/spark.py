@@ -1,4 +1,6 @@
-"""One real SparkSession (local[2], Hudi 1.2.0 bundle + spark-avro) shared by every Spark test."""
+"""The one real SparkSession of the test session (local[2], Hudi 1.2.0 bundle + spark-avro, Hudi's SQL
+extensions for its procedures, UTC, a throwaway warehouse), shared by every Spark test.
+A test using it is marked `spark` by tests/conftest.py."""
 
 import os
 
@@ -6,7 +8,7 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
@@ -23,6 +25,8 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
         .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")

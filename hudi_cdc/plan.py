@@ -1,0 +1,44 @@
+"""`hudi-cdc render`: every job of a pipeline (bootstrap and stream, per table and type), its
+properties file written, and the spark-submit argv it would run with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from . import render as rnd
+from .config import Pipeline
+
+PLACEHOLDER_JARS = ["<hudi-spark-bundle.jar>", "<spark-avro.jar>"]
+
+
+def all_jobs(p: Pipeline) -> list[rnd.Job]:
+    jobs = [rnd.Job(t, tt, "BULK_INSERT") for t, tt in p.targets()]
+    jobs += [rnd.Job(t, tt, "UPSERT", continuous=True) for t, tt in p.targets()]
+    return jobs
+
+
+def emr_steps(p: Pipeline) -> list:
+    from .runners.emr import steps_json
+
+    return steps_json(p, all_jobs(p))
+
+
+def job_argvs(p: Pipeline, out: Path, props_base: str | None, target: str,
+              progress: Callable[[str], None]) -> list[dict[str, object]]:
+    """Write the properties files under OUT; [{"job": name, "argv": [...]}] for every job."""
+    for written in rnd.write_properties(p, out):
+        progress(f"wrote {written}")
+    base = props_base or f"file://{out.resolve()}"
+    rows: list[dict[str, object]] = []
+    for job in all_jobs(p):
+        if target == "local":
+            from .runners.local import job_script
+
+            argv = rnd.local_argv(p, [job], out, PLACEHOLDER_JARS, job_script())
+        else:
+            props_uri = f"{base.rstrip('/')}/{rnd.props_filename(p, job.table, job.table_type)}"
+            argv = rnd.streamer_argv(p, job.table, job.table_type, job.op, target=target, props_uri=props_uri,
+                                     continuous=job.continuous)
+        rows.append({"job": job.name, "argv": argv})
+    return rows
