@@ -79,6 +79,7 @@ class RoundResult:
     commit: Optional[str] = None
     skipped: bool = False
     stale_ignored: int = 0
+    unchanged_ignored: int = 0
 
     def as_dict(self) -> dict:
         return self.__dict__.copy()
@@ -367,6 +368,10 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
             df, result.stale_ignored = _drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
             if result.stale_ignored:
                 log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) for keys deleted by a newer change")
+    if t.op != "BULK_INSERT" and existing and ordering:
+        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
+        if result.unchanged_ignored:
+            log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
     if t.op == "BULK_INSERT" and is_delete:
         # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted"))
@@ -383,11 +388,16 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
-        df.write.format("hudi").options(**opts).mode("append").save(t.target_base_path)
+        parts = delete_block_safe_parts(df, t.table_type)
+        for i, part in enumerate(parts):
+            # the checkpoint goes with the last commit only: a crash in between re-reads the files
+            part_opts = opts if i == len(parts) - 1 else {k: v for k, v in opts.items() if k != CHECKPOINT_KEY}
+            part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
     except Exception as exc:
         raise RuntimeError(f"Hudi write to {table_label} failed: {_root_cause(exc)}") from exc
     finally:
         events.unpersist()
+        df.unpersist()
     result.commit = _latest_instant(t.target_base_path)
     if deleted_keys and result.commit:
         write_tombstones(t.target_base_path, result.commit, deleted_keys)
@@ -471,6 +481,55 @@ def _drop_stale_after_delete(spark, df, tombstones: List[dict], keys: List[str],
     kept = df.join(tdf, stale_cond, "left_anti")
     removed = df.join(tdf, stale_cond, "left_semi").count()
     return kept, removed
+
+
+
+def drop_unchanged(spark, df, base_path: str, keys: List[str], ordering: List[str]):
+    """Remove non-delete events whose key the table already holds with an ordering value at least
+    as new (lexicographic over the ordering fields): a redelivered event (same key, same ordering
+    value) or a late, stale one. Hudi's EVENT_TIME_ORDERING lets an equal ordering value win, so
+    without this a redelivery is written again as a new version that changed nothing.
+
+    Reads only the record key and ordering columns of the table (a snapshot read, so a MoR table's
+    log files count), restricted to this round's keys. Returns (dataframe, how many were removed);
+    the dataframe is cached (the counts and the write read it again), unpersist it after the write."""
+    from pyspark.sql import functions as F
+
+    stored = (spark.read.format("hudi").load(base_path)
+              .select(*[F.col(c).alias(f"__s_{c}") for c in keys + ordering]))
+    round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
+    stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
+    cond = None
+    for c in keys:
+        eq = F.col(c) == F.col(f"__s_{c}")
+        cond = eq if cond is None else cond & eq
+    at_least = None  # stored ordering >= event ordering, lexicographically
+    for o in reversed(ordering):
+        s, e = F.col(f"__s_{o}"), F.col(o)
+        at_least = (s >= e) if at_least is None else ((s > e) | ((s == e) & at_least))
+    unchanged = cond & at_least
+    if "_hoodie_is_deleted" in df.columns:
+        unchanged = unchanged & ~F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))
+    kept = df.join(stored, unchanged, "left_anti").cache()
+    removed = df.count() - kept.count()
+    return kept, removed
+
+
+def delete_block_safe_parts(df, table_type: str) -> list:
+    """The DataFrames to write, in order, so that every MoR delete block holds ordering values of
+    one type, which hudi-rs (the `hudi` package, 0.5.0) requires ("Delete block mixes ordering
+    types"). In one upsert, Hudi's global index writes the delete that moves a row out of its old
+    partition with the default ordering value (int 0), while a key-only delete carries the event's
+    ordering value (long for an LSN); both land in the old file group's delete block. Written as
+    two commits, non-deletes first, each delete block is of one type. CoW has no delete blocks.
+    Empty parts are left out; an empty round is one empty write (a commit carrying the checkpoint)."""
+    from pyspark.sql import functions as F
+
+    if table_type != "MERGE_ON_READ" or "_hoodie_is_deleted" not in df.columns:
+        return [df]
+    is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))
+    parts = [p for p in (df.where(~is_del), df.where(is_del)) if not p.isEmpty()]
+    return parts or [df]
 
 
 def _latest_instant(base_path: str) -> Optional[str]:
