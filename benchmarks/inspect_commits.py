@@ -38,17 +38,15 @@ def jvm_show_commits(path: str) -> None:
 
     sys.path.insert(0, str(ROOT))
     from hudi_cdc.jars import ensure_jars
+    from hudi_cdc.spark_conf import configure
 
     warehouse = tempfile.mkdtemp(prefix="bench-warehouse-")
-    spark = (SparkSession.builder.master("local[1]").appName("bench-show-commits")
-             .config("spark.jars", ",".join(str(p) for p in ensure_jars("1.2.0")))
-             .config("spark.driver.memory", "1g")
-             .config("spark.ui.enabled", "false")
-             .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-             .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
-             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
-             .config("spark.sql.warehouse.dir", warehouse)
-             .getOrCreate())
+    builder = (SparkSession.builder.master("local[1]").appName("bench-show-commits")
+               .config("spark.jars", ",".join(str(p) for p in ensure_jars("1.2.0")))
+               .config("spark.driver.memory", "1g")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.warehouse.dir", warehouse))
+    spark = configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
         spark.sql(f"CREATE TABLE bench USING hudi LOCATION '{path}'")

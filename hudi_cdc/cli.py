@@ -32,6 +32,7 @@ COMMANDS: Dict[str, tuple] = {
     "schemas": ("hudi_cdc.commands.schemas", "schemas", "Register and check Avro schemas in the registry."),
     "hive": ("hudi_cdc.commands.hive", "hive", "Hive metastore helpers over PyHive."),
     "sync": ("hudi_cdc.commands.hive", "sync_cmd", "Re-sync a table to the Hive metastore without writing data."),
+    "status": ("hudi_cdc.commands.status", "status_cmd", "Freshness, backlog and compaction state per table (no JVM)."),
     "emr": ("hudi_cdc.commands.emr", "emr", "Status, logs and cancel for submitted EMR steps and job runs."),
 }
 
@@ -71,6 +72,8 @@ def cli(ctx, config, target, debug):
     """Land Debezium CDC files in Apache Hudi tables, from one pipeline file."""
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    if not debug:  # a retried request ends in one error line that counts the attempts
+        logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     ctx.ensure_object(dict)
     ctx.obj.update(config=config, target=target, debug=debug)
 
@@ -78,8 +81,8 @@ def cli(ctx, config, target, debug):
 def main(argv=None) -> int:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
-        cli.main(args=argv, prog_name="hudi-cdc", standalone_mode=False)
-        return 0
+        code = cli.main(args=argv, prog_name="hudi-cdc", standalone_mode=False)
+        return code if isinstance(code, int) else 0  # ctx.exit(N) of a command (e.g. status bounds)
     except HudiCdcError as exc:
         if debug:
             raise

@@ -16,6 +16,7 @@ import subprocess
 import time
 from typing import Callable, Dict, List, Optional
 
+from .causes import error_lines
 from .errors import ConfigError, JobError
 
 MAIN_CLASS = "org.apache.hudi.hive.HiveSyncTool"
@@ -45,25 +46,19 @@ def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: s
 
 def _classpath(hudi_version: str, progress=None) -> str:
     from .jars import ensure_jars
-    from .stack.metastore import spark_jars
+    from .java_spark import spark_jars
 
     bundle = [str(p) for p in ensure_jars(hudi_version, progress) if "hudi-spark" in p.name]
     return os.pathsep.join(bundle + [f"{spark_jars()}/*"])
 
 
 def _java() -> str:
-    from .stack.java import find_java
+    from .java_spark import find_java
 
     return str(find_java(11, "Hive sync"))
 
 
 _ERR = re.compile(r"(Exception|ERROR|Error:|Caused by)")
-
-
-def _failure(output: str) -> str:
-    lines = [l.strip() for l in output.splitlines() if l.strip() and not l.lstrip().startswith("at ")]
-    picked = [l for l in lines if _ERR.search(l)] or lines
-    return " | ".join(l[:300] for l in picked[-4:]) or "(no output)"
 
 
 def sync(pipeline, table: Optional[str] = None, table_type: Optional[str] = None,
@@ -96,7 +91,7 @@ def sync(pipeline, table: Optional[str] = None, table_type: Optional[str] = None
             raise JobError(f"hive sync of {name} ({tt}) did not finish within {int(timeout)}s") from None
         out = proc.stdout + proc.stderr
         if proc.returncode != 0 or re.search(r"HoodieHiveSyncException|Got runtime exception when hive syncing", out):
-            raise JobError(f"hive sync of {name} ({tt}) to {uri} failed: {_failure(out)}")
+            raise JobError(f"hive sync of {name} ({tt}) to {uri} failed: {error_lines(out, _ERR)}")
         suffixes = [""] if tt == "COPY_ON_WRITE" else ["_ro", "_rt"]
         rows.append({"table": name, "type": tt, "base_path": base,
                      "hive_tables": ", ".join(f"{pipeline.hive_db(tt)}.{name}{s}" for s in suffixes),

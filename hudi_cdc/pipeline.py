@@ -10,24 +10,9 @@ from .config import Pipeline, uri_to_path
 from .errors import DataError, TableStateError
 from .jobs.streamer import has_completed_commit
 from .render import Job
+from .runners import Runner, make_runner
 
 Progress = Callable[[str], None]
-
-
-def make_runner(pipeline: Pipeline, target: str = "local", progress: Progress = print, dry_run: bool = False):
-    if target == "local":
-        from .runners.local import LocalRunner
-
-        return LocalRunner(pipeline, progress=progress, dry_run=dry_run)
-    if target == "emr":
-        from .runners.emr import EmrRunner
-
-        return EmrRunner(pipeline, progress=progress, dry_run=dry_run)
-    if target == "emr-serverless":
-        from .runners.emr_serverless import EmrServerlessRunner
-
-        return EmrServerlessRunner(pipeline, progress=progress, dry_run=dry_run)
-    raise ValueError(target)
 
 
 def _is_local(uri: str) -> bool:
@@ -61,7 +46,7 @@ def plan_bootstrap(pipeline: Pipeline, table: Optional[str] = None, force: bool 
 def _set_aside(pipeline: Pipeline, jobs: List[Job], progress: Progress) -> List[tuple]:
     """Move what a forced re-bootstrap replaces (or what a failed first bootstrap left: a table
     folder without a completed commit holds no data) out of the way, to restore on failure."""
-    moved = []
+    moved = []  # tables on S3 (the AWS runners' preflight insists on it) are not set aside
     stamp = time.strftime("%Y%m%dT%H%M%S")
     for job in jobs:
         base = pipeline.base_path(job.table, job.table_type)
@@ -83,13 +68,12 @@ def _restore(moved: List[tuple], progress: Progress) -> None:
 
 
 def bootstrap(pipeline: Pipeline, table: Optional[str] = None, *, force: bool = False, target: str = "local",
-              dry_run: bool = False, progress: Progress = print, runner=None) -> List[dict]:
+              dry_run: bool = False, progress: Progress = print, runner: Optional[Runner] = None) -> List[dict]:
     jobs = plan_bootstrap(pipeline, table, force)
     runner = runner or make_runner(pipeline, target, progress, dry_run)
-    if dry_run or target != "local":
-        return runner.run(jobs, "bootstrap")
-    if hasattr(runner, "preflight"):
-        runner.preflight()  # Java, jars: fail before anything is touched
+    if dry_run:
+        return runner.plan(jobs, "bootstrap")
+    runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
     moved = _set_aside(pipeline, jobs, progress)
     try:
         results = runner.run(jobs, "bootstrap")
@@ -116,7 +100,11 @@ def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: Optional
 
 
 def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: Optional[str] = None,
-           target: str = "local", dry_run: bool = False, progress: Progress = print, runner=None) -> List[dict]:
+           target: str = "local", dry_run: bool = False, progress: Progress = print,
+           runner: Optional[Runner] = None) -> List[dict]:
     jobs = plan_stream(pipeline, table, once, table_type)
     runner = runner or make_runner(pipeline, target, progress, dry_run)
+    if dry_run:
+        return runner.plan(jobs, f"stream-{table}")
+    runner.preflight()
     return runner.run(jobs, f"stream-{table}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Tuple
 
 from .config import CURRENT_HUDI, SEED_HUDI
+from .spark_conf import HUDI_EXTENSION_CONF, as_pairs
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,7 @@ CURRENT = Profile(
     emr_app_jar="/usr/lib/hudi/hudi-utilities-bundle.jar",
     emr_confs=(
         "spark.sql.catalogImplementation=hive",
-        "spark.serializer=org.apache.spark.serializer.KryoSerializer",
-        "spark.sql.extensions=org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-        "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
+        *as_pairs(HUDI_EXTENSION_CONF),
     ),
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
+from .causes import first_line
 from .config import Pipeline
 from .errors import TableStateError
 
@@ -21,8 +22,7 @@ def read_table(base_uri: str, columns: Optional[Sequence[str]] = None, read_opti
         table = builder.build()
         batches = table.read()
     except Exception as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise TableStateError(f"cannot read Hudi table at {base_uri}: {msg}") from None
+        raise TableStateError(f"cannot read Hudi table at {base_uri}: {first_line(exc)}") from None
     if not batches:
         return []
     t = pa.Table.from_batches(batches)

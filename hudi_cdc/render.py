@@ -17,6 +17,7 @@ import jinja2
 from .config import TYPE_SUFFIX, Pipeline
 from .errors import ConfigError
 from .profiles import Profile, profile_for
+from .spark_conf import HUDI_SESSION_CONF
 
 OPS = ("BULK_INSERT", "UPSERT", "INSERT")
 
@@ -169,10 +170,7 @@ def spark_confs_local(pipeline: Pipeline) -> List[str]:
         "spark.sql.shuffle.partitions": str(s.shuffle_partitions),
         "spark.default.parallelism": str(s.shuffle_partitions),
         "spark.ui.enabled": "false",
-        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-        "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-        "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
-        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        **HUDI_SESSION_CONF,
         "spark.driver.extraJavaOptions": "-XX:+UseG1GC -Djdk.attach.allowAttachSelf=true",
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",

@@ -4,7 +4,7 @@
 #     unpacked to $HUDI_CDC_HOME/apicurio/<v>/ (quarkus-run.jar);
 #   - the Hudi Spark bundle and spark-avro jars ($HUDI_CDC_HOME/jars/).
 # Idempotent: anything already in the cache is kept. Maven (`mvn dependency:copy`) does the
-# download when it is on PATH (its proxies/mirrors apply), else curl from Maven Central.
+# download when it is on PATH (its proxies/mirrors apply), else HTTPS from Maven Central.
 # Then it checks the Java runtimes: Apicurio 3.3 needs Java 21+, Spark/Hive run on Java 17.
 #
 #   scripts/install-stack.sh [APICURIO_VERSION] [HUDI_VERSION]
@@ -13,38 +13,14 @@ set -euo pipefail
 APICURIO_VERSION="${1:-${HUDI_CDC_APICURIO_VERSION:-3.3.3}}"
 HUDI_VERSION="${2:-${HUDI_CDC_HUDI_VERSION:-1.2.0}}"
 HOME_DIR="${HUDI_CDC_HOME:-$HOME/.cache/hudi-cdc}"
-CENTRAL="https://repo.maven.apache.org/maven2"
 PY="${PYTHON:-python3}"
 
-app_dir="$HOME_DIR/apicurio/$APICURIO_VERSION"
-tgz="$HOME_DIR/apicurio/apicurio-registry-app-$APICURIO_VERSION-all.tar.gz"
-mkdir -p "$HOME_DIR/apicurio"
-
-if [[ -f "$app_dir/quarkus-run.jar" ]]; then
-  echo "apicurio $APICURIO_VERSION: cached in $app_dir"
-else
-  if [[ ! -s "$tgz" ]]; then
-    echo "apicurio $APICURIO_VERSION: fetching from Maven Central ..."
-    if command -v mvn >/dev/null 2>&1; then
-      (cd "${TMPDIR:-/tmp}" && mvn -q -B dependency:copy \
-        "-Dartifact=io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all" \
-        "-DoutputDirectory=$HOME_DIR/apicurio" -Dtransitive=false) || true
-    fi
-    if [[ ! -s "$tgz" ]]; then
-      curl -fsSL --retry 3 -o "$tgz.part" \
-        "$CENTRAL/io/apicurio/apicurio-registry-app/$APICURIO_VERSION/apicurio-registry-app-$APICURIO_VERSION-all.tar.gz"
-      mv "$tgz.part" "$tgz"
-    fi
-  fi
-  tmp="$(mktemp -d "$HOME_DIR/apicurio/unpack.XXXXXX")"
-  trap 'rm -rf "$tmp"' EXIT
-  tar -xzf "$tgz" -C "$tmp"
-  run_jar="$(find "$tmp" -name quarkus-run.jar -print -quit)"
-  [[ -n "$run_jar" ]] || { echo "error: $tgz has no quarkus-run.jar; delete it and retry" >&2; exit 1; }
-  rm -rf "$app_dir"
-  mv "$(dirname "$run_jar")" "$app_dir"
-  echo "apicurio $APICURIO_VERSION: unpacked to $app_dir"
-fi
+# Apicurio and the jars through the same code `hudi-cdc local up` and the jobs use (hudi_cdc/maven.py)
+HUDI_CDC_HOME="$HOME_DIR" "$PY" - "$APICURIO_VERSION" <<'PYEOF'
+import sys
+from hudi_cdc.stack.apicurio import ensure_distribution
+print(f"apicurio {sys.argv[1]}: {ensure_distribution(sys.argv[1], progress=print)}")
+PYEOF
 
 # Hudi Spark bundle + spark-avro, through the same code the jobs use
 HUDI_CDC_HOME="$HOME_DIR" "$PY" - "$HUDI_VERSION" <<'PYEOF'
@@ -60,7 +36,7 @@ HUDI_CDC_HOME="$HOME_DIR" "$PY" - "$APICURIO_VERSION" <<'PYEOF'
 import sys
 from hudi_cdc.errors import HudiCdcError
 from hudi_cdc.stack.apicurio import install_dir, required_java
-from hudi_cdc.stack.java import find_java
+from hudi_cdc.java_spark import find_java
 need = required_java(install_dir(sys.argv[1]))
 problems = 0
 for major, purpose in ((need, f"Apicurio Registry {sys.argv[1]}"), (17, "the Hive metastore / Spark")):

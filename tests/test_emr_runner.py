@@ -10,7 +10,7 @@ import pytest
 from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.errors import AwsError, ConfigError
-from hudi_cdc.runners import aws_common as ac
+from hudi_cdc.runners.aws import errors as aws_errors
 from hudi_cdc.runners.emr import EmrRunner
 from tests.plugins.aws_fixtures import BUCKET, pipeline_data, put_gz, set_step_state
 
@@ -97,7 +97,7 @@ def test_failure_shows_failure_details_and_stderr_tail(runner, emr_cluster, boto
             "LogFile": log})
 
     holder = track(runner, state_script, emr_cluster, ["FAILED"], last=fail)
-    with pytest.raises(ac.JobFailed) as err:
+    with pytest.raises(aws_errors.JobFailed) as err:
         runner.run_job(job)
     msg = str(err.value)
     assert f"step {holder['id']} (hudi-cdc:moma:artworks_cow:bulk_insert) FAILED on {emr_cluster}" in msg
@@ -111,14 +111,14 @@ def test_failure_shows_failure_details_and_stderr_tail(runner, emr_cluster, boto
 def test_cancelled_step_has_its_own_message(runner, emr_cluster, state_script):
     job = render.Job("artists", "COPY_ON_WRITE", "UPSERT")
     track(runner, state_script, emr_cluster, ["CANCEL_PENDING", "CANCELLED"])
-    with pytest.raises(ac.JobCancelled, match=r"was cancelled on j-.*keeps its last completed commit"):
+    with pytest.raises(aws_errors.JobCancelled, match=r"was cancelled on j-.*keeps its last completed commit"):
         runner.run_job(job)
 
 
 def test_timeout_has_its_own_message(emr_cluster, state_script, echo_lines):
     pipeline = make_pipeline(cluster_id=emr_cluster, poll_seconds=20, timeout_seconds=60)
     runner = EmrRunner(pipeline, echo=echo_lines.append, sleep=state_script.sleep, clock=state_script.clock)
-    with pytest.raises(ac.WaitTimeout, match=r"timed out after 60s waiting for step s-\w+ \(last state RUNNING\)"):
+    with pytest.raises(aws_errors.WaitTimeout, match=r"timed out after 60s waiting for step s-\w+ \(last state RUNNING\)"):
         runner.run_job(render.Job("artists", "COPY_ON_WRITE", "UPSERT"))
     assert state_script.sleeps == [20, 20, 20]
 
@@ -128,10 +128,10 @@ def test_continuous_stream_returns_once_running_and_is_not_submitted_twice(runne
     res = runner.run_job(stream)  # moto: the cluster's first step is RUNNING
     assert res.state == "RUNNING"
     assert "--continuous" in res.argv
-    with pytest.raises(ac.AlreadyRunning, match=rf"step {res.id} .* is RUNNING .*emr cancel {res.id}"):
+    with pytest.raises(aws_errors.AlreadyRunning, match=rf"step {res.id} .* is RUNNING .*emr cancel {res.id}"):
         runner.run_job(stream)
     # a bootstrap of the same table is refused too (one writer per table) ...
-    with pytest.raises(ac.AlreadyRunning):
+    with pytest.raises(aws_errors.AlreadyRunning):
         runner.submit(render.Job("artists", "MERGE_ON_READ", "BULK_INSERT"))
     # ... but the other table type and other tables are not affected
     other = runner.submit(render.Job("artists", "COPY_ON_WRITE", "UPSERT", continuous=True))

@@ -11,7 +11,7 @@ import pytest
 from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.errors import AwsError
-from hudi_cdc.runners import aws_common as ac
+from hudi_cdc.runners.aws import errors as aws_errors
 from hudi_cdc.runners.emr_serverless import EmrServerlessRunner, argv_of, job_driver, split_spark_submit
 from tests.plugins.aws_fixtures import (ACCOUNT, BUCKET, REGION, SERVERLESS_ROLE, pipeline_data, put_gz,
                                        serverless_run, set_run_state)
@@ -83,7 +83,7 @@ def test_failure_shows_state_details_and_driver_stderr(runner, serverless_app, b
         set_run_state(serverless_app, run_id, "FAILED", details="Job failed, please check complete logs")
 
     holder = track(runner, state_script, serverless_app, ["RUNNING", "FAILED"], last=fail)
-    with pytest.raises(ac.JobFailed) as err:
+    with pytest.raises(aws_errors.JobFailed) as err:
         runner.run_job(render.Job("artworks", "MERGE_ON_READ", "BULK_INSERT"))
     msg = str(err.value)
     assert f"job run {holder['id']} (hudi-cdc:moma:artworks_mor:bulk_insert) FAILED" in msg
@@ -97,7 +97,7 @@ def test_cancel_through_the_api_then_wait_reports_cancellation(runner, serverles
     holder = track(runner, state_script, serverless_app, ["RUNNING"])
     state_script.actions = [lambda: set_run_state(serverless_app, holder["id"], "RUNNING"),
                             lambda: runner.cancel(holder["id"])]  # moto's CancelJobRun -> CANCELLED
-    with pytest.raises(ac.JobCancelled, match=r"job run \w+ .* was cancelled on application"):
+    with pytest.raises(aws_errors.JobCancelled, match=r"job run \w+ .* was cancelled on application"):
         runner.run_job(job)
 
 
@@ -107,7 +107,7 @@ def test_timeout(pipeline, serverless_app, lake_bucket, state_script):
     runner = EmrServerlessRunner(parse_pipeline(data), echo=lambda m: None, sleep=state_script.sleep,
                                  clock=state_script.clock)
     track(runner, state_script, serverless_app, ["RUNNING"])
-    with pytest.raises(ac.WaitTimeout, match=r"timed out after 90s waiting for job run \w+ \(last state RUNNING\)"):
+    with pytest.raises(aws_errors.WaitTimeout, match=r"timed out after 90s waiting for job run \w+ \(last state RUNNING\)"):
         runner.run_job(render.Job("artists", "COPY_ON_WRITE", "UPSERT"))
 
 
@@ -119,7 +119,7 @@ def test_stream_runs_in_streaming_mode_and_is_not_submitted_twice(runner, server
     req = runner.start_request(stream)
     assert req["mode"] == "STREAMING" and "executionTimeoutMinutes" not in req
     assert "--continuous" in argv_of(req["jobDriver"])
-    with pytest.raises(ac.AlreadyRunning, match=rf"job run {res.id} .* is RUNNING"):
+    with pytest.raises(aws_errors.AlreadyRunning, match=rf"job run {res.id} .* is RUNNING"):
         runner.submit(stream)
     runner.cancel(res.id)
     assert runner.status(res.id)[0]["state"] == "CANCELLED"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hudi_cdc.config import EmrSettings, parse_pipeline
-from hudi_cdc.runners import aws_common as ac
+from hudi_cdc.runners.aws import layout
 from tests.plugins.aws_fixtures import pipeline_data
 
 EMR = Path(__file__).resolve().parent.parent / "emr"
@@ -133,14 +133,14 @@ def test_layout_matches_the_runners(template):
         return s
 
     pipeline = parse_pipeline(pipeline_data(bucket="b", prefix=params["ArtifactsPrefix"]["Default"]))
-    props = ac.props_uri(pipeline, "artists", "MERGE_ON_READ").replace("s3://b/", "arn:aws:s3:::b/")
+    props = layout.props_uri(pipeline, "artists", "MERGE_ON_READ").replace("s3://b/", "arn:aws:s3:::b/")
     job = {st["Sid"]: st for st in res["LakeJobPolicy"]["Properties"]["PolicyDocument"]["Statement"]}
     assert fnmatch.fnmatch(props, expand(job["ReadRenderedProperties"]["Resource"]["Fn::Sub"]))
     op = {st.get("Sid"): st for st in res["OperatorPolicy"]["Properties"]["PolicyDocument"]["Statement"]
           if isinstance(st, dict)}
     assert fnmatch.fnmatch(props, expand(op["UploadProperties"]["Resource"]["Fn::Sub"]))
     log_output = expand(template["Outputs"]["LogUri"]["Value"]["Fn::Sub"])
-    assert log_output == ac.log_root(pipeline)
-    step_log = f"{ac.log_root(pipeline)}/j-X/steps/s-Y/stderr.gz".replace("s3://b/", "arn:aws:s3:::b/")
+    assert log_output == layout.log_root(pipeline)
+    step_log = f"{layout.log_root(pipeline)}/j-X/steps/s-Y/stderr.gz".replace("s3://b/", "arn:aws:s3:::b/")
     assert fnmatch.fnmatch(step_log, expand(op["ReadStepLogs"]["Resource"]["Fn::Sub"]))
     assert fnmatch.fnmatch(step_log, expand(job["WriteLogs"]["Resource"]["Fn::Sub"]))

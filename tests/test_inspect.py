@@ -17,8 +17,8 @@ from hudi_cdc.errors import TableStateError
 from hudi_cdc.inspect import (commit_rows, compaction_rows, file_size_stats, file_slice_rows, open_table,
                               read_timeline, schema_info, write_amplification)
 from hudi_cdc.inspect.stats import hudi_waf, size_summary
-from hudi_cdc.inspect.table import parse_properties
-from hudi_cdc.inspect.timeline import parse_instant_file
+from hudi_cdc.instants import parse_instant_file
+from hudi_cdc.properties import parse_properties
 from tests.plugins.inspect_fixtures import FIXTURE_ZIPS, fixture_zips
 
 ALL = [z.relative_to(FIXTURE_ZIPS).with_suffix("").as_posix() for z in fixture_zips()]

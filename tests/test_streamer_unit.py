@@ -1,6 +1,8 @@
 """The streamer's file selection, properties loading and input validation (no Spark)."""
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,69 @@ def test_parse_argv_groups():
                               "--hoodie-conf", "k=v"])
     assert [t.op for t in ts] == ["BULK_INSERT", "UPSERT"] and ts[0].target_base_path == "/a"
     assert ts[1].continuous and ts[1].source_ordering_fields == "__lsn" and ts[1].hoodie_conf == ["k=v"]
+
+
+# ---- the table's state: failures surface, one line naming the table ---------------------------
+def _table_dir(tmp_path: Path) -> Path:
+    (tmp_path / ".hoodie").mkdir(parents=True)
+    (tmp_path / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=t\n")
+    return tmp_path
+
+
+def test_checkpoint_without_hudi_rs_is_an_error_not_a_fresh_start(tmp_path, monkeypatch):
+    base = _table_dir(tmp_path)
+    monkeypatch.setitem(sys.modules, "hudi", None)  # `import hudi` raises ImportError
+    with pytest.raises(streamer.TableReadError) as ei:
+        streamer.read_checkpoint(str(base))
+    msg = str(ei.value)
+    assert str(base) in msg and "hudi package" in msg and "\n" not in msg
+
+
+def test_checkpoint_of_a_new_table_is_none(tmp_path):
+    assert streamer.read_checkpoint(str(tmp_path / "nothing-yet")) is None
+
+
+def test_unreadable_table_fails_the_checkpoint_and_the_commit_lookup(tmp_path):
+    base = _table_dir(tmp_path)  # hoodie.properties without a table behind it: hudi-rs refuses
+    for call in (streamer.read_checkpoint, streamer.latest_instant):
+        with pytest.raises(streamer.TableReadError) as ei:
+            call(f"file://{base}")
+        assert str(base) in str(ei.value) and "\n" not in str(ei.value)
+    with pytest.raises(streamer.TableReadError, match="nope"):
+        streamer.latest_instant(str(tmp_path / "nope"))
+
+
+def test_checkpoint_keys_current_first_then_legacy():
+    assert streamer.CHECKPOINT_KEY not in streamer.LEGACY_CHECKPOINT_KEYS
+    assert streamer.checkpoint_of({"deltastreamer.checkpoint.key": "1", streamer.CHECKPOINT_KEY: "2"}) == "2"
+    assert streamer.checkpoint_of({"deltastreamer.checkpoint.key": "1"}) == "1"
+    assert streamer.checkpoint_of({"streamer.checkpoint.key": ""}) is None
+
+
+def test_has_completed_commit_reads_both_timeline_layouts(tmp_path):
+    assert not streamer.has_completed_commit(str(tmp_path))
+    (tmp_path / ".hoodie" / "timeline").mkdir(parents=True)
+    (tmp_path / ".hoodie" / "timeline" / "20250101000000000.deltacommit.inflight").write_text("")
+    assert not streamer.has_completed_commit(str(tmp_path))
+    (tmp_path / ".hoodie" / "timeline" / "20250101000000000_20250101000001000.deltacommit").write_text("")
+    assert streamer.has_completed_commit(f"file://{tmp_path}")
+    v6 = tmp_path / "v6"
+    (v6 / ".hoodie").mkdir(parents=True)
+    (v6 / ".hoodie" / "20211230132628.commit").write_text("")
+    assert streamer.has_completed_commit(str(v6))
+
+
+# ---- the job file spark-submit runs ------------------------------------------------------------
+def test_job_imports_nothing_heavy():
+    code = ("import sys, hudi_cdc.jobs.streamer; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('click', 'jinja2', 'pydantic', 'yaml', 'requests', 'boto3', 'pyspark')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_job_file_runs_as_a_script(tmp_path):
+    proc = subprocess.run([sys.executable, streamer.__file__, "--props"], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout.startswith(streamer.ERROR_MARK) and "bad streamer arguments" in proc.stdout

@@ -13,11 +13,11 @@ from ..output import emit, output_option
 
 
 def _runner(ctx: click.Context, dry_run: bool = False):
-    from ..runners.aws_common import runner_for
+    from ..runners import make_runner
 
     target = ctx.find_root().obj.get("target")
-    return runner_for(pipeline_from(ctx), "emr-serverless" if target == "emr-serverless" else "emr",
-                      dry_run=dry_run)
+    return make_runner(pipeline_from(ctx), "emr-serverless" if target == "emr-serverless" else "emr",
+                       dry_run=dry_run)
 
 
 @click.group()

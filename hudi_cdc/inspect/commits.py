@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from ..errors import TableStateError
-from .metadata import commit_metadata, is_new_file, write_stats
+from .metadata import commit_metadata, is_new_file, write_stats, write_totals
 from .table import Table, hudi_rs_errors
 from .timeline import completed_writes, read_timeline
 
@@ -23,20 +23,21 @@ def require_commits(table: Table, instants: list) -> None:
 def summarize(meta: dict) -> Dict[str, object]:
     """The totals of one commit's metadata, named as hudi-cli's HoodieCommitMetadata.fetch* computes them."""
     stats = write_stats(meta)
+    totals = write_totals(meta)
     partitions = sorted((meta.get("partitionToWriteStats") or {}).keys())
     replaced = meta.get("partitionToReplaceFileIds") or {}
     return {
         "operation": meta.get("operationType"),
-        "records_written": sum(int(s.get("numWrites") or 0) for s in stats),
-        "records_inserted": sum(int(s.get("numInserts") or 0) for s in stats),
-        "records_updated": sum(int(s.get("numUpdateWrites") or 0) for s in stats),
-        "records_deleted": sum(int(s.get("numDeletes") or 0) for s in stats),
+        "records_written": totals["written"],
+        "records_inserted": totals["inserted"],
+        "records_updated": totals["updated"],
+        "records_deleted": totals["deleted"],
         "files_added": sum(1 for s in stats if is_new_file(s)),
         "files_updated": sum(1 for s in stats if s.get("prevCommit") is not None and not is_new_file(s)),
         "files_replaced": sum(len(v or []) for v in replaced.values()),
-        "bytes_written": sum(int(s.get("totalWriteBytes") or 0) for s in stats),
+        "bytes_written": totals["bytes"],
         "partitions_written": len(partitions),
-        "write_errors": sum(int(s.get("totalWriteErrors") or 0) for s in stats),
+        "write_errors": totals["errors"],
         "partitions": partitions,
     }
 

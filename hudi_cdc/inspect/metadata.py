@@ -6,8 +6,8 @@ import json
 from typing import Dict, List
 
 from ..errors import TableStateError
+from ..instants import Instant
 from .table import Table
-from .timeline import Instant
 
 
 def _hudi_instants(tl) -> Dict[tuple, object]:
@@ -37,6 +37,17 @@ def commit_metadata(table: Table, instants: List[Instant]) -> List[dict]:
 def write_stats(meta: dict) -> List[dict]:
     """Every HoodieWriteStat of a commit, over all partitions."""
     return [s for stats in (meta.get("partitionToWriteStats") or {}).values() for s in (stats or [])]
+
+
+def write_totals(meta: dict) -> Dict[str, int]:
+    """A commit's write-stat sums: records written, inserted, updated and deleted, bytes written, errors."""
+    stats = write_stats(meta)
+
+    def total(name: str) -> int:
+        return sum(int(s.get(name) or 0) for s in stats)
+
+    return {"written": total("numWrites"), "inserted": total("numInserts"), "updated": total("numUpdateWrites"),
+            "deleted": total("numDeletes"), "bytes": total("totalWriteBytes"), "errors": total("totalWriteErrors")}
 
 
 def is_new_file(stat: dict) -> bool:

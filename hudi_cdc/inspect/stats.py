@@ -15,7 +15,7 @@ import struct
 from typing import Dict, List, Optional, Sequence
 
 from .commits import require_commits
-from .metadata import commit_metadata, write_stats
+from .metadata import commit_metadata, write_totals
 from .table import Table, hudi_rs_errors
 from .timeline import read_timeline
 
@@ -44,10 +44,8 @@ def write_amplification(table: Table) -> List[Dict[str, object]]:
     instants = [i for i in timeline if i.is_completed and i.action in WA_ACTIONS]
     rows, total_up, total_written, total_bytes = [], 0, 0, 0
     for inst, meta in zip(instants, commit_metadata(table, instants)):
-        stats = write_stats(meta)
-        upserted = sum(int(s.get("numUpdateWrites") or 0) for s in stats)
-        written = sum(int(s.get("numWrites") or 0) for s in stats)
-        written_bytes = sum(int(s.get("totalWriteBytes") or 0) for s in stats)
+        totals = write_totals(meta)
+        upserted, written, written_bytes = totals["updated"], totals["written"], totals["bytes"]
         total_up += upserted
         total_written += written
         total_bytes += written_bytes

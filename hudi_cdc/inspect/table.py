@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Dict, TypeVar
 
+from ..causes import first_line
 from ..errors import TableStateError
+from ..properties import parse_properties
 from . import storage
 
 SUPPORTED_VERSIONS = (6, 8, 9)  # what hudi-rs 0.5 reads
@@ -24,31 +26,9 @@ def hudi_rs_errors(func: F) -> F:
         except Exception as exc:
             if type(exc).__name__ != "HudiCoreError":
                 raise
-            raise TableStateError(f"{table.uri}: hudi-rs: {str(exc).splitlines()[0]}") from exc
+            raise TableStateError(f"{table.uri}: hudi-rs: {first_line(exc)}") from exc
 
     return wrapper  # type: ignore[return-value]
-
-
-def parse_properties(text: str) -> Dict[str, str]:
-    """Java .properties as Hudi writes hoodie.properties (key=value, `\\:` escapes, # comments)."""
-    props = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        key, value, esc, in_key = [], [], False, True
-        for ch in line:
-            if esc:
-                (key if in_key else value).append({"n": "\n", "t": "\t", "r": "\r"}.get(ch, ch))
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif in_key and ch in "=:":
-                in_key = False
-            else:
-                (key if in_key else value).append(ch)
-        props["".join(key).strip()] = "".join(value).strip()
-    return props
 
 
 @dataclass

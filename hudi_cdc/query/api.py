@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ..errors import ConfigError
+from ..inspect.metadata import write_totals
 from . import spark_engine
 from .filters import key_conditions
 from .history import record_history
@@ -99,12 +100,10 @@ def history(table: TableLike, key: str, *, spark=None, engine: Optional[str] = N
 
 
 def _commit_summary(qt: QueryTable, commit: Commit, meta: dict) -> Dict[str, Any]:
-    stats = [s for ss in (meta.get("partitionToWriteStats") or {}).values() for s in (ss or [])]
+    totals = write_totals(meta)
     return {"instant": commit.requested_time, "committed_at": qt.wall_clock(commit.completion_time),
             "action": commit.action, "operation": str(meta.get("operationType") or "").lower() or None,
-            "inserts": sum(int(s.get("numInserts") or 0) for s in stats),
-            "updates": sum(int(s.get("numUpdateWrites") or 0) for s in stats),
-            "deletes": sum(int(s.get("numDeletes") or 0) for s in stats)}
+            "inserts": totals["inserted"], "updates": totals["updated"], "deletes": totals["deleted"]}
 
 
 def changes(table: TableLike, since: str, until: Optional[str] = None, *, spark=None, engine: Optional[str] = None,

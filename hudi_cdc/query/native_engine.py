@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..causes import first_line
 from ..errors import TableStateError
 from .filters import Condition, check_columns, matches, parse_where, partition_filters
 from .timeline import QueryTable
@@ -22,11 +23,6 @@ def _hudi():
     except ImportError as exc:  # pragma: no cover
         raise TableStateError(f"the hudi package (hudi-rs) is needed for --engine native: {exc}") from None
     return hudi
-
-
-def _one_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class NativeEngine:
@@ -46,7 +42,7 @@ class NativeEngine:
             schema = table.get_schema_with_meta_fields()
         except Exception as exc:
             if type(exc).__name__ in ("HudiCoreError", "OSError", "ValueError", "RuntimeError"):
-                raise TableStateError(f"{qt.uri}: hudi-rs: {_one_line(exc)}") from None
+                raise TableStateError(f"{qt.uri}: hudi-rs: {first_line(exc)}") from None
             raise
         check_columns(conds, schema.names)
         if not batches:

@@ -43,7 +43,3 @@ def shape(qt: QueryTable, rows: List[Dict[str, Any]], columns: Optional[Sequence
     out.sort(key=_sort_key(qt.record_keys))
     return out
 
-
-def record_columns(row: Dict[str, Any]) -> Dict[str, Any]:
-    """The record's own columns (no Hudi meta columns, no committed_at)."""
-    return {k: v for k, v in row.items() if not k.startswith("_hoodie_") and k != "committed_at"}

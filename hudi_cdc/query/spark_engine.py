@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..causes import first_line
 from ..errors import JobError
+from ..spark_conf import HUDI_SESSION_CONF, as_pairs
 from .errors import BadKeyError
 from .filters import Condition
 from .timeline import BEGINNING, QueryTable
@@ -21,7 +23,7 @@ def _load(spark, path: str, options: Dict[str, str]):
     try:
         return reader.load(path)
     except Exception as exc:  # AnalysisException, Py4JJavaError: one line with the cause
-        raise JobError(f"Spark cannot read {path}: {_one_line(exc)}") from None
+        raise JobError(f"Spark cannot read {path}: {first_line(exc, 300)}") from None
 
 
 def _filtered(df, conditions: Sequence[Condition], where: Optional[str]):
@@ -38,13 +40,8 @@ def _filtered(df, conditions: Sequence[Condition], where: Optional[str]):
         try:
             df = df.where(where)
         except Exception as exc:
-            raise BadKeyError(f"--where {where!r}: {_one_line(exc)}") from None
+            raise BadKeyError(f"--where {where!r}: {first_line(exc, 300)}") from None
     return df
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
-    return lines[0][:300] if lines else type(exc).__name__
 
 
 def as_of_df(spark, path: str, instant: str, *, read_optimized: bool = False,
@@ -68,7 +65,7 @@ def collect(df) -> List[Dict[str, Any]]:
     try:
         return [r.asDict(recursive=True) for r in df.collect()]
     except Exception as exc:
-        raise JobError(f"Spark read failed: {_one_line(exc)}") from None
+        raise JobError(f"Spark read failed: {first_line(exc, 300)}") from None
 
 
 class SparkEngine:
@@ -105,10 +102,7 @@ def start_session(pipeline=None, app_name: str = "hudi-cdc-query"):
                .config("spark.ui.showConsoleProgress", "false"))
     confs = render.spark_confs_local(pipeline) if pipeline is not None else [
         "spark.ui.enabled=false", "spark.sql.shuffle.partitions=2", "spark.default.parallelism=2",
-        "spark.serializer=org.apache.spark.serializer.KryoSerializer",
-        "spark.sql.extensions=org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-        "spark.kryo.registrator=org.apache.spark.HoodieSparkKryoRegistrar",
-        "spark.sql.catalog.spark_catalog=org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+        *as_pairs(HUDI_SESSION_CONF),
         "spark.driver.host=127.0.0.1", "spark.driver.bindAddress=127.0.0.1",
     ]
     for kv in confs:

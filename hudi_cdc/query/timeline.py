@@ -15,10 +15,12 @@ from datetime import tzinfo
 from functools import cached_property
 from typing import Dict, List, Optional, Sequence
 
+from ..causes import first_line
 from ..errors import TableStateError
 from ..inspect import Table, open_table, read_timeline
 from ..inspect.metadata import commit_metadata
-from ..inspect.timeline import COMPLETED, WRITE_ACTIONS, Instant
+from ..inspect.timeline import completed_writes
+from ..instants import COMPLETED, Instant
 from .errors import BadTimeError, BeforeFirstCommitError
 from .times import UserTime, read_time, timeline_zone, wall_clock
 
@@ -91,16 +93,13 @@ class QueryTable:
         try:
             schema = self.table.hudi.get_schema()
         except Exception as exc:
-            raise TableStateError(f"{self.uri}: hudi-rs cannot read the schema: {str(exc).splitlines()[0]}") from None
+            raise TableStateError(f"{self.uri}: hudi-rs cannot read the schema: {first_line(exc)}") from None
         return {f.name: str(f.type) for f in schema}
 
     @cached_property
     def commits(self) -> List[Commit]:
-        out = []
-        for inst in read_timeline(self.table):
-            if inst.is_completed and inst.action in WRITE_ACTIONS:
-                out.append(Commit(inst.requested_time, inst.completion_time or inst.requested_time,
-                                  inst.action, inst.planned_action))
+        out = [Commit(inst.requested_time, inst.completion_time or inst.requested_time, inst.action,
+                      inst.planned_action) for inst in completed_writes(read_timeline(self.table))]
         if not out:
             raise TableStateError(f"{self.uri}: the table has no completed commits yet")
         return out

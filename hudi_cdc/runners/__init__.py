@@ -1,0 +1,38 @@
+"""Runners: where the jobs of a command run. One package per target, each with ``runner.py`` (the
+Runner) and ``plan.py`` (what it would run, pure); ``aws/`` holds what the AWS runners share.
+
+    local/           spark-submit from pyspark on this machine, one JVM per command
+    emr/             one EMR step per job on a running cluster
+    emr_serverless/  one EMR Serverless job run per job
+    aws/             clients, error mapping, paginated listing, upload, log tails, the wait loop
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ..config import Pipeline
+from ..errors import ConfigError
+from .base import NotSupported, Runner
+
+TARGETS = ("local", "emr", "emr-serverless")
+
+__all__ = ["NotSupported", "Runner", "TARGETS", "make_runner"]
+
+
+def make_runner(pipeline: Pipeline, target: str = "local", progress: Optional[Callable[[str], None]] = None,
+                dry_run: bool = False) -> Runner:
+    """The runner for ``target``; ``progress`` defaults to stdout (local) or stderr (AWS)."""
+    if target == "local":
+        from .local import LocalRunner
+
+        return LocalRunner(pipeline, progress=progress or print, dry_run=dry_run)
+    if target == "emr":
+        from .emr import EmrRunner
+
+        return EmrRunner(pipeline, progress=progress, dry_run=dry_run)
+    if target == "emr-serverless":
+        from .emr_serverless import EmrServerlessRunner
+
+        return EmrServerlessRunner(pipeline, progress=progress, dry_run=dry_run)
+    raise ConfigError(f"unknown target {target!r}: use one of {', '.join(TARGETS)}")

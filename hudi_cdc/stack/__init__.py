@@ -4,6 +4,6 @@ One module per service (apicurio, metastore, thriftserver) over a shared Service
 manager that starts, waits for, reports and stops them. The CLI is hudi_cdc/commands/local.py.
 """
 
-from .manager import SERVICES, Stack, StackConfig, default_data_dir, down, status, up
+from .manager import SERVICES, Stack, StackConfig, default_data_dir
 
-__all__ = ["SERVICES", "Stack", "StackConfig", "default_data_dir", "down", "status", "up"]
+__all__ = ["SERVICES", "Stack", "StackConfig", "default_data_dir"]

@@ -11,7 +11,6 @@ their passwords reach the JVM through its environment, never its command line.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tarfile
 import tempfile
 import urllib.error
@@ -20,9 +19,10 @@ from pathlib import Path
 from typing import Dict, List
 
 from ..errors import EnvironmentProblem
-from ..jars import MAVEN_CENTRAL, home
+from ..jars import home
+from ..maven import Artifact, fetch
+from ..java_spark import class_file_java, find_java
 from . import process
-from .java import class_file_java, find_java
 from .service import Launch, Service
 
 GROUP, ARTIFACT, CLASSIFIER = "io.apicurio", "apicurio-registry-app", "all"
@@ -30,41 +30,12 @@ DEFAULT_VERSION = "3.3.3"
 CCOMPAT_PATH = "/apis/ccompat/v7"
 
 
-def tarball_name(version: str) -> str:
-    return f"{ARTIFACT}-{version}-{CLASSIFIER}.tar.gz"
-
-
-def tarball_url(version: str) -> str:
-    return f"{MAVEN_CENTRAL}/{GROUP.replace('.', '/')}/{ARTIFACT}/{version}/{tarball_name(version)}"
+def distribution(version: str) -> Artifact:
+    return Artifact(GROUP, ARTIFACT, version, "tar.gz", CLASSIFIER)
 
 
 def install_dir(version: str) -> Path:
     return home() / "apicurio" / version
-
-
-def _download(version: str, dest: Path) -> Path:
-    """Maven (proxies/mirrors apply) when on PATH, else plain HTTPS from Maven Central."""
-    dest.mkdir(parents=True, exist_ok=True)
-    target = dest / tarball_name(version)
-    if target.exists() and target.stat().st_size > 0:
-        return target
-    mvn = shutil.which("mvn")
-    if mvn:
-        coords = f"{GROUP}:{ARTIFACT}:{version}:tar.gz:{CLASSIFIER}"
-        proc = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={coords}",
-                               f"-DoutputDirectory={dest}", "-Dtransitive=false"],
-                              capture_output=True, text=True, cwd=tempfile.gettempdir())
-        if proc.returncode == 0 and target.exists():
-            return target
-    part = target.with_suffix(".part")
-    try:
-        with urllib.request.urlopen(tarball_url(version), timeout=300) as resp, open(part, "wb") as out:
-            shutil.copyfileobj(resp, out)
-        part.rename(target)
-    except (OSError, urllib.error.URLError) as exc:
-        part.unlink(missing_ok=True)
-        raise EnvironmentProblem(f"could not download Apicurio Registry {version} from {tarball_url(version)}: {exc}") from None
-    return target
 
 
 def ensure_distribution(version: str = DEFAULT_VERSION, progress=None) -> Path:
@@ -74,7 +45,7 @@ def ensure_distribution(version: str = DEFAULT_VERSION, progress=None) -> Path:
         return app
     if progress:
         progress(f"fetching Apicurio Registry {version} from Maven Central (once) ...")
-    tgz = _download(version, home() / "apicurio")
+    tgz = fetch(distribution(version), home() / "apicurio")
     tmp = Path(tempfile.mkdtemp(prefix=f"apicurio-{version}-", dir=str(app.parent)))
     try:
         with tarfile.open(tgz) as tf:

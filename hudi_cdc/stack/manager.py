@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -184,18 +184,3 @@ class Stack:
     def status(self, names: Optional[Sequence[str]] = None) -> List[Dict[str, object]]:
         return [svc.describe() for svc in services_of(self.cfg, names)]
 
-
-def up(cfg: Optional[StackConfig] = None, names=None, progress=None):
-    return Stack(cfg or StackConfig(), progress).up(names)
-
-
-def down(cfg: Optional[StackConfig] = None, names=None, progress=None):
-    return Stack(cfg or StackConfig.saved(), progress).down(names)
-
-
-def status(cfg: Optional[StackConfig] = None, names=None):
-    return Stack(cfg or StackConfig.saved()).status(names)
-
-
-def with_ports(cfg: StackConfig, **changes) -> StackConfig:
-    return replace(cfg, **{k: v for k, v in changes.items() if v is not None})

@@ -11,7 +11,6 @@ opens it; every client goes through thrift). ``up`` checks it with a real ``get_
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 import os
 import subprocess
@@ -20,8 +19,8 @@ from typing import List, Optional
 from xml.sax.saxutils import escape
 
 from ..errors import EnvironmentProblem
+from ..java_spark import find_java, spark_jars
 from . import process
-from .java import find_java
 from .service import Launch, Service
 
 LAUNCHER = "LoopbackMetaStore"
@@ -55,22 +54,6 @@ public class LoopbackMetaStore {
   }
 }
 """
-
-
-def spark_home() -> Path:
-    if os.environ.get("SPARK_HOME"):
-        return Path(os.environ["SPARK_HOME"])
-    spec = importlib.util.find_spec("pyspark")
-    if spec is None or not spec.submodule_search_locations:
-        raise EnvironmentProblem("pyspark is not installed (pip install pyspark==3.5.5)")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-def spark_jars() -> Path:
-    jars = spark_home() / "jars"
-    if not list(jars.glob("hive-metastore-*.jar")):
-        raise EnvironmentProblem(f"no Hive metastore jars in {jars}; is SPARK_HOME a Spark 3.5 with Hive support?")
-    return jars
 
 
 def hive_site(props: dict) -> str:

@@ -14,7 +14,9 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Callable, Dict, Mapping, Optional, Sequence
+
+from ..causes import error_lines
 
 MARKER_PROP = "hudi_cdc.stack"
 
@@ -137,10 +139,7 @@ def log_tail(log_file: Path, lines: int = 6) -> str:
     except OSError:
         return "(no log)"
     run = text.rsplit("==== hudi-cdc local up", 1)[-1].splitlines()[1:]
-    run = [l.rstrip() for l in run if l.strip()]
-    picked: List[str] = [l for l in run if _INTERESTING.search(l) and not l.lstrip().startswith("at ")]
-    chosen = (picked or run)[-lines:]
-    return " | ".join(l.strip()[:300] for l in chosen) or "(empty log)"
+    return error_lines(run, _INTERESTING, keep=lines, empty="(empty log)")
 
 
 def wait_until(check: Callable[[], bool], timeout: float, still_running: Callable[[], bool],

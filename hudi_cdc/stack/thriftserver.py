@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from typing import List
 
-from ..errors import EnvironmentProblem
+from ..java_spark import spark_submit
+from ..spark_conf import HUDI_SESSION_CONF
 from . import process
-from .metastore import spark_home
 from .service import Launch, Service
 
 MAIN_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
@@ -33,18 +33,13 @@ class ThriftServer(Service):
     def prepare(self, progress=None) -> Launch:
         from ..jars import ensure_jars
 
-        submit = spark_home() / "bin" / "spark-submit"
-        if not submit.exists():
-            raise EnvironmentProblem(f"spark-submit not found at {submit}; is pyspark installed?")
+        submit = spark_submit()
         jars = ensure_jars(self.cfg.hudi_version, progress)
         warehouse = self.cfg.data_dir / "warehouse"
         tmp = self.dir / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
         confs = {
-            "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-            "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-            "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+            **HUDI_SESSION_CONF,
             "spark.sql.catalogImplementation": "hive",
             "spark.hadoop.hive.metastore.uris": f"thrift://{self.host}:{self.cfg.metastore_port}",
             "spark.sql.warehouse.dir": f"file://{warehouse}",

@@ -1,8 +1,10 @@
-"""Find a Java runtime of at least a given major version (Apicurio 3.3 needs 21, Hive/Spark run on 17)."""
+"""Where Java and Spark are: a Java runtime of at least a given major version (Apicurio 3.3 needs
+21, Hive/Spark run on 17), the Spark home of the pyspark package, its spark-submit and jars."""
 
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import re
 import shutil
@@ -11,19 +13,23 @@ import zipfile
 from pathlib import Path
 from typing import Iterable, List, Optional, Tuple
 
-from ..errors import EnvironmentProblem
+from .errors import EnvironmentProblem
 
 
-def _release_version(java_home: Path) -> Optional[int]:
-    try:
-        text = (java_home / "release").read_text()
-    except OSError:
-        return None
-    m = re.search(r'JAVA_VERSION="(\d+)(?:\.(\d+))?', text)
+def _major(version_text: str, pattern: str) -> Optional[int]:
+    """The Java major version in a version string ("17.0.2" -> 17, "1.8.0" -> 8)."""
+    m = re.search(pattern + r'"(\d+)(?:\.(\d+))?', version_text)
     if not m:
         return None
     major = int(m.group(1))
     return int(m.group(2)) if major == 1 and m.group(2) else major
+
+
+def _release_version(java_home: Path) -> Optional[int]:
+    try:
+        return _major((java_home / "release").read_text(), "JAVA_VERSION=")
+    except OSError:
+        return None
 
 
 def java_version(java: Path) -> Optional[int]:
@@ -36,11 +42,7 @@ def java_version(java: Path) -> Optional[int]:
         out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.TimeoutExpired):
         return None
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
-    if not m:
-        return None
-    major = int(m.group(1))
-    return int(m.group(2)) if major == 1 and m.group(2) else major
+    return _major(out, "version ")
 
 
 def _candidates() -> Iterable[Path]:
@@ -86,3 +88,28 @@ def class_file_java(jar: Path) -> Optional[int]:
     except (OSError, zipfile.BadZipFile):
         return None
     return None
+
+
+def spark_home() -> Path:
+    """$SPARK_HOME when set, else the Spark inside the pyspark package (found without importing it)."""
+    if os.environ.get("SPARK_HOME"):
+        return Path(os.environ["SPARK_HOME"])
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise EnvironmentProblem("pyspark is not installed (pip install pyspark==3.5.5)")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def spark_submit() -> Path:
+    path = spark_home() / "bin" / "spark-submit"
+    if not path.exists():
+        raise EnvironmentProblem(f"spark-submit not found at {path}; is pyspark installed?")
+    return path
+
+
+def spark_jars() -> Path:
+    """Spark's jars folder, with the Hive jars the metastore and Hive sync run on."""
+    jars = spark_home() / "jars"
+    if not list(jars.glob("hive-metastore-*.jar")):
+        raise EnvironmentProblem(f"no Hive metastore jars in {jars}; is SPARK_HOME a Spark 3.5 with Hive support?")
+    return jars

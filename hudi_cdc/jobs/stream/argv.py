@@ -1,0 +1,68 @@
+"""HoodieStreamer's flags, one group per target, groups separated by `--next`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+
+@dataclass
+class Target:
+    props: str
+    table_type: str
+    target_base_path: str
+    target_table: str
+    op: str = "UPSERT"
+    source_ordering_fields: Optional[str] = None
+    filter_dupes: bool = False
+    enable_sync: bool = False
+    continuous: bool = False
+    min_sync_interval_seconds: int = 0
+    source_limit: int = sys.maxsize
+    max_rounds: Optional[int] = None  # for tests of continuous mode
+    hoodie_conf: List[str] = field(default_factory=list)  # key=value overrides, as HoodieStreamer's --hoodie-conf
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hudi-cdc-streamer", add_help=False)
+    p.add_argument("--props", required=True)
+    p.add_argument("--table-type", required=True, choices=["COPY_ON_WRITE", "MERGE_ON_READ"])
+    p.add_argument("--target-base-path", required=True)
+    p.add_argument("--target-table", required=True)
+    p.add_argument("--op", default="UPSERT", choices=["UPSERT", "INSERT", "BULK_INSERT"])
+    p.add_argument("--source-ordering-fields", "--source-ordering-field", dest="source_ordering_fields")
+    p.add_argument("--source-class", default=None)  # accepted for argv parity; DFS Avro only
+    p.add_argument("--schemaprovider-class", default=None)
+    p.add_argument("--transformer-class", default=None)
+    p.add_argument("--filter-dupes", action="store_true")
+    p.add_argument("--enable-sync", action="store_true")
+    p.add_argument("--continuous", action="store_true")
+    p.add_argument("--min-sync-interval-seconds", type=int, default=0)
+    p.add_argument("--source-limit", type=int, default=sys.maxsize)
+    p.add_argument("--max-rounds", type=int, default=None)
+    p.add_argument("--hoodie-conf", action="append", default=[])
+    return p
+
+
+def parse_argv(argv: Sequence[str]) -> List[Target]:
+    """One or more HoodieStreamer-style flag groups, separated by `--next` (SystemExit when bad)."""
+    groups: List[List[str]] = [[]]
+    for a in argv:
+        if a == "--next":
+            groups.append([])
+        else:
+            groups[-1].append(a)
+    p = _parser()
+    out = []
+    for g in groups:
+        ns = p.parse_args(g)
+        out.append(Target(
+            props=ns.props, table_type=ns.table_type, target_base_path=ns.target_base_path.rstrip("/"),
+            target_table=ns.target_table, op=ns.op, source_ordering_fields=ns.source_ordering_fields,
+            filter_dupes=ns.filter_dupes, enable_sync=ns.enable_sync, continuous=ns.continuous,
+            min_sync_interval_seconds=ns.min_sync_interval_seconds, source_limit=ns.source_limit,
+            max_rounds=ns.max_rounds, hoodie_conf=list(ns.hoodie_conf),
+        ))
+    return out

@@ -1,0 +1,76 @@
+"""Which landed files a round reads (DFSPathSelector's rule), and a check of each before Spark."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Dict, List, Optional, Tuple
+
+from hudi_cdc.causes import first_line
+from hudi_cdc.properties import local_path
+
+from .errors import JobInputError
+
+IGNORED_PREFIXES = (".", "_")
+SourceFile = Tuple[str, int, int]  # (path, modification time in ms, size)
+
+
+def _walk(local: str) -> List[SourceFile]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(local):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(IGNORED_PREFIXES))
+        for name in filenames:
+            if name.startswith(IGNORED_PREFIXES):
+                continue
+            full = os.path.join(dirpath, name)
+            st = os.stat(full)
+            files.append((full, st.st_mtime_ns // 1_000_000, st.st_size))
+    files.sort(key=lambda f: (f[1], f[0]))
+    return files
+
+
+def list_source_files(root: str, checkpoint: Optional[str], source_limit: int) -> Tuple[List[SourceFile], Optional[str]]:
+    """Files newer than the checkpoint, oldest first, as DFSPathSelector picks them.
+
+    Returns ([(path, mtime_ms, size)], new_checkpoint). Unlike DFSPathSelector, a round always
+    takes at least one file, so a file larger than the source limit cannot stall the stream.
+    """
+    local = local_path(root)
+    if not os.path.isdir(local):
+        raise JobInputError(f"landing directory {root} does not exist")
+    last = int(checkpoint) if checkpoint not in (None, "") else None
+    picked: List[SourceFile] = []
+    total = 0
+    for path, mtime, size in _walk(local):
+        if last is not None and mtime <= last:
+            continue
+        if picked and total + size > source_limit and mtime != picked[-1][1]:
+            break  # never split files sharing one modification time across rounds
+        picked.append((path, mtime, size))
+        total += size
+    new_cp = str(picked[-1][1]) if picked else checkpoint
+    return picked, new_cp
+
+
+def validate_avro_files(files: List[SourceFile], required_fields: List[str]) -> List[dict]:
+    """Read every file through fastavro before Spark touches the table: a corrupt or truncated
+    file, or one whose schema lacks a required field, fails the round with its name, and nothing
+    is written. Returns the distinct writer schemas seen."""
+    import fastavro  # an install requirement of hudi-cdc
+
+    schemas: Dict[str, dict] = {}
+    for path, _, _ in files:
+        try:
+            with open(path, "rb") as fh:
+                reader = fastavro.reader(fh)
+                schema = reader.writer_schema
+                for _ in reader:
+                    pass
+        except Exception as exc:  # fastavro raises many types for corrupt input
+            raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
+        names = {f["name"] for f in schema.get("fields", [])}
+        for f in required_fields:
+            if f not in names:
+                raise JobInputError(f"field {f!r} (record key/ordering) is missing from the schema of {path}")
+        schemas[json.dumps(schema, sort_keys=True)] = schema
+    return list(schemas.values())

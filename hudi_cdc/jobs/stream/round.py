@@ -1,0 +1,191 @@
+"""One round for one target: pick the files after the checkpoint, read them (with the registry
+schema when one is named), keep the latest event per key, drop stale events after deletes,
+write with Hudi's datasource and record the new checkpoint and tombstones with the commit."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from hudi_cdc.causes import root_cause
+
+from .argv import Target
+from .delete_blocks import delete_block_safe_parts
+from .errors import JobInputError
+from .files import list_source_files, validate_avro_files
+from .props import streamer_prop
+from .redelivery import drop_unchanged
+from .schema_registry import check_registry_compat, registry_schema
+from .table import (CHECKPOINT_KEY, SOURCE_ORDERING_KEY, SOURCE_TS_FIELD, SOURCE_TS_KEY, has_completed_commit,
+                    latest_instant, read_checkpoint)
+from .tombstones import drop_stale_after_delete, read_tombstones, write_tombstones
+
+# Keys consumed by the streamer itself, never passed to the Hudi writer.
+_STREAMER_KEYS = ("hoodie.streamer.", "hoodie.deltastreamer.", "include")
+
+
+@dataclass
+class RoundResult:
+    table: str
+    base_path: str
+    operation: str
+    files: List[str] = field(default_factory=list)
+    records_in: int = 0
+    records_written: int = 0
+    deletes: int = 0
+    checkpoint: Optional[str] = None
+    commit: Optional[str] = None
+    skipped: bool = False
+    stale_ignored: int = 0
+    unchanged_ignored: int = 0
+
+    def as_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+def writer_options(props: Dict[str, str], t: Target) -> Dict[str, str]:
+    """The Hudi writer's options: every hoodie.* key the streamer does not consume, plus the target's."""
+    opts = {k: v for k, v in props.items() if k.startswith("hoodie.") and not k.startswith(_STREAMER_KEYS)}
+    db, _, table = t.target_table.rpartition(".")
+    opts.setdefault("hoodie.table.name", table)
+    opts["hoodie.datasource.write.table.type"] = t.table_type
+    if t.source_ordering_fields:
+        opts.setdefault("hoodie.table.ordering.fields", t.source_ordering_fields)
+    if t.enable_sync:
+        opts["hoodie.datasource.meta.sync.enable"] = "true"
+        opts["hoodie.datasource.hive_sync.enable"] = "true"
+        if db:
+            opts.setdefault("hoodie.datasource.hive_sync.database", db)
+        opts.setdefault("hoodie.datasource.hive_sync.table", table)
+    return opts
+
+
+def _fields(text: Optional[str]) -> List[str]:
+    return [f.strip() for f in (text or "").split(",") if f.strip()]
+
+
+def _read_events(spark, t: Target, props: Dict[str, str], root: str, files, ordering: List[str], result: RoundResult):
+    """The round's events: the files read (registry schema if any), transformed, latest per key."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    record_keys = _fields(props.get("hoodie.datasource.write.recordkey.field"))
+    if not record_keys:
+        raise JobInputError(f"{t.props}: hoodie.datasource.write.recordkey.field is not set")
+    file_schemas = validate_avro_files(files, record_keys + ordering)
+    reader = spark.read.format("avro")
+    reg_url = streamer_prop(props, "schemaprovider.registry.url")
+    if reg_url:
+        schema_text = registry_schema(reg_url)
+        check_registry_compat(schema_text, file_schemas, root)
+        reader = reader.option("avroSchema", schema_text)
+    df = reader.load([f"file://{f[0]}" if not f[0].startswith("file:") else f[0] for f in files])
+    result.records_in = df.count()
+    sql = streamer_prop(props, "transformer.sql")
+    if sql:
+        view = f"hudi_cdc_src_{int(time.time() * 1000)}"
+        df.createOrReplaceTempView(view)
+        df = spark.sql(sql.replace("<SRC>", view))
+    # Latest event per key within the round (Debezium may deliver several changes of one row in
+    # one file, and Kafka Connect may redeliver): the largest ordering value wins, as Hudi's
+    # event-time ordering would decide between rounds.
+    if ordering:
+        w = Window.partitionBy(*record_keys).orderBy(*[F.col(o).desc_nulls_last() for o in ordering])
+        df = df.withColumn("__hudi_cdc_rn", F.row_number().over(w)).where("__hudi_cdc_rn = 1").drop("__hudi_cdc_rn")
+    return df, record_keys
+
+
+def source_position(events, ordering: List[str]) -> Dict[str, str]:
+    """The newest source event time and ordering value of a round, for the commit metadata."""
+    from pyspark.sql import functions as F
+
+    aggs = []
+    if SOURCE_TS_FIELD in events.columns:
+        aggs.append(F.max(SOURCE_TS_FIELD).alias("ts"))
+    if len(ordering) == 1:
+        aggs.append(F.max(ordering[0]).alias("ord"))
+    if not aggs:
+        return {}
+    row = events.agg(*aggs).first().asDict()
+    out = {}
+    if row.get("ts") is not None:
+        out[SOURCE_TS_KEY] = str(int(row["ts"]))
+    if row.get("ord") is not None:
+        out[SOURCE_ORDERING_KEY] = str(row["ord"])
+    return out
+
+
+def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult:
+    from pyspark.sql import functions as F
+
+    root = streamer_prop(props, "source.dfs.root")
+    if not root:
+        raise JobInputError(f"{t.props}: hoodie.streamer.source.dfs.root is not set")
+    table_label = f"{t.target_table} ({t.target_base_path})"
+    result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
+    existing = has_completed_commit(t.target_base_path)
+    checkpoint = read_checkpoint(t.target_base_path) if existing else None
+    files, new_cp = list_source_files(root, checkpoint, t.source_limit)
+    result.checkpoint = new_cp
+    if not files:
+        result.skipped = True
+        log(f"{t.target_table}: no new files under {root} after checkpoint {checkpoint}")
+        return result
+    result.files = [f[0] for f in files]
+    ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
+    df, record_keys = _read_events(spark, t, props, root, files, ordering, result)
+    # Cached once: the counts, the tombstone lookups and the write below all read this round's events.
+    events = df.cache()
+    df = events
+    is_delete = "_hoodie_is_deleted" in df.columns
+    deleted_keys: List[dict] = []
+    if is_delete:
+        # Hard deletes leave no row to compare a late event with, so the keys and ordering values
+        # of deletes are kept as tombstones; a later round drops events no newer than them.
+        deleted_keys = [r.asDict() for r in
+                        df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
+        result.deletes = len(deleted_keys)
+        tombstones = read_tombstones(t.target_base_path) if t.op != "BULK_INSERT" else []
+        if tombstones and ordering:
+            df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
+            if result.stale_ignored:
+                log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) for keys deleted by a newer change")
+    if t.op != "BULK_INSERT" and existing and ordering:
+        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
+        if result.unchanged_ignored:
+            log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
+    if t.op == "BULK_INSERT" and is_delete:
+        # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
+        df = df.where(~F.col("_hoodie_is_deleted"))
+    result.records_written = df.count()
+
+    opts = writer_options(props, t)
+    opts["hoodie.datasource.write.operation"] = t.op.lower()
+    if t.filter_dupes and t.op != "BULK_INSERT":
+        # BULK_INSERT goes into a new table and the batch is de-duplicated by key above, which is
+        # what --filter-dupes means there (Hudi's row-writer bulk insert refuses drop.duplicates).
+        opts["hoodie.datasource.write.insert.drop.duplicates"] = "true"
+    opts["hoodie.datasource.write.commitmeta.key.prefix"] = "streamer."
+    opts[CHECKPOINT_KEY] = new_cp
+    opts.update(source_position(events, ordering))
+    log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
+        f"into {t.target_base_path} ...")
+    try:
+        parts = delete_block_safe_parts(df, t.table_type)
+        for i, part in enumerate(parts):
+            # the round's metadata (checkpoint, source position) goes with the last commit only:
+            # a crash in between re-reads the files, and what the first commit wrote is then unchanged
+            last = i == len(parts) - 1
+            part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
+            part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
+    except Exception as exc:
+        raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
+    finally:
+        events.unpersist()
+        df.unpersist()
+    result.commit = latest_instant(t.target_base_path)
+    if deleted_keys:
+        write_tombstones(t.target_base_path, result.commit, deleted_keys)
+    log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp}")
+    return result

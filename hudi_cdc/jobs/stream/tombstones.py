@@ -1,0 +1,76 @@
+"""Tombstones: the keys and ordering values of hard deletes, kept beside the table so a later
+round can drop events no newer than a delete (a deleted row leaves nothing to compare with).
+
+One JSON-lines file per commit in .hoodie/.aux/hudi-cdc-tombstones/<commit>.jsonl; a file whose
+commit did not complete (a failed round) is ignored."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Dict, List, Tuple
+
+from hudi_cdc.instants import completed_write_times
+from hudi_cdc.properties import local_path
+
+TOMBSTONE_DIR = (".hoodie", ".aux", "hudi-cdc-tombstones")
+
+
+def _tombstone_dir(base_path: str) -> str:
+    return os.path.join(local_path(base_path), *TOMBSTONE_DIR)
+
+
+def read_tombstones(base_path: str) -> List[dict]:
+    """Tombstones written by completed commits only (a failed round's file is ignored)."""
+    d = _tombstone_dir(base_path)
+    if not os.path.isdir(d):
+        return []
+    done = completed_write_times(local_path(base_path))
+    rows: List[dict] = []
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".jsonl") and name[:-len(".jsonl")] in done:
+            with open(os.path.join(d, name), encoding="utf-8") as fh:
+                rows.extend(json.loads(line) for line in fh if line.strip())
+    return rows
+
+
+def write_tombstones(base_path: str, commit: str, rows: List[dict]) -> None:
+    d = _tombstone_dir(base_path)
+    os.makedirs(d, exist_ok=True)
+    tmp = os.path.join(d, f".{commit}.jsonl.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, default=str) + "\n")
+    os.replace(tmp, os.path.join(d, f"{commit}.jsonl"))
+
+
+def drop_stale_after_delete(spark, df, tombstones: List[dict], keys: List[str], ordering: List[str]) -> Tuple[object, int]:
+    """Remove non-delete events whose key was deleted by a change at least as new (lexicographic
+    over the ordering fields). Returns (dataframe, how many were removed)."""
+    from pyspark.sql import functions as F
+
+    latest: Dict[tuple, dict] = {}
+    for t in tombstones:
+        k = tuple(t.get(c) for c in keys)
+        o = tuple(t.get(c) for c in ordering)
+        if k not in latest or tuple(latest[k][c] for c in ordering) < o:
+            latest[k] = t
+    tdf = spark.createDataFrame([tuple(t[c] for c in keys + ordering) for t in latest.values()],
+                                [f"__t_{c}" for c in keys + ordering])
+    for c in keys + ordering:
+        tdf = tdf.withColumn(f"__t_{c}", F.col(f"__t_{c}").cast(df.schema[c].dataType))
+    cond = None
+    for c in keys:
+        eq = F.col(c) == F.col(f"__t_{c}")
+        cond = eq if cond is None else cond & eq
+    newer_or_equal = None  # tombstone ordering >= event ordering, lexicographically
+    for i in reversed(range(len(ordering))):
+        o = ordering[i]
+        here = F.col(f"__t_{o}") > F.col(o) if newer_or_equal is not None else F.col(f"__t_{o}") >= F.col(o)
+        if newer_or_equal is not None:
+            here = here | ((F.col(f"__t_{o}") == F.col(o)) & newer_or_equal)
+        newer_or_equal = here
+    stale_cond = cond & newer_or_equal & ~F.col("_hoodie_is_deleted")
+    kept = df.join(tdf, stale_cond, "left_anti")
+    removed = df.join(tdf, stale_cond, "left_semi").count()
+    return kept, removed

@@ -1,0 +1,74 @@
+"""Java-properties files as Hudi reads them.
+
+Two dialects, both Hudi's own:
+  - hoodie.properties (the table config Hudi writes): java.util.Properties, `=` or `:` separates,
+    backslash escapes (`\\:`), # and ! comments -> parse_properties(text);
+  - the streamer's properties (DFSPropertiesConfiguration): key=value split at the first `=`,
+    # and ! comments, `include=FILE` relative to the including file -> load_properties(path).
+
+Standard library only: the local streamer job (hudi_cdc/jobs/) imports it in the Spark driver.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, Optional, Set
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+class PropertiesError(ValueError):
+    """A properties file that cannot be read; the message names the file (and line)."""
+
+
+def parse_properties(text: str) -> Dict[str, str]:
+    """java.util.Properties text (as Hudi writes hoodie.properties) as a dict."""
+    props = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        key, value, esc, in_key = [], [], False, True
+        for ch in line:
+            if esc:
+                (key if in_key else value).append(_ESCAPES.get(ch, ch))
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif in_key and ch in "=:":
+                in_key = False
+            else:
+                (key if in_key else value).append(ch)
+        props["".join(key).strip()] = "".join(value).strip()
+    return props
+
+
+def local_path(uri: str) -> str:
+    """A file:// URI (or a plain path) as a local path."""
+    return uri[len("file://"):] if uri.startswith("file://") else uri
+
+
+def load_properties(path: str, _seen: Optional[Set[str]] = None) -> Dict[str, str]:
+    """A streamer properties file (local path or file:// URI) with its includes, the later key winning."""
+    local = local_path(path)
+    seen = _seen if _seen is not None else set()
+    if local in seen:
+        raise PropertiesError(f"{path}: include cycle")
+    seen.add(local)
+    if not os.path.exists(local):
+        raise PropertiesError(f"{path}: properties file not found")
+    props: Dict[str, str] = {}
+    with open(local, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            line = raw.strip()
+            if not line or line.startswith(("#", "!")):
+                continue
+            if "=" not in line:
+                raise PropertiesError(f"{path}:{lineno}: expected key=value")
+            key, value = (part.strip() for part in line.split("=", 1))
+            if key == "include":
+                inc = value if os.path.isabs(local_path(value)) else os.path.join(os.path.dirname(local), value)
+                props.update(load_properties(inc, seen))
+            else:
+                props[key] = value
+    return props

@@ -1,0 +1,59 @@
+"""A pipeline's tables in the registry: each table's value schema under `<topic>-value`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from ..errors import ConfigError
+from .client import RegistryClient
+from .errors import IncompatibleSchema
+from .schemas import schema_from_avsc, schema_from_landed
+
+
+def subject_for(pipeline, table: str) -> str:
+    return f"{pipeline.table(table).topic}-value"
+
+
+def _schemas_to_use(pipeline, tables: Optional[Sequence[str]],
+                    avsc: Optional[Union[str, Path]]) -> Iterator[Tuple[str, str, Dict[str, Any]]]:
+    """(table, subject, schema) for each table: from the .avsc, or the newest landed file."""
+    names = list(tables) if tables else list(pipeline.tables)
+    if avsc and len(names) != 1:
+        raise ConfigError("--avsc needs exactly one --table")
+    for name in names:
+        yield name, subject_for(pipeline, name), (schema_from_avsc(avsc) if avsc else schema_from_landed(pipeline, name))
+
+
+def register_pipeline(client: RegistryClient, pipeline, tables: Optional[Sequence[str]] = None,
+                      avsc: Optional[Union[str, Path]] = None, compatibility: Optional[str] = "BACKWARD",
+                      check_first: bool = True) -> List[Dict[str, Any]]:
+    """Register each table's value schema under <topic>-value; returns one row per subject."""
+    rows = []
+    for name, subject, schema in _schemas_to_use(pipeline, tables, avsc):
+        if check_first and client.exists(subject):
+            result = client.check(subject, schema)
+            if not result.is_compatible:
+                why = f": {'; '.join(result.messages)}" if result.messages else ""
+                raise IncompatibleSchema(f"register {subject!r}: the schema is incompatible with the latest "
+                                         f"registered version under rule {client.compatibility(subject) or '?'}{why}; "
+                                         "nothing was registered", status=409, url=client.subject_url(subject))
+        sid = client.register(subject, schema, compatibility)
+        latest = client.get(subject)
+        rows.append({"table": name, "subject": subject, "id": sid, "version": latest.version,
+                     "url": client.subject_url(subject)})
+    return rows
+
+
+def check_pipeline(client: RegistryClient, pipeline, tables: Optional[Sequence[str]] = None,
+                   avsc: Optional[Union[str, Path]] = None) -> List[Dict[str, Any]]:
+    rows = []
+    for name, subject, schema in _schemas_to_use(pipeline, tables, avsc):
+        if not client.exists(subject):
+            rows.append({"table": name, "subject": subject, "compatible": True,
+                         "messages": "not registered yet: the first version will be this schema"})
+            continue
+        result = client.check(subject, schema)
+        rows.append({"table": name, "subject": subject, "compatible": result.is_compatible,
+                     "messages": "; ".join(result.messages)})
+    return rows

@@ -1,0 +1,66 @@
+"""Where a table's value schema comes from: an .avsc file, or the newest landed Avro file."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Tuple, Union
+
+from ..errors import DataError
+
+
+def schema_from_avsc(path: Union[str, Path]) -> Dict[str, Any]:
+    p = Path(path)
+    try:
+        schema = json.loads(p.read_text())
+    except OSError as exc:
+        raise DataError(f"{p}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:
+        raise DataError(f"{p}: not JSON ({exc})") from None
+    _parse_avro(schema, str(p))
+    return schema
+
+
+def _parse_avro(schema: Any, where: str) -> None:
+    import fastavro
+
+    try:
+        fastavro.parse_schema(schema)
+    except Exception as exc:  # noqa: BLE001 - fastavro raises several types
+        raise DataError(f"{where}: not a valid Avro schema ({exc})") from None
+
+
+def landed_files(pipeline, table: str) -> List[Path]:
+    from ..config import uri_to_path
+
+    d = uri_to_path(pipeline.topic_dir(table))
+    if not d.is_dir():
+        raise DataError(f"no landed files for table {table!r}: {d} does not exist (hudi-cdc sample lands the MoMA sample)")
+    files = sorted(p for p in d.iterdir() if p.suffix == ".avro" and p.is_file())
+    if not files:
+        raise DataError(f"no .avro files in {d} for table {table!r}")
+    return files
+
+
+def schema_from_landed(pipeline, table: str) -> Dict[str, Any]:
+    """The writer schema of the newest landed Avro file of a table (what the S3 sink wrote with)."""
+    import fastavro
+
+    files = landed_files(pipeline, table)
+    newest = max(files, key=_offset_key)
+    try:
+        with open(newest, "rb") as fh:
+            r = fastavro.reader(fh)
+            raw = r.metadata.get("avro.schema")
+            # the schema text exactly as the sink wrote it (writer_schema is fastavro's parsed form,
+            # with names folded into full names)
+            return json.loads(raw) if raw else r.writer_schema
+    except Exception as exc:  # noqa: BLE001
+        raise DataError(f"{newest}: not a readable Avro container file ({exc})") from None
+
+
+def _offset_key(p: Path) -> Tuple[int, str]:
+    """<topic>+<partition>+<offset>.avro sorts by offset; anything else by name."""
+    m = re.search(r"\+(\d+)\.avro$", p.name)
+    return (int(m.group(1)) if m else -1, p.name)

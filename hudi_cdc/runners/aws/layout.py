@@ -1,0 +1,93 @@
+"""Names and S3 URIs: what a step / job run is called, where properties and logs go, and the
+argv a job runs (the renderer's, pointed at the uploaded properties file)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, List, Optional, Tuple
+
+from ... import render as rnd
+from ...config import TYPE_SUFFIX, Pipeline
+from ...errors import AwsError, ConfigError
+from ...render import Job
+from .client import TOOL
+
+
+def table_key(pipeline: Pipeline, table: str, table_type: str) -> str:
+    """The identity of the Hudi table a job writes; one active writer per key."""
+    return f"{TOOL}:{pipeline.pipeline}:{table}_{TYPE_SUFFIX[table_type]}"
+
+
+def job_name(pipeline: Pipeline, job: Job) -> str:
+    """Step / job-run name, e.g. ``hudi-cdc:moma:artists_mor:upsert:continuous``."""
+    name = f"{table_key(pipeline, job.table, job.table_type)}:{job.op.lower()}"
+    return name + (":continuous" if job.continuous else "")
+
+
+def owns_name(pipeline: Pipeline, name: Optional[str]) -> bool:
+    return bool(name and name.startswith(f"{TOOL}:{pipeline.pipeline}:"))
+
+
+def writes_table(pipeline: Pipeline, name: Optional[str], job: Job) -> bool:
+    return bool(name and name.startswith(table_key(pipeline, job.table, job.table_type) + ":"))
+
+
+def require(value: Optional[str], key: str, pipeline: Pipeline, hint: str = "") -> str:
+    if not value:
+        extra = f" ({hint})" if hint else ""
+        raise ConfigError(f"emr.{key}: required for this target{extra} ({pipeline.source_file})")
+    return value
+
+
+def artifacts_root(pipeline: Pipeline) -> str:
+    """``s3://<emr.bucket>/<emr.prefix>/<pipeline>``: where hudi-cdc puts what it uploads."""
+    bucket = require(pipeline.emr.bucket, "bucket", pipeline, "the S3 bucket for properties and logs")
+    prefix = pipeline.emr.prefix.strip("/")
+    return f"s3://{bucket}/{prefix}/{pipeline.pipeline}" if prefix else f"s3://{bucket}/{pipeline.pipeline}"
+
+
+def properties_root(pipeline: Pipeline) -> str:
+    return f"{artifacts_root(pipeline)}/properties"
+
+
+def props_uri(pipeline: Pipeline, table: str, table_type: str) -> str:
+    return f"{properties_root(pipeline)}/{table}_{TYPE_SUFFIX[table_type]}.properties"
+
+
+def log_root(pipeline: Pipeline) -> str:
+    """emr.log_uri when set, else ``s3://<bucket>/<prefix>/logs``."""
+    if pipeline.emr.log_uri:
+        return pipeline.emr.log_uri.rstrip("/")
+    bucket = require(pipeline.emr.bucket, "bucket", pipeline, "or set emr.log_uri")
+    prefix = pipeline.emr.prefix.strip("/")
+    return f"s3://{bucket}/{prefix}/logs" if prefix else f"s3://{bucket}/logs"
+
+
+_S3 = re.compile(r"^s3[an]?://([^/]+)/?(.*)$")
+
+
+def split_s3(uri: str) -> Tuple[str, str]:
+    """``s3://b/k`` (also EMR's ``s3n://`` and ``s3a://``) -> (bucket, key)."""
+    m = _S3.match(uri)
+    if not m:
+        raise ConfigError(f"{uri} is not an s3:// URI")
+    return m.group(1), m.group(2)
+
+
+def job_props_uri(pipeline: Pipeline, job: Job, names: Optional[Iterable[str]] = None) -> str:
+    """Where the job's properties file is uploaded; checked against the rendered names when given."""
+    name = rnd.props_filename(pipeline, job.table, job.table_type)
+    if names is not None and name not in set(names):
+        raise AwsError(f"{name} is not among the rendered properties files: {', '.join(sorted(names))}")
+    return f"{properties_root(pipeline)}/{name}"
+
+
+def job_argv(pipeline: Pipeline, job: Job, target: str, names: Optional[Iterable[str]] = None) -> List[str]:
+    """The renderer's spark-submit argv for ``job`` on ``target``, reading the uploaded properties."""
+    return list(rnd.streamer_argv(pipeline, job.table, job.table_type, job.op, target=target,
+                                  props_uri=job_props_uri(pipeline, job, names), continuous=job.continuous))
+
+
+def props_arg(argv: List[str]) -> str:
+    """The value of ``--props`` in an argv ('' when absent)."""
+    return next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--props"), "")

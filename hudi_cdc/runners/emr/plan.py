@@ -1,0 +1,67 @@
+"""EMR step definitions (pure: no AWS): ``command-runner.jar`` + the renderer's spark-submit argv,
+as boto3/Airflow (``api``) or `aws emr add-steps --steps file://` (``cli``) read them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterable, List, Optional
+
+from ... import render as rnd
+from ...config import Pipeline
+from ...errors import AwsError, ConfigError
+from ...render import Job
+from ..aws.checks import check_no_secrets, check_runs_on_aws
+from ..aws.layout import job_argv, job_name
+
+TARGET = "emr"
+COMMAND_RUNNER = "command-runner.jar"
+ACTION_ON_FAILURE = "CONTINUE"  # never terminate or park the cluster because one table failed
+
+
+def step_definition(pipeline: Pipeline, job: Job, names: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+    """The boto3 ``add_job_flow_steps`` / Airflow ``EmrAddStepsOperator`` shape of one step."""
+    argv = job_argv(pipeline, job, TARGET, names)
+    if not argv or argv[0] != "spark-submit":
+        raise AwsError(f"the renderer's argv for target emr must start with spark-submit, got {argv[:1]}")
+    return {
+        "Name": job_name(pipeline, job),
+        "ActionOnFailure": ACTION_ON_FAILURE,
+        "HadoopJarStep": {"Jar": COMMAND_RUNNER, "Args": argv},
+    }
+
+
+def to_cli_step(step: Dict[str, Any]) -> Dict[str, Any]:
+    """The same step in the shape `aws emr add-steps --steps file://...` reads (the AWS CLI's own
+    flattened form: Type/Name/ActionOnFailure/Jar/Args; it rejects the API's HadoopJarStep)."""
+    return {
+        "Type": "CUSTOM_JAR",
+        "Name": step["Name"],
+        "ActionOnFailure": step["ActionOnFailure"],
+        "Jar": step["HadoopJarStep"]["Jar"],
+        "Args": list(step["HadoopJarStep"]["Args"]),
+    }
+
+
+def steps_json(pipeline: Pipeline, jobs: Iterable[Job], flavor: str = "api") -> List[Dict[str, Any]]:
+    """``hudi-cdc render --emr-steps``: the list of step definitions (JSON-able).
+
+    flavor "api" (default): boto3 ``add_job_flow_steps(Steps=...)`` shape, which Airflow's
+    EmrAddStepsOperator passes through unchanged (also as a templated ``.json`` file: the text is
+    plain strings and lists, so its ``ast.literal_eval`` reads it too). flavor "cli": the shape
+    ``aws emr add-steps --cluster-id j-... --steps file://steps.json`` reads.
+    Raises AwsError when a step would carry a secret value.
+    """
+    check_runs_on_aws(pipeline, TARGET)
+    names = list(rnd.render_properties(pipeline))
+    items = [step_definition(pipeline, j, names) for j in jobs]
+    if flavor not in ("api", "cli"):
+        raise ConfigError(f"unknown step JSON flavor {flavor!r}: api (boto3/Airflow) or cli (aws emr add-steps)")
+    if flavor == "cli":
+        items = [to_cli_step(s) for s in items]
+    check_no_secrets(pipeline, [(f"step {s['Name']}", json.dumps(s)) for s in items])
+    return items
+
+
+def steps_text(pipeline: Pipeline, jobs: Iterable[Job], flavor: str = "api") -> str:
+    """steps_json as the exact text to print or save (2-space indent, trailing newline)."""
+    return json.dumps(steps_json(pipeline, jobs, flavor), indent=2) + "\n"

@@ -1,0 +1,33 @@
+"""The Spark settings every Hudi session needs: Kryo with Hudi's registrator, Hudi's SQL extension
+and catalog. One place for the local job, the query engine, the thrift server and rendered argv.
+
+Standard library only: the local streamer job (hudi_cdc/jobs/) imports it in the Spark driver.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping
+
+# Kryo with Hudi's registrator and Hudi's SQL extension (what the EMR steps pass)
+HUDI_EXTENSION_CONF: Dict[str, str] = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+}
+# ... and Hudi's catalog as the session catalog (local jobs, queries, the thrift server)
+HUDI_SESSION_CONF: Dict[str, str] = {
+    **HUDI_EXTENSION_CONF,
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+}
+
+
+def as_pairs(conf: Mapping[str, str]) -> List[str]:
+    """key=value strings, as spark-submit's --conf takes them."""
+    return [f"{k}={v}" for k, v in conf.items()]
+
+
+def configure(builder, conf: Mapping[str, str] = HUDI_SESSION_CONF):
+    """A SparkSession builder with every setting of conf."""
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    return builder

@@ -1,0 +1,200 @@
+"""`hudi-cdc status`: how far behind its source each table is, from the timeline and the landing
+area only (no JVM).
+
+Per table and type: the last commit and its age, the newest source event applied (the streamer
+writes the largest `__source_ts_ms` and ordering value of every round into the commit metadata),
+freshness = now - that event time, the landing backlog (files and bytes newer than the checkpoint),
+MoR compaction state (pending compactions, delta commits since the last completed one), small
+files, and the last failed round the local runner recorded. `breaches()` names every bound a table
+exceeds, so schedulers can alert on the exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from .config import TYPE_SUFFIX, Pipeline, uri_to_path
+from .errors import TableStateError
+from .inspect.metadata import commit_metadata
+from .inspect.table import Table, open_table
+from .inspect.timeline import Instant, completed_writes, read_timeline
+from .jobs import streamer
+
+SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)
+FAILURES_DIR = ("state", "failures")  # under the pipeline's work dir (.hudi-cdc/)
+
+
+@dataclass
+class Bounds:
+    """Limits beyond which `status` exits non-zero; None = not checked."""
+
+    max_freshness_seconds: Optional[float] = None
+    max_backlog_files: Optional[int] = None
+
+
+@dataclass
+class TableStatus:
+    table: str
+    table_type: str
+    base_path: str
+    exists: bool
+    last_commit: Optional[str] = None
+    last_commit_action: Optional[str] = None
+    last_commit_age_seconds: Optional[float] = None
+    commits: int = 0
+    checkpoint: Optional[str] = None
+    source_ts_ms: Optional[int] = None
+    source_ordering: Optional[str] = None
+    freshness_seconds: Optional[float] = None
+    backlog_files: int = 0
+    backlog_bytes: int = 0
+    pending_compactions: Optional[int] = None
+    deltacommits_since_compaction: Optional[int] = None
+    files: int = 0
+    small_files: int = 0
+    avg_file_bytes: Optional[float] = None
+    inflight: List[str] = field(default_factory=list)
+    last_failure: Optional[dict] = None
+    breaches: List[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def instant_epoch(instant: str) -> float:
+    """Seconds since the epoch of a Hudi instant time (yyyyMMddHHmmss[SSS], UTC on this project's writers)."""
+    fmt = "%Y%m%d%H%M%S%f" if len(instant) > 14 else "%Y%m%d%H%M%S"
+    digits = instant[:14] + (instant[14:17].ljust(6, "0") if len(instant) > 14 else "")
+    return datetime.strptime(digits, fmt).replace(tzinfo=timezone.utc).timestamp()
+
+
+def _failure_file(pipeline: Pipeline, table: str, table_type: str) -> Path:
+    return Path(pipeline.base_dir, ".hudi-cdc", *FAILURES_DIR, f"{table}_{TYPE_SUFFIX[table_type]}.json")
+
+
+def record_failure(pipeline: Pipeline, table: str, table_type: str, label: str, message: str) -> None:
+    """Remember a failed round (the runner calls this); `status` shows it until a later commit."""
+    path = _failure_file(pipeline, table, table_type)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"label": label, "message": message, "at": time.time()}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload))
+    tmp.replace(path)
+
+
+def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_epoch: Optional[float]) -> Optional[dict]:
+    path = _failure_file(pipeline, table, table_type)
+    if not path.exists():
+        return None
+    failure = json.loads(path.read_text())
+    if last_commit_epoch is not None and failure.get("at", 0) < last_commit_epoch:
+        return None  # a later round committed: the failure is history
+    return failure
+
+
+def _extra(meta: dict) -> Dict[str, str]:
+    return meta.get("extraMetadata") or meta.get("extra_metadata") or {}
+
+
+def _newest_extra(table: Table, writes: List[Instant], key: str) -> Optional[str]:
+    """The value of an extra-metadata key in the newest completed write that carries it."""
+    for inst, meta in zip(reversed(writes), reversed(commit_metadata(table, writes))):
+        value = _extra(meta).get(key)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def table_status(pipeline: Pipeline, table: str, table_type: str, now: Optional[float] = None) -> TableStatus:
+    now = time.time() if now is None else now
+    base = pipeline.base_path(table, table_type)
+    st = TableStatus(table=table, table_type=table_type, base_path=base, exists=False)
+    try:
+        tbl = open_table(base)
+    except TableStateError:
+        _backlog(pipeline, table, None, st)  # not bootstrapped yet: everything landed is backlog
+        return st
+    timeline = read_timeline(tbl)
+    writes = completed_writes(timeline)
+    st.exists = bool(writes)
+    st.commits = len(writes)
+    st.inflight = [i.requested_time for i in timeline if not i.is_completed]
+    last_epoch = None
+    if writes:
+        last = writes[-1]
+        st.last_commit, st.last_commit_action = last.requested_time, last.action
+        last_epoch = instant_epoch(last.completion_time or last.requested_time)
+        st.last_commit_age_seconds = round(now - last_epoch, 3)
+        st.checkpoint = _newest_extra(tbl, writes, streamer.CHECKPOINT_KEY)
+        ts = _newest_extra(tbl, writes, streamer.SOURCE_TS_KEY)
+        st.source_ts_ms = int(ts) if ts else None
+        st.source_ordering = _newest_extra(tbl, writes, streamer.SOURCE_ORDERING_KEY)
+        if st.source_ts_ms is not None:
+            st.freshness_seconds = round(now - st.source_ts_ms / 1000.0, 3)
+        _file_figures(tbl, st)
+    _backlog(pipeline, table, st.checkpoint, st)
+    if tbl.is_mor:
+        compactions = [i for i in timeline if i.is_compaction]
+        st.pending_compactions = sum(1 for i in compactions if not i.is_completed)
+        done = [i.requested_time for i in compactions if i.is_completed]
+        since = done[-1] if done else ""
+        st.deltacommits_since_compaction = sum(1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
+    st.last_failure = _last_failure(pipeline, table, table_type, last_epoch)
+    return st
+
+
+def _backlog(pipeline: Pipeline, table: str, checkpoint: Optional[str], st: TableStatus) -> None:
+    """Landed files newer than the checkpoint: what the next rounds will read."""
+    landing = pipeline.topic_dir(table)
+    if not uri_to_path(landing).is_dir():
+        return
+    pending, _ = streamer.list_source_files(landing, checkpoint, 1 << 62)
+    st.backlog_files, st.backlog_bytes = len(pending), sum(f[2] for f in pending)
+
+
+def _file_figures(tbl: Table, st: TableStatus) -> None:
+    sizes = []
+    for fs in tbl.hudi.get_file_slices():
+        if fs.base_file_name:
+            sizes.append(int(fs.base_file_size))
+        sizes.extend(int(s) for s in fs.log_file_sizes)
+    st.files = len(sizes)
+    st.small_files = sum(1 for s in sizes if s < SMALL_FILE_BYTES)
+    st.avg_file_bytes = round(sum(sizes) / len(sizes), 1) if sizes else None
+
+
+def breaches(st: TableStatus, bounds: Bounds) -> List[str]:
+    out = []
+    label = f"{st.table} ({st.table_type})"
+    if bounds.max_freshness_seconds is not None:
+        if st.freshness_seconds is None:
+            out.append(f"{label}: no source event time applied yet")
+        elif st.freshness_seconds > bounds.max_freshness_seconds:
+            out.append(f"{label}: freshness {st.freshness_seconds:.0f}s > {bounds.max_freshness_seconds:.0f}s")
+    if bounds.max_backlog_files is not None and st.backlog_files > bounds.max_backlog_files:
+        out.append(f"{label}: backlog {st.backlog_files} file(s) > {bounds.max_backlog_files}")
+    if st.last_failure:
+        out.append(f"{label}: last round failed: {st.last_failure.get('message')}")
+    return out
+
+
+def pipeline_status(pipeline: Pipeline, table: Optional[str] = None, table_type: Optional[str] = None,
+                    bounds: Bounds = Bounds(), now: Optional[float] = None) -> List[TableStatus]:
+    out = []
+    for name, tt in pipeline.targets(table):
+        if table_type and tt != table_type:
+            continue
+        st = table_status(pipeline, name, tt, now)
+        st.breaches = breaches(st, bounds)
+        out.append(st)
+    return out
+
+
+COLUMNS: Sequence[str] = ("table", "table_type", "last_commit", "last_commit_age_seconds", "freshness_seconds",
+                          "backlog_files", "backlog_bytes", "pending_compactions", "deltacommits_since_compaction",
+                          "files", "small_files", "last_failure")
