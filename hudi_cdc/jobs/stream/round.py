@@ -11,9 +11,11 @@ from typing import Dict, List, Optional
 from hudi_cdc.causes import root_cause
 
 from .argv import Target
+from .delete_blocks import delete_block_safe_parts
 from .errors import JobInputError
 from .files import list_source_files, validate_avro_files
 from .props import streamer_prop
+from .redelivery import drop_unchanged
 from .schema_registry import check_registry_compat, registry_schema
 from .table import (CHECKPOINT_KEY, SOURCE_ORDERING_KEY, SOURCE_TS_FIELD, SOURCE_TS_KEY, has_completed_commit,
                     latest_instant, read_checkpoint)
@@ -36,6 +38,7 @@ class RoundResult:
     commit: Optional[str] = None
     skipped: bool = False
     stale_ignored: int = 0
+    unchanged_ignored: int = 0
 
     def as_dict(self) -> dict:
         return self.__dict__.copy()
@@ -121,7 +124,8 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
         raise JobInputError(f"{t.props}: hoodie.streamer.source.dfs.root is not set")
     table_label = f"{t.target_table} ({t.target_base_path})"
     result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
-    checkpoint = read_checkpoint(t.target_base_path) if has_completed_commit(t.target_base_path) else None
+    existing = has_completed_commit(t.target_base_path)
+    checkpoint = read_checkpoint(t.target_base_path) if existing else None
     files, new_cp = list_source_files(root, checkpoint, t.source_limit)
     result.checkpoint = new_cp
     if not files:
@@ -147,6 +151,10 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
             df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
             if result.stale_ignored:
                 log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) for keys deleted by a newer change")
+    if t.op != "BULK_INSERT" and existing and ordering:
+        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
+        if result.unchanged_ignored:
+            log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
     if t.op == "BULK_INSERT" and is_delete:
         # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted"))
@@ -164,11 +172,18 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
-        df.write.format("hudi").options(**opts).mode("append").save(t.target_base_path)
+        parts = delete_block_safe_parts(df, t.table_type)
+        for i, part in enumerate(parts):
+            # the round's metadata (checkpoint, source position) goes with the last commit only:
+            # a crash in between re-reads the files, and what the first commit wrote is then unchanged
+            last = i == len(parts) - 1
+            part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
+            part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
     except Exception as exc:
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
     finally:
         events.unpersist()
+        df.unpersist()
     result.commit = latest_instant(t.target_base_path)
     if deleted_keys:
         write_tombstones(t.target_base_path, result.commit, deleted_keys)
