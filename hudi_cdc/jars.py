@@ -14,7 +14,7 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 from .errors import EnvironmentProblem
 
@@ -92,8 +92,9 @@ def _http_copy(art: Artifact, dest: Path) -> None:
         raise EnvironmentProblem(f"could not download {art.url}: {exc}") from None
 
 
-def ensure(art: Artifact, progress=None) -> Path:
-    dest = cache_dir()
+def ensure(art: Artifact, progress=None, dest: Optional[Path] = None) -> Path:
+    """The artifact's path in `dest` (default: the jar cache), downloading it once."""
+    dest = dest or cache_dir()
     dest.mkdir(parents=True, exist_ok=True)
     path = dest / art.filename
     if path.exists() and path.stat().st_size > 0:
