@@ -146,7 +146,9 @@ def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync:
              "--props", props_uri,
              "--source-class", "org.apache.hudi.utilities.sources.AvroDFSSource",
              "--target-base-path", pipeline.base_path(job.table, job.table_type) + ("/" if prof.name == "seed" else ""),
-             "--target-table", f"{pipeline.hive_db(job.table_type)}.{job.table}"]
+             # 0.14 initialises the table with --target-table as hoodie.table.name, and then refuses the
+             # properties' hoodie.table.name=<table> on the next run: there it is the bare table name.
+             "--target-table", job.table if prof.name == "v014" else f"{pipeline.hive_db(job.table_type)}.{job.table}"]
     if prof.payload_class:
         flags += ["--payload-class", prof.payload_class]
     if pipeline.source.schema_registry:
