@@ -18,7 +18,8 @@ from .errors import ConfigError
 DEFAULT_CONFIG = "hudi-cdc.yaml"
 CURRENT_HUDI = "1.2.0"
 SEED_HUDI = "0.9.0"
-SUPPORTED_HUDI = (SEED_HUDI, CURRENT_HUDI)
+V014_HUDI = "0.14.0"  # EMR 6.15's Hudi: its real HoodieDeltaStreamer also runs locally
+SUPPORTED_HUDI = (SEED_HUDI, V014_HUDI, CURRENT_HUDI)
 
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
 TYPE_SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}

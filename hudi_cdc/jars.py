@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 from .maven import Artifact, fetch
 
@@ -41,11 +41,13 @@ def local_job_artifacts(hudi_version: str) -> List[Artifact]:
     return [hudi_spark_bundle(hudi_version), spark_avro()]
 
 
-def ensure(art: Artifact, progress=None) -> Path:
-    path = cache_dir() / art.filename
+def ensure(art: Artifact, progress=None, dest: Optional[Path] = None) -> Path:
+    """The artifact's path in `dest` (default: the jar cache), downloading it once."""
+    dest = dest or cache_dir()
+    path = dest / art.filename
     if progress and not (path.exists() and path.stat().st_size > 0):
         progress(f"fetching {art.coords} from Maven Central (once) ...")
-    return fetch(art, cache_dir(), timeout=120)
+    return fetch(art, dest, timeout=120)
 
 
 def ensure_jars(hudi_version: str, progress=None) -> List[Path]:

@@ -60,19 +60,21 @@ def _candidates() -> Iterable[Path]:
             yield Path(p)
 
 
-def find_java(min_major: int, purpose: str) -> Path:
-    """The first java (HUDI_CDC_JAVA_HOME, JAVA_HOME, PATH, usual install dirs) with major >= min_major."""
+def find_java(min_major: int, purpose: str, max_major: Optional[int] = None) -> Path:
+    """The first java (HUDI_CDC_JAVA_HOME, JAVA_HOME, PATH, usual install dirs) with major >= min_major
+    (and <= max_major when given: Spark 3.4 runs on Java 8 to 17 only)."""
     seen: List[Tuple[Path, Optional[int]]] = []
     for cand in _candidates():
         if not cand.is_file() or any(cand.resolve() == s.resolve() for s, _ in seen):
             continue
         v = java_version(cand)
         seen.append((cand, v))
-        if v is not None and v >= min_major:
+        if v is not None and v >= min_major and (max_major is None or v <= max_major):
             return cand
     found = ", ".join(f"{p} ({v})" for p, v in seen) or "none"
+    wanted = f"{min_major}+" if max_major is None else f"{min_major} to {max_major}"
     raise EnvironmentProblem(
-        f"{purpose} needs Java {min_major}+; found: {found}. Install a JDK {min_major}+ and point "
+        f"{purpose} needs Java {wanted}; found: {found}. Install a JDK {wanted} and point "
         f"HUDI_CDC_JAVA_HOME at it")
 
 

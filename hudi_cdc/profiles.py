@@ -1,4 +1,5 @@
-"""Version profiles: what differs between the seed's Hudi 0.9.0 on EMR 6.5 and current Hudi.
+"""Version profiles: what differs between the seed's Hudi 0.9.0 on EMR 6.5, Hudi 0.14.0 on EMR 6.15
+and current Hudi.
 
 A profile picks the template folder, the streamer class, key prefixes, flags and jar locations.
 Every key and flag rendered from these profiles is checked against Hudi's own source in
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Tuple
 
-from .config import CURRENT_HUDI, SEED_HUDI
+from .config import CURRENT_HUDI, SEED_HUDI, V014_HUDI
 from .spark_conf import HUDI_EXTENSION_CONF, as_pairs
 
 
@@ -28,6 +29,12 @@ class Profile:
     emr_app_jar: str  # the jar holding the streamer class on EMR
     emr_confs: Tuple[str, ...]
     emr_ordering_flag: str = "--source-ordering-field"
+    # --payload-class, when the release needs it on the command line: HoodieStreamer's default
+    # (OverwriteWithLatestAvroPayload) is used for the incoming records whatever the properties say.
+    payload_class: str = ""
+    # The source schema provider when no registry is set: AvroDFSSource needs one in 0.14 (it reads
+    # the files with the provider's source schema), and the target schema carries _hoodie_is_deleted.
+    file_schema_provider: str = ""
 
 
 SEED = Profile(
@@ -64,5 +71,26 @@ CURRENT = Profile(
 )
 
 
+# Hudi 0.14.0 (EMR 6.15): HoodieDeltaStreamer, one ordering field, DefaultHoodieRecordPayload on the
+# command line; its real streamer runs locally too (hudi_cdc/engines/deltastreamer).
+V014 = Profile(
+    name="v014",
+    hudi_version=V014_HUDI,
+    template_dir="v014",
+    streamer_class="org.apache.hudi.utilities.deltastreamer.HoodieDeltaStreamer",
+    key_prefix="hoodie.streamer.",  # 0.14 reads hoodie.streamer.* first, hoodie.deltastreamer.* as alternatives
+    ordering_flag="--source-ordering-field",
+    props_file_pattern="{table}_{suffix}.properties",
+    emr_release="emr-6.15.0",
+    emr_jars=("/usr/lib/hudi/hudi-spark-bundle.jar",),
+    emr_app_jar="/usr/lib/hudi/hudi-utilities-bundle.jar",
+    emr_confs=CURRENT.emr_confs,
+    payload_class="org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+    file_schema_provider="org.apache.hudi.utilities.schema.FilebasedSchemaProvider",
+)
+
+_BY_VERSION = {SEED_HUDI: SEED, V014_HUDI: V014}
+
+
 def profile_for(version: str) -> Profile:
-    return SEED if version == SEED_HUDI else CURRENT
+    return _BY_VERSION.get(version, CURRENT)

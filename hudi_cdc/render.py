@@ -139,14 +139,23 @@ def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync:
     prof = profile(pipeline)
     if job.op not in OPS:
         raise ConfigError(f"unknown operation {job.op!r}")
+    if prof.name == "v014" and len(t.ordering_fields) > 1:
+        raise ConfigError(f"tables.{job.table}.ordering_field: Hudi {prof.hudi_version} orders by one field only "
+                          f"(got {', '.join(t.ordering_fields)})")
     flags = ["--table-type", job.table_type,
              prof.ordering_flag, ",".join(t.ordering_fields) if prof.name != "seed" else t.ordering_fields[0],
              "--props", props_uri,
              "--source-class", "org.apache.hudi.utilities.sources.AvroDFSSource",
              "--target-base-path", pipeline.base_path(job.table, job.table_type) + ("/" if prof.name == "seed" else ""),
-             "--target-table", f"{pipeline.hive_db(job.table_type)}.{job.table}"]
+             # 0.14 initialises the table with --target-table as hoodie.table.name, and then refuses the
+             # properties' hoodie.table.name=<table> on the next run: there it is the bare table name.
+             "--target-table", job.table if prof.name == "v014" else f"{pipeline.hive_db(job.table_type)}.{job.table}"]
+    if prof.payload_class:
+        flags += ["--payload-class", prof.payload_class]
     if pipeline.source.schema_registry:
         flags += ["--schemaprovider-class", "org.apache.hudi.utilities.schema.SchemaRegistryProvider"]
+    elif prof.file_schema_provider:
+        flags += ["--schemaprovider-class", prof.file_schema_provider]
     if t.deletes == "hard":
         flags += ["--transformer-class", "org.apache.hudi.utilities.transform.SqlQueryBasedTransformer"]
     sync = pipeline.lake.sync_enabled if enable_sync is None else enable_sync
@@ -233,3 +242,21 @@ def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, t
 
 def _lines(text: str) -> List[str]:
     return [line for line in text.splitlines() if line.strip()]
+
+
+def real_streamer_local_argv(pipeline: Pipeline, job: Job, props_uri: str, *, spark_submit: str,
+                             jars: Sequence[str], app_jar: str, extra_flags: Sequence[str] = ()) -> List[str]:
+    """spark-submit argv running the profile's real HoodieStreamer/HoodieDeltaStreamer locally for one job
+    (the profile's own spark-submit template; jars in class-path order)."""
+    prof = profile(pipeline)
+    flags = streamer_flags(pipeline, job, props_uri)
+    for kv in LOCAL_HOODIE_CONF:
+        flags += ["--hoodie-conf", kv]
+    flags += list(extra_flags)
+    text = _render(prof, "spark-submit.args.j2", master=pipeline.spark.master,
+                   name=f"hudi-cdc-{pipeline.pipeline}-{job.name}", driver_memory=pipeline.spark.driver_memory,
+                   confs=spark_confs_local(pipeline), jars=list(jars), streamer_class=prof.streamer_class,
+                   app_jar=app_jar, streamer_flags=flags)
+    argv = _lines(text)
+    argv[0] = spark_submit
+    return argv

@@ -33,10 +33,16 @@ def pipelines():
         "lake": {"root": "s3://b/lake", "hive_database": "x", "hive_metastore": "thrift://h:9083"},
         "tables": {"a": {"topic": "t.a", "record_key": ["k1", "k2"], "partition_field": "p"},
                    "b": {"topic": "t.b", "record_key": "k", "deletes": "soft"}}}, "x.yaml", "/tmp")
-    return [("0.9.0", seed), ("1.2.0", current), ("1.2.0", full)]
+    # the 0.14.0 profile (EMR 6.15), the MoMA pipeline and every optional branch
+    v014 = parse_pipeline({**current.model_dump(), "hudi": {"version": "0.14.0"}}, "x.yaml", "/tmp")
+    v014_full = parse_pipeline({**full.model_dump(), "hudi": {"version": "0.14.0"}}, "x.yaml", "/tmp")
+    return [("0.9.0", seed), ("1.2.0", current), ("1.2.0", full), ("0.14.0", v014), ("0.14.0", v014_full)]
 
 
-@pytest.mark.parametrize("version,pipeline", pipelines(), ids=["seed", "moma", "all-options"])
+IDS = ["seed", "moma", "all-options", "v014-moma", "v014-all-options"]
+
+
+@pytest.mark.parametrize("version,pipeline", pipelines(), ids=IDS)
 def test_rendered_keys_exist_in_hudi_source(version, pipeline):
     keys, _ = known(version)
     for name, text in render.render_properties(pipeline).items():
@@ -49,7 +55,7 @@ def test_rendered_keys_exist_in_hudi_source(version, pipeline):
             assert key in keys, f"{name}: {key} is not a config key of Hudi {version}"
 
 
-@pytest.mark.parametrize("version,pipeline", pipelines(), ids=["seed", "moma", "all-options"])
+@pytest.mark.parametrize("version,pipeline", pipelines(), ids=IDS)
 def test_rendered_flags_exist_in_hoodie_streamer(version, pipeline):
     _, flags = known(version)
     for target in ("emr", "emr-serverless"):
@@ -67,3 +73,15 @@ def test_key_list_is_real():
     keys, flags = known("1.2.0")
     assert {"hoodie.table.ordering.fields", "hoodie.record.merge.mode", "hoodie.streamer.source.dfs.root"} <= keys
     assert "hoodie.tabel.name" not in keys and "--filter-dupes" in flags
+
+
+def test_local_deltastreamer_keys_and_flags_exist_in_hudi_014():
+    """What the local HoodieDeltaStreamer 0.14.0 engine adds on the command line exists in 0.14.0."""
+    from hudi_cdc.engines.deltastreamer import submit
+
+    keys, flags = known("0.14.0")
+    assert {submit.SOURCE_SCHEMA_KEY, submit.TARGET_SCHEMA_KEY} <= keys
+    assert "--post-write-termination-strategy-class" in flags
+    assert {kv.split("=", 1)[0] for kv in render.LOCAL_HOODIE_CONF} <= keys
+    # 0.14 silently ignores the current profile's ordering keys, so v014 must not render them
+    assert not {"hoodie.table.ordering.fields", "hoodie.record.merge.mode"} & keys
