@@ -35,6 +35,10 @@ class HudiSettings(_Model):
     # Hudi's metadata table: worth it for large tables on object stores; off by default, as on a
     # 2-core machine it more than doubles the time of every small commit.
     metadata_table: bool = False
+    # What runs the jobs: the profile release's real HoodieStreamer/HoodieDeltaStreamer, or hudi-cdc's
+    # streamer (jobs/streamer.py) on Hudi's Spark datasource. None = the default for the target and
+    # version (profiles.engine_for; README "Engines").
+    engine: Optional[Literal["hoodiestreamer", "hudi-cdc"]] = None
 
     @field_validator("version")
     @classmethod

@@ -9,9 +9,10 @@ tests/test_hudi_keys.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 from .config import CURRENT_HUDI, SEED_HUDI, V014_HUDI
+from .errors import ConfigError
 from .spark_conf import HUDI_EXTENSION_CONF, as_pairs
 
 
@@ -35,6 +36,9 @@ class Profile:
     # The source schema provider when no registry is set: AvroDFSSource needs one in 0.14 (it reads
     # the files with the provider's source schema), and the target schema carries _hoodie_is_deleted.
     file_schema_provider: str = ""
+    # the properties file sets hoodie.compact.inline=true for MoR (right for runs that end; a
+    # --continuous HoodieStreamer compacts asynchronously and refuses it: StreamSync's write-config check)
+    inline_compaction_in_props: bool = False
 
 
 SEED = Profile(
@@ -68,6 +72,7 @@ CURRENT = Profile(
         "spark.sql.catalogImplementation=hive",
         *as_pairs(HUDI_EXTENSION_CONF),
     ),
+    inline_compaction_in_props=True,
 )
 
 
@@ -94,3 +99,32 @@ _BY_VERSION = {SEED_HUDI: SEED, V014_HUDI: V014}
 
 def profile_for(version: str) -> Profile:
     return _BY_VERSION.get(version, CURRENT)
+
+
+HOODIESTREAMER, HUDI_CDC = "hoodiestreamer", "hudi-cdc"
+# Which engines run a profile's jobs locally on this project's machine: Maven Central serves no
+# Hudi 1.x utilities bundle (so no HoodieStreamer 1.x) and no Hudi 0.9.0 Spark 3 bundle.
+LOCAL_ENGINES = {CURRENT_HUDI: (HUDI_CDC,), V014_HUDI: (HOODIESTREAMER,), SEED_HUDI: ()}
+_WHY_NOT_LOCAL = {
+    CURRENT_HUDI: "Maven Central serves no Hudi 1.x utilities bundle, so HoodieStreamer 1.x cannot run here",
+    V014_HUDI: "hudi-cdc's streamer runs on the Hudi 1.2.0 Spark bundle only",
+    SEED_HUDI: "no Hudi 0.9.0 bundle runs on this project's Spark",
+}
+
+
+def engine_for(version: str, target: str, chosen: Optional[str] = None) -> str:
+    """The engine that runs a pipeline's jobs on a target; ConfigError (one line) when none can."""
+    if target != "local":
+        if chosen not in (None, HOODIESTREAMER):
+            raise ConfigError(f"hudi.engine {chosen} runs locally only; on {target} the real HoodieStreamer runs "
+                              "the rendered jobs (leave hudi.engine unset or set it to hoodiestreamer)")
+        return HOODIESTREAMER
+    possible = LOCAL_ENGINES.get(version, (HUDI_CDC,))
+    if not possible:
+        raise ConfigError(f"hudi.version {version} (the seed's EMR 6.5 profile) cannot run locally: "
+                          f"{_WHY_NOT_LOCAL[version]}; render it for EMR (--target emr) or use hudi.version "
+                          f"{V014_HUDI} (real HoodieDeltaStreamer) or {CURRENT_HUDI} (hudi-cdc streamer) locally")
+    if chosen is not None and chosen not in possible:
+        raise ConfigError(f"hudi.engine {chosen} cannot run locally for hudi.version {version}: "
+                          f"{_WHY_NOT_LOCAL[version]}; use hudi.engine {possible[0]}")
+    return chosen or possible[0]

@@ -232,12 +232,20 @@ def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, t
         return local_argv(pipeline, [job], Path(PurePath(props_uri.replace("file://", "")).parent), jars, job_script)
     if target not in ("emr", "emr-serverless"):
         raise ConfigError(f"unknown target {target!r}")
+    flags = [prof.emr_ordering_flag if f == prof.ordering_flag else f for f in streamer_flags(pipeline, job, props_uri)]
+    flags += async_compaction_flags(prof, job)
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
                    confs=list(prof.emr_confs), jars=list(prof.emr_jars), streamer_class=prof.streamer_class,
-                   app_jar=prof.emr_app_jar,
-                   streamer_flags=[prof.emr_ordering_flag if f == prof.ordering_flag else f
-                                   for f in streamer_flags(pipeline, job, props_uri)])
+                   app_jar=prof.emr_app_jar, streamer_flags=flags)
     return _lines(text)
+
+
+def async_compaction_flags(prof: Profile, job: Job) -> List[str]:
+    """HoodieStreamer refuses --continuous on a MERGE_ON_READ table while hoodie.compact.inline=true
+    (which the properties file sets for runs that end): a continuous job compacts asynchronously."""
+    if job.continuous and job.table_type == "MERGE_ON_READ" and prof.inline_compaction_in_props:
+        return ["--hoodie-conf", "hoodie.compact.inline=false"]
+    return []
 
 
 def _lines(text: str) -> List[str]:

@@ -83,3 +83,31 @@ def test_templates_are_strict():
     env = render.env()
     with pytest.raises(jinja2.UndefinedError):
         env.get_template("current/table.properties.j2").render(table="x")
+
+
+def test_engine_for_each_target_and_version():
+    from hudi_cdc.errors import ConfigError
+    from hudi_cdc.profiles import engine_for
+
+    assert engine_for("1.2.0", "local") == "hudi-cdc"
+    assert engine_for("0.14.0", "local") == "hoodiestreamer"
+    assert engine_for("1.2.0", "emr") == engine_for("0.9.0", "emr-serverless") == "hoodiestreamer"
+    with pytest.raises(ConfigError, match="hudi.version 0.9.0 .* cannot run locally"):
+        engine_for("0.9.0", "local")
+    with pytest.raises(ConfigError, match="hudi.engine hoodiestreamer cannot run locally for hudi.version 1.2.0"):
+        engine_for("1.2.0", "local", "hoodiestreamer")
+    with pytest.raises(ConfigError, match="runs locally only"):
+        engine_for("1.2.0", "emr", "hudi-cdc")
+
+
+def test_continuous_mor_on_emr_compacts_asynchronously():
+    """HoodieStreamer refuses --continuous on MoR while the properties say hoodie.compact.inline=true."""
+    p = load_pipeline(ROOT / "hudi-cdc.yaml")
+    cont = render.streamer_argv(p, "artists", "MERGE_ON_READ", "UPSERT", target="emr", props_uri="s3://b/p",
+                                continuous=True)
+    once = render.streamer_argv(p, "artists", "MERGE_ON_READ", "UPSERT", target="emr", props_uri="s3://b/p")
+    cow = render.streamer_argv(p, "artists", "COPY_ON_WRITE", "UPSERT", target="emr", props_uri="s3://b/p",
+                               continuous=True)
+    assert cont[-2:] == ["--hoodie-conf", "hoodie.compact.inline=false"]
+    assert "hoodie.compact.inline=false" not in once + cow
+    assert "hoodie.compact.inline=true" in render.table_properties(p, "artists", "MERGE_ON_READ")

@@ -2,7 +2,8 @@
 
 from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
-from hudi_cdc.runners.local import LocalRunner, registry_env
+from hudi_cdc.registry.credentials import registry_env
+from hudi_cdc.runners.local import LocalRunner
 
 SECRET = "pw-7f3c-never-print-me"
 

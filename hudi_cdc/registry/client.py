@@ -16,8 +16,15 @@ from urllib.parse import unquote
 
 from ..errors import ConfigError, RegistryError
 from .credentials import credentials
-from .errors import (ErrorMap, IncompatibleSchema, InvalidSchema, RegistryUnavailable, SubjectNotFound, detail,
-                     http_error)
+from .errors import (
+    ErrorMap,
+    IncompatibleSchema,
+    InvalidSchema,
+    RegistryUnavailable,
+    SubjectNotFound,
+    detail,
+    http_error,
+)
 from .urls import quote_part as _q
 from .urls import redact
 

@@ -5,9 +5,10 @@ client is built and are never put in a message, a rendered file or a log line.""
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from ..errors import ConfigError
+from ..jobs.stream.schema_registry import PASSWORD_ENV, USERNAME_ENV
 
 
 def credentials(pipeline) -> Optional[Tuple[str, str]]:
@@ -20,3 +21,10 @@ def credentials(pipeline) -> Optional[Tuple[str, str]]:
         raise ConfigError(f"source.registry_username_env/registry_password_env: environment variable(s) "
                           f"{', '.join(missing)} not set ({pipeline.source_file})")
     return os.environ[s.registry_username_env], os.environ[s.registry_password_env]
+
+
+def registry_env(pipeline) -> Dict[str, str]:
+    """Registry credentials for a local job's environment (never its argv or files): the names the
+    streamer job reads (jobs/stream/schema_registry.py)."""
+    found = credentials(pipeline)
+    return {USERNAME_ENV: found[0], PASSWORD_ENV: found[1]} if found else {}

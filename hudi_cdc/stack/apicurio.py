@@ -20,8 +20,8 @@ from typing import Dict, List
 
 from ..errors import EnvironmentProblem
 from ..jars import home
-from ..maven import Artifact, fetch
 from ..java_spark import class_file_java, find_java
+from ..maven import Artifact, fetch
 from . import process
 from .service import Launch, Service
 

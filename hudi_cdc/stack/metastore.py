@@ -132,8 +132,8 @@ class Metastore(Service):
 
 def list_databases(host: str, port: int, timeout: float = 10.0) -> List[str]:
     """A real metastore call (ThriftHiveMetastore.get_all_databases) over plain thrift."""
-    from thrift.Thrift import TApplicationException, TMessageType, TType
     from thrift.protocol import TBinaryProtocol
+    from thrift.Thrift import TApplicationException, TMessageType, TType
     from thrift.transport import TSocket, TTransport
 
     logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)  # we report failures ourselves

@@ -24,7 +24,7 @@ from ... import render
 from ...causes import root_cause
 from ...config import TYPE_SUFFIX, Pipeline, uri_to_path
 from ...errors import ConfigError, DataError, JobError
-from ...runners.local.plan import registry_env
+from ...registry.credentials import registry_env
 from . import runtime as rt_mod
 
 Progress = Callable[[str], None]

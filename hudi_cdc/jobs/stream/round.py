@@ -17,8 +17,15 @@ from .files import list_source_files, validate_avro_files
 from .props import streamer_prop
 from .redelivery import drop_unchanged
 from .schema_registry import check_registry_compat, registry_schema
-from .table import (CHECKPOINT_KEY, SOURCE_ORDERING_KEY, SOURCE_TS_FIELD, SOURCE_TS_KEY, has_completed_commit,
-                    latest_instant, read_checkpoint)
+from .table import (
+    CHECKPOINT_KEY,
+    SOURCE_ORDERING_KEY,
+    SOURCE_TS_FIELD,
+    SOURCE_TS_KEY,
+    has_completed_commit,
+    latest_instant,
+    read_checkpoint,
+)
 from .tombstones import drop_stale_after_delete, read_tombstones, write_tombstones
 
 # Keys consumed by the streamer itself, never passed to the Hudi writer.

@@ -1,6 +1,6 @@
 """The local runner: spark-submit from pyspark, the cached jars, one JVM per command."""
 
-from .plan import job_script, registry_env, work_dir
+from .plan import job_script, work_dir
 from .runner import LocalRunner
 
-__all__ = ["LocalRunner", "job_script", "registry_env", "work_dir"]
+__all__ = ["LocalRunner", "job_script", "work_dir"]

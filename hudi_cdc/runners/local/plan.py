@@ -4,13 +4,11 @@ the one spark-submit for all jobs of a command, and the registry credentials for
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import List, Sequence
 
 from ... import jars as jarcache
 from ...config import Pipeline
 from ...jobs import streamer
-from ...jobs.stream.schema_registry import PASSWORD_ENV, USERNAME_ENV
-from ...registry.credentials import credentials
 from ...render import Job, local_argv
 
 
@@ -35,9 +33,3 @@ def argv(pipeline: Pipeline, jobs: Sequence[Job], jar_paths: Sequence[str]) -> L
     """The rendered spark-submit argv running ``jobs`` in one JVM (argv[0] as rendered)."""
     return local_argv(pipeline, jobs, props_dir(pipeline), jar_paths, job_script(),
                       name=f"hudi-cdc-{pipeline.pipeline}")
-
-
-def registry_env(pipeline: Pipeline) -> Dict[str, str]:
-    """Registry credentials travel to the job through its environment, never argv or files."""
-    found = credentials(pipeline)
-    return {USERNAME_ENV: found[0], PASSWORD_ENV: found[1]} if found else {}

@@ -19,9 +19,11 @@ from typing import Callable, List, Optional, Sequence
 from ... import jars as jarcache
 from ...causes import root_cause
 from ...config import Pipeline
+from ...engines.deltastreamer.engine import DeltaStreamerEngine
 from ...errors import DataError, JobError
 from ...java_spark import find_java, spark_home, spark_submit
 from ...jobs import streamer
+from ...profiles import HOODIESTREAMER, engine_for
 from ...render import Job, write_properties
 from ...status import record_failure
 from ..base import NotSupported
@@ -37,15 +39,22 @@ class LocalRunner:
         self.pipeline = pipeline
         self.progress = progress
         self.dry_run = dry_run
+        # hudi-cdc's streamer runs below; the real HoodieDeltaStreamer (0.14.0) is delegated to
+        self.engine = engine_for(pipeline.hudi.version, "local", pipeline.hudi.engine)
+        self.delegate = DeltaStreamerEngine(pipeline, progress) if self.engine == HOODIESTREAMER else None
 
     def preflight(self) -> None:
         """What must be there before a job may touch a table: Java, spark-submit, the jars."""
+        if self.delegate:
+            return self.delegate.preflight()
         find_java(17, "Spark")
         spark_submit()
         jarcache.ensure_jars(self.pipeline.hudi.version, self.progress)
 
     def plan(self, jobs: Sequence[Job], label: str = "") -> List[dict]:
         """Say what run would write and run; touch nothing."""
+        if self.delegate:
+            return self.delegate.plan(jobs, label)
         argv = plan.argv(self.pipeline, jobs, plan.cached_jar_paths(self.pipeline))
         self.progress("dry run: would write properties into " + str(plan.props_dir(self.pipeline)))
         self.progress("dry run: would run " + json.dumps(argv))
@@ -54,6 +63,8 @@ class LocalRunner:
     def run(self, jobs: Sequence[Job], label: str) -> List[dict]:
         if self.dry_run:
             return self.plan(jobs, label)
+        if self.delegate:
+            return self.delegate.run(jobs, label)
         wd = plan.work_dir(self.pipeline)
         java = find_java(17, "Spark")
         write_properties(self.pipeline, plan.props_dir(self.pipeline))
