@@ -3,7 +3,8 @@
 #   - Java 17 (Debian's openjdk-17-jdk-headless) if no `java` is on PATH;
 #   - the hudi-cdc package with its test extras (pyspark 3.5.5, the `hudi` reader, boto3, pyhive, moto, ...);
 #   - from Maven Central, into ~/.cache/hudi-cdc: the Hudi 1.2.0 Spark bundle, spark-avro, and
-#     Apicurio Registry for the local stack (scripts/install-stack.sh).
+#     Apicurio Registry for the local stack (scripts/install-stack.sh);
+#   - the real HoodieDeltaStreamer 0.14.0 runtime (scripts/install-deltastreamer.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -17,4 +18,8 @@ echo "setup: pip install -e .[test]"
 "$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
 
 PYTHON="$PY" bash scripts/install-stack.sh
+
+# The real HoodieDeltaStreamer 0.14.0 (the hoodiestreamer engine of hudi.version "0.14.0"): its own
+# pyspark 3.4.3 venv + Hudi 0.14.0 jars, cached once (~3 min and ~480 MB on a fresh machine).
+PYTHON="$PY" bash scripts/install-deltastreamer.sh
 echo "setup: done"

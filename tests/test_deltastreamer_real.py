@@ -14,6 +14,7 @@ from pathlib import Path
 import fastavro
 import pytest
 
+from hudi_cdc import pipeline as pipe
 from hudi_cdc import render, sample
 from hudi_cdc.config import parse_pipeline, uri_to_path
 from hudi_cdc.engines.deltastreamer import runtime, submit
@@ -76,8 +77,16 @@ class Lake:
         return path
 
     def run(self, op, continuous=False, **kw):
+        """Bootstrap and --once rounds go the way `hudi-cdc bootstrap` / `hudi-cdc stream --once` do
+        (pipeline.bootstrap/stream -> the local runner -> its hoodiestreamer engine); a continuous
+        job is bounded (NoNewDataTerminationStrategy) through the engine's submit.run_jobs."""
+        quiet = lambda m: None  # noqa: E731
+        if not continuous and not kw:
+            if op == "BULK_INSERT":
+                return pipe.bootstrap(self.pipeline, "artists", progress=quiet)
+            return pipe.stream(self.pipeline, "artists", once=True, progress=quiet)
         jobs = [render.Job("artists", tt, op, continuous) for tt in self.types]
-        return submit.run_jobs(self.pipeline, jobs, op.lower(), progress=lambda m: None, **kw)
+        return submit.run_jobs(self.pipeline, jobs, op.lower(), progress=quiet, **kw)
 
     def base(self, tt):
         return uri_to_path(self.pipeline.base_path("artists", tt))
@@ -148,7 +157,9 @@ def test_moma_sample_bootstrap_then_changes(tmp_path):
         "tables": {"artworks": {"topic": sample.TOPICS["artworks"], "record_key": "artwork_id",
                                 "ordering_field": "__lsn", "partition_field": "classification"}},
     }, "hudi-cdc.yaml", str(tmp_path))
-    jobs = lambda op: [render.Job("artworks", tt, op) for tt in BOTH]
+    def jobs(op):
+        return [render.Job("artworks", tt, op) for tt in BOTH]
+
     submit.run_jobs(pipeline, jobs("BULK_INSERT"), "bootstrap", progress=lambda m: None)
     changes = [c for c in sample.change_files() if c.table == "artworks"]
     sample.land_changes(root, count=2)
