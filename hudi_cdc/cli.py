@@ -33,6 +33,8 @@ COMMANDS: Dict[str, tuple] = {
     "hive": ("hudi_cdc.commands.hive", "hive", "Hive metastore helpers over PyHive."),
     "sync": ("hudi_cdc.commands.hive", "sync_cmd", "Re-sync a table to the Hive metastore without writing data."),
     "emr": ("hudi_cdc.commands.emr", "emr", "Status, logs and cancel for submitted EMR steps and job runs."),
+    "capture": ("hudi_cdc.commands.capture", "capture_cmd", "Land a PostgreSQL database's changes with Debezium (--once)."),
+    "verify": ("hudi_cdc.commands.capture", "verify_cmd", "Compare a Hudi table with its source database table."),
 }
 
 
