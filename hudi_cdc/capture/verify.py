@@ -211,9 +211,15 @@ def _lake_rows(pipeline: Pipeline, table: str, table_type: str) -> List[dict]:
 
 
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
+    from ..pipeline import table_exists
+
     t = pipeline.table(table)
+    src.database(pipeline)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
+    base = pipeline.base_path(table, table_type)
+    if base.startswith("file://") and not table_exists(pipeline, table, table_type):
+        raise TableStateError(f"table {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
     lake = _lake_rows(pipeline, table, table_type)
     lake_cols = set(lake[0]) if lake else set()
     with src.connect(pipeline, autocommit=False) as conn:
