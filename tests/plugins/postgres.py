@@ -49,6 +49,8 @@ def pg_database(postgres):
             with psycopg.connect(postgres.dsn(), autocommit=True) as conn:
                 conn.execute(f"CREATE DATABASE {name} OWNER {ROLE}")
             made.add(name)
-        return {"host": "127.0.0.1", "port": postgres.port, "name": name, "user": ROLE, "password_env": PASSWORD_ENV}
+        # replication slots are per server: one per test database
+        return {"host": "127.0.0.1", "port": postgres.port, "name": name, "user": ROLE, "password_env": PASSWORD_ENV,
+                "slot": f"hudi_cdc_{name}"}
 
     return make
