@@ -52,6 +52,34 @@ class HudiSettings(_Model):
         return self.version == SEED_HUDI
 
 
+class DatabaseSettings(_Model):
+    """The PostgreSQL database the changes are captured from (hudi-cdc capture / verify)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(5432, ge=1, le=65535)
+    name: str
+    user: str
+    # The name of an environment variable holding the password; never the password itself.
+    password_env: Optional[str] = None
+    slot: Optional[str] = None  # default: hudi_cdc_<pipeline>
+    publication: Optional[str] = None  # default: hudi_cdc_<pipeline>
+    flush_size: int = Field(1000, ge=1, description="records per landed file, as the S3 sink's flush.size")
+
+    @field_validator("slot", "publication")
+    @classmethod
+    def _identifier(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not re.match(r"^[a-z_][a-z0-9_]{0,62}$", v):
+            raise ValueError("must be lower-case letters, digits and _ (at most 63), as PostgreSQL slot names")
+        return v
+
+    @field_validator("password_env")
+    @classmethod
+    def _env_name(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", v):
+            raise ValueError("must name an environment variable (letters, digits, _), not hold a password")
+        return v
+
+
 class SourceSettings(_Model):
     root: str = Field(description="<root>/<topic>/partition=<n>/*.avro (file://, plain path or s3://)")
     partition: int = 0
@@ -59,6 +87,7 @@ class SourceSettings(_Model):
     # Names of environment variables holding registry credentials; never the values.
     registry_username_env: Optional[str] = None
     registry_password_env: Optional[str] = None
+    database: Optional[DatabaseSettings] = None  # enables capture and verify
 
 
 class LakeSettings(_Model):
@@ -167,6 +196,16 @@ class Pipeline(_Model):
         return self
 
     # ---- derived, never stored -------------------------------------------------
+    @property
+    def slot_name(self) -> str:
+        db = self.source.database
+        return (db.slot if db and db.slot else f"hudi_cdc_{self.pipeline}").lower()
+
+    @property
+    def publication_name(self) -> str:
+        db = self.source.database
+        return (db.publication if db and db.publication else f"hudi_cdc_{self.pipeline}").lower()
+
     def table(self, name: str) -> TableSettings:
         try:
             return self.tables[name]
