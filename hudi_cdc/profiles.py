@@ -8,7 +8,6 @@ tests/test_hudi_keys.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
 
 from .config import CURRENT_HUDI, SEED_HUDI
 from .spark_conf import HUDI_EXTENSION_CONF, as_pairs
@@ -24,9 +23,9 @@ class Profile:
     ordering_flag: str  # --source-ordering-fields | --source-ordering-field
     props_file_pattern: str
     emr_release: str
-    emr_jars: Tuple[str, ...]  # --jars on EMR
+    emr_jars: tuple[str, ...]  # --jars on EMR
     emr_app_jar: str  # the jar holding the streamer class on EMR
-    emr_confs: Tuple[str, ...]
+    emr_confs: tuple[str, ...]
     emr_ordering_flag: str = "--source-ordering-field"
 
 

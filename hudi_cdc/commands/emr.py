@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import click
 
-from . import pipeline_from
 from ..output import emit, output_option
+from . import pipeline_from
 
 
 def _runner(ctx: click.Context, dry_run: bool = False):

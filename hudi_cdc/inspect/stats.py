@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 from .commits import require_commits
 from .metadata import commit_metadata, write_totals
@@ -36,7 +36,7 @@ def hudi_waf(written: int, upserted: int) -> str:
 
 
 @hudi_rs_errors
-def write_amplification(table: Table) -> List[Dict[str, object]]:
+def write_amplification(table: Table) -> list[dict[str, object]]:
     """Rows like `stats wa` (oldest first) plus a final row with requested_time "Total"; each row also
     carries the bytes those instants wrote (sum of totalWriteBytes), which hudi-cli does not show."""
     timeline = read_timeline(table)
@@ -58,12 +58,12 @@ def write_amplification(table: Table) -> List[Dict[str, object]]:
     return rows
 
 
-def size_summary(sizes: Sequence[int]) -> Dict[str, Optional[float]]:
+def size_summary(sizes: Sequence[int]) -> dict[str, float | None]:
     """min, 10th, 50th, avg, 95th, max, count, std_dev, total as codahale's UniformSnapshot computes them."""
     values = sorted(sizes)
     n = len(values)
 
-    def quantile(q: float) -> Optional[float]:
+    def quantile(q: float) -> float | None:
         if n == 0:
             return None
         pos = q * (n + 1)
@@ -82,7 +82,7 @@ def size_summary(sizes: Sequence[int]) -> Dict[str, Optional[float]]:
 
 
 @hudi_rs_errors
-def file_size_stats(table: Table) -> Dict[str, Dict[str, Optional[float]]]:
+def file_size_stats(table: Table) -> dict[str, dict[str, float | None]]:
     """File-size figures over the latest file slices: base files, log files and all files."""
     require_commits(table, [i for i in read_timeline(table) if i.is_completed])
     base, logs = [], []

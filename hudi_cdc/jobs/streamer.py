@@ -35,8 +35,16 @@ from hudi_cdc.jobs.stream.files import list_source_files, validate_avro_files
 from hudi_cdc.jobs.stream.main import ERROR_MARK, RESULT_MARK, build_session, main, run_targets
 from hudi_cdc.jobs.stream.props import load_properties
 from hudi_cdc.jobs.stream.round import RoundResult, run_round, writer_options
-from hudi_cdc.jobs.stream.table import (CHECKPOINT_KEY, LEGACY_CHECKPOINT_KEYS, SOURCE_ORDERING_KEY, SOURCE_TS_KEY,
-                                        checkpoint_of, has_completed_commit, latest_instant, read_checkpoint)
+from hudi_cdc.jobs.stream.table import (
+    CHECKPOINT_KEY,
+    LEGACY_CHECKPOINT_KEYS,
+    SOURCE_ORDERING_KEY,
+    SOURCE_TS_KEY,
+    checkpoint_of,
+    has_completed_commit,
+    latest_instant,
+    read_checkpoint,
+)
 from hudi_cdc.jobs.stream.tombstones import TOMBSTONE_DIR, read_tombstones, write_tombstones
 
 __all__ = [

@@ -1,8 +1,18 @@
 """Time travel, record history and incremental reads over Hudi tables, through PySpark (an
 existing SparkSession) or hudi-rs (no JVM). See :mod:`hudi_cdc.query.api`."""
 
-from .api import (AsOf, Changes, History, as_of, as_of_dataframe, changes, changes_dataframe, engine_for,
-                  history, table_for)
+from .api import (
+                  AsOf,
+                  Changes,
+                  History,
+                  as_of,
+                  as_of_dataframe,
+                  changes,
+                  changes_dataframe,
+                  engine_for,
+                  history,
+                  table_for,
+)
 from .errors import BadKeyError, BadTimeError, BeforeFirstCommitError, NativeUnsupported, UnknownKeyError
 from .timeline import Commit, QueryTable, Range, open_query_table
 

@@ -7,11 +7,27 @@
   register.py     a pipeline's tables registered / checked under <topic>-value
 """
 
-from .client import (ACCEPT, COMPATIBILITY_LEVELS, CONTENT_TYPE, TRANSIENT_STATUS, Compatibility, RegistryClient,
-                     SchemaVersion)
+from .client import (
+                     ACCEPT,
+                     COMPATIBILITY_LEVELS,
+                     CONTENT_TYPE,
+                     TRANSIENT_STATUS,
+                     Compatibility,
+                     RegistryClient,
+                     SchemaVersion,
+)
 from .credentials import credentials
-from .errors import (Forbidden, IncompatibleSchema, InvalidSchema, RegistryHTTPError, RegistryUnavailable,
-                     SchemaNotFound, SubjectNotFound, Unauthorized, VersionNotFound)
+from .errors import (
+                     Forbidden,
+                     IncompatibleSchema,
+                     InvalidSchema,
+                     RegistryHTTPError,
+                     RegistryUnavailable,
+                     SchemaNotFound,
+                     SubjectNotFound,
+                     Unauthorized,
+                     VersionNotFound,
+)
 from .register import check_pipeline, register_pipeline, subject_for
 from .schemas import landed_files, schema_from_avsc, schema_from_landed
 from .urls import redact

@@ -5,12 +5,11 @@ client is built and are never put in a message, a rendered file or a log line.""
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
 
 from ..errors import ConfigError
 
 
-def credentials(pipeline) -> Optional[Tuple[str, str]]:
+def credentials(pipeline) -> tuple[str, str] | None:
     """(user, password) read from the environment variables the pipeline names; None without auth."""
     s = pipeline.source
     if not s.registry_username_env:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Tuple, Union
+from typing import Any
 
 from ..errors import DataError
 
 
-def schema_from_avsc(path: Union[str, Path]) -> Dict[str, Any]:
+def schema_from_avsc(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
         schema = json.loads(p.read_text())
@@ -31,7 +31,7 @@ def _parse_avro(schema: Any, where: str) -> None:
         raise DataError(f"{where}: not a valid Avro schema ({exc})") from None
 
 
-def landed_files(pipeline, table: str) -> List[Path]:
+def landed_files(pipeline, table: str) -> list[Path]:
     from ..config import uri_to_path
 
     d = uri_to_path(pipeline.topic_dir(table))
@@ -43,7 +43,7 @@ def landed_files(pipeline, table: str) -> List[Path]:
     return files
 
 
-def schema_from_landed(pipeline, table: str) -> Dict[str, Any]:
+def schema_from_landed(pipeline, table: str) -> dict[str, Any]:
     """The writer schema of the newest landed Avro file of a table (what the S3 sink wrote with)."""
     import fastavro
 
@@ -60,7 +60,7 @@ def schema_from_landed(pipeline, table: str) -> Dict[str, Any]:
         raise DataError(f"{newest}: not a readable Avro container file ({exc})") from None
 
 
-def _offset_key(p: Path) -> Tuple[int, str]:
+def _offset_key(p: Path) -> tuple[int, str]:
     """<topic>+<partition>+<offset>.avro sorts by offset; anything else by name."""
     m = re.search(r"\+(\d+)\.avro$", p.name)
     return (int(m.group(1)) if m else -1, p.name)

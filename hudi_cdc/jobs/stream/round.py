@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
 
 from hudi_cdc.causes import root_cause
 
@@ -15,8 +14,15 @@ from .errors import JobInputError
 from .files import list_source_files, validate_avro_files
 from .props import streamer_prop
 from .schema_registry import check_registry_compat, registry_schema
-from .table import (CHECKPOINT_KEY, SOURCE_ORDERING_KEY, SOURCE_TS_FIELD, SOURCE_TS_KEY, has_completed_commit,
-                    latest_instant, read_checkpoint)
+from .table import (
+    CHECKPOINT_KEY,
+    SOURCE_ORDERING_KEY,
+    SOURCE_TS_FIELD,
+    SOURCE_TS_KEY,
+    has_completed_commit,
+    latest_instant,
+    read_checkpoint,
+)
 from .tombstones import drop_stale_after_delete, read_tombstones, write_tombstones
 
 # Keys consumed by the streamer itself, never passed to the Hudi writer.
@@ -28,12 +34,12 @@ class RoundResult:
     table: str
     base_path: str
     operation: str
-    files: List[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
     records_in: int = 0
     records_written: int = 0
     deletes: int = 0
-    checkpoint: Optional[str] = None
-    commit: Optional[str] = None
+    checkpoint: str | None = None
+    commit: str | None = None
     skipped: bool = False
     stale_ignored: int = 0
 
@@ -41,7 +47,7 @@ class RoundResult:
         return self.__dict__.copy()
 
 
-def writer_options(props: Dict[str, str], t: Target) -> Dict[str, str]:
+def writer_options(props: dict[str, str], t: Target) -> dict[str, str]:
     """The Hudi writer's options: every hoodie.* key the streamer does not consume, plus the target's."""
     opts = {k: v for k, v in props.items() if k.startswith("hoodie.") and not k.startswith(_STREAMER_KEYS)}
     db, _, table = t.target_table.rpartition(".")
@@ -58,11 +64,11 @@ def writer_options(props: Dict[str, str], t: Target) -> Dict[str, str]:
     return opts
 
 
-def _fields(text: Optional[str]) -> List[str]:
+def _fields(text: str | None) -> list[str]:
     return [f.strip() for f in (text or "").split(",") if f.strip()]
 
 
-def _read_events(spark, t: Target, props: Dict[str, str], root: str, files, ordering: List[str], result: RoundResult):
+def _read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result: RoundResult):
     """The round's events: the files read (registry schema if any), transformed, latest per key."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -93,7 +99,7 @@ def _read_events(spark, t: Target, props: Dict[str, str], root: str, files, orde
     return df, record_keys
 
 
-def source_position(events, ordering: List[str]) -> Dict[str, str]:
+def source_position(events, ordering: list[str]) -> dict[str, str]:
     """The newest source event time and ordering value of a round, for the commit metadata."""
     from pyspark.sql import functions as F
 
@@ -113,7 +119,7 @@ def source_position(events, ordering: List[str]) -> Dict[str, str]:
     return out
 
 
-def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult:
+def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult:
     from pyspark.sql import functions as F
 
     root = streamer_prop(props, "source.dfs.root")
@@ -135,7 +141,7 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     events = df.cache()
     df = events
     is_delete = "_hoodie_is_deleted" in df.columns
-    deleted_keys: List[dict] = []
+    deleted_keys: list[dict] = []
     if is_delete:
         # Hard deletes leave no row to compare a late event with, so the keys and ordering values
         # of deletes are kept as tombstones; a later round drops events no newer than them.

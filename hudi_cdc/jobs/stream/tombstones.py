@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Dict, List, Tuple
 
 from hudi_cdc.instants import completed_write_times
 from hudi_cdc.properties import local_path
@@ -20,13 +19,13 @@ def _tombstone_dir(base_path: str) -> str:
     return os.path.join(local_path(base_path), *TOMBSTONE_DIR)
 
 
-def read_tombstones(base_path: str) -> List[dict]:
+def read_tombstones(base_path: str) -> list[dict]:
     """Tombstones written by completed commits only (a failed round's file is ignored)."""
     d = _tombstone_dir(base_path)
     if not os.path.isdir(d):
         return []
     done = completed_write_times(local_path(base_path))
-    rows: List[dict] = []
+    rows: list[dict] = []
     for name in sorted(os.listdir(d)):
         if name.endswith(".jsonl") and name[:-len(".jsonl")] in done:
             with open(os.path.join(d, name), encoding="utf-8") as fh:
@@ -34,7 +33,7 @@ def read_tombstones(base_path: str) -> List[dict]:
     return rows
 
 
-def write_tombstones(base_path: str, commit: str, rows: List[dict]) -> None:
+def write_tombstones(base_path: str, commit: str, rows: list[dict]) -> None:
     d = _tombstone_dir(base_path)
     os.makedirs(d, exist_ok=True)
     tmp = os.path.join(d, f".{commit}.jsonl.tmp")
@@ -44,12 +43,12 @@ def write_tombstones(base_path: str, commit: str, rows: List[dict]) -> None:
     os.replace(tmp, os.path.join(d, f"{commit}.jsonl"))
 
 
-def drop_stale_after_delete(spark, df, tombstones: List[dict], keys: List[str], ordering: List[str]) -> Tuple[object, int]:
+def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str], ordering: list[str]) -> tuple[object, int]:
     """Remove non-delete events whose key was deleted by a change at least as new (lexicographic
     over the ordering fields). Returns (dataframe, how many were removed)."""
     from pyspark.sql import functions as F
 
-    latest: Dict[tuple, dict] = {}
+    latest: dict[tuple, dict] = {}
     for t in tombstones:
         k = tuple(t.get(c) for c in keys)
         o = tuple(t.get(c) for c in ordering)
