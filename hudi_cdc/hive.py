@@ -96,7 +96,7 @@ class HiveClient:
                 data = cur.fetchall()
             except TypeError:  # DROP/CREATE through the Spark Thrift Server: a schema but no rows
                 return []
-            return [dict(zip(cols, row)) for row in data]
+            return [dict(zip(cols, row, strict=False)) for row in data]
         except HiveError:
             raise
         except Exception as exc:  # noqa: BLE001

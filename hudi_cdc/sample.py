@@ -70,7 +70,7 @@ def snapshot_rows(table: str) -> list[dict]:
     with zipfile.ZipFile(io.BytesIO(_data(ZIPS[table]).read_bytes())) as zf:
         text = zf.read(zf.namelist()[0]).decode("utf-8")
     rows = []
-    for i, rec in enumerate(csv.DictReader(io.StringIO(text), delimiter="|")):
+    for rec in csv.DictReader(io.StringIO(text), delimiter="|"):
         row = {k: _convert(v, types[k]) for k, v in rec.items() if k in types}
         rows.append(row)
     for extra in seed_changes()["snapshot_extra"].get(table, []):
@@ -170,7 +170,8 @@ def _write(path: Path, sch: dict, records: list[dict], mtime_ns: int) -> None:
     tmp.rename(path)
 
 
-def land_snapshot(root: Path, tables=("artists", "artworks"), per_file: int = RECORDS_PER_FILE, progress=None) -> list[Path]:
+def land_snapshot(root: Path, tables=("artists", "artworks"), per_file: int = RECORDS_PER_FILE,
+                  progress=None) -> list[Path]:
     """Write the snapshot files; files already there are kept (idempotent)."""
     root = Path(root)
     clock = _Clock(root)

@@ -103,7 +103,7 @@ def _extra(meta: dict) -> dict[str, str]:
 
 def _newest_extra(table: Table, writes: list[Instant], key: str) -> str | None:
     """The value of an extra-metadata key in the newest completed write that carries it."""
-    for inst, meta in zip(reversed(writes), reversed(commit_metadata(table, writes))):
+    for meta in reversed(commit_metadata(table, writes)):
         value = _extra(meta).get(key)
         if value not in (None, ""):
             return value
@@ -143,7 +143,8 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
         st.pending_compactions = sum(1 for i in compactions if not i.is_completed)
         done = [i.requested_time for i in compactions if i.is_completed]
         since = done[-1] if done else ""
-        st.deltacommits_since_compaction = sum(1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
+        st.deltacommits_since_compaction = sum(
+            1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
     st.last_failure = _last_failure(pipeline, table, table_type, last_epoch)
     return st
 
@@ -184,7 +185,8 @@ def breaches(st: TableStatus, bounds: Bounds) -> list[str]:
 
 
 def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: str | None = None,
-                    bounds: Bounds = Bounds(), now: float | None = None) -> list[TableStatus]:
+                    bounds: Bounds | None = None, now: float | None = None) -> list[TableStatus]:
+    bounds = bounds or Bounds()
     out = []
     for name, tt in pipeline.targets(table):
         if table_type and tt != table_type:

@@ -46,7 +46,7 @@ def commit_rows(table: Table) -> list[dict[str, object]]:
     instants = completed_writes(read_timeline(table))
     require_commits(table, instants)
     rows = []
-    for inst, meta in zip(instants, commit_metadata(table, instants)):
+    for inst, meta in zip(instants, commit_metadata(table, instants), strict=True):
         row = {"requested_time": inst.requested_time, "completion_time": inst.completion_time,
                "action": inst.action, "planned_action": inst.planned_action}
         row.update(summarize(meta))

@@ -43,7 +43,7 @@ def write_amplification(table: Table) -> list[dict[str, object]]:
     require_commits(table, [i for i in timeline if i.is_completed])
     instants = [i for i in timeline if i.is_completed and i.action in WA_ACTIONS]
     rows, total_up, total_written, total_bytes = [], 0, 0, 0
-    for inst, meta in zip(instants, commit_metadata(table, instants)):
+    for inst, meta in zip(instants, commit_metadata(table, instants), strict=True):
         totals = write_totals(meta)
         upserted, written, written_bytes = totals["updated"], totals["written"], totals["bytes"]
         total_up += upserted

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from ..errors import ConfigError
 from ..inspect.metadata import write_totals
@@ -26,7 +26,7 @@ from .native_engine import NativeEngine
 from .rows import shape
 from .timeline import Commit, QueryTable, Range, open_query_table
 
-TableLike = Union[str, QueryTable]
+TableLike = str | QueryTable
 
 
 @dataclass

@@ -112,7 +112,8 @@ def key_text(conditions: Sequence[Condition]) -> str:
     return ", ".join(f"{c} = {v!r}" for c, _op, v in conditions)
 
 
-def partition_filters(conditions: Sequence[Condition], partition_fields: Sequence[str]) -> list[tuple[str, str, str]] | None:
+def partition_filters(conditions: Sequence[Condition],
+                      partition_fields: Sequence[str]) -> list[tuple[str, str, str]] | None:
     """hudi-rs filters for partition pruning: equality on partition columns only."""
     out = [(c, "=", str(v)) for c, op, v in conditions if c in partition_fields and op == "=" and v is not None]
     return out or None

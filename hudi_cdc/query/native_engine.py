@@ -29,7 +29,8 @@ def _hudi():
 class NativeEngine:
     name = "native"
 
-    def _read(self, qt: QueryTable, options, conditions: Sequence[Condition], where: str | None) -> list[dict[str, Any]]:
+    def _read(self, qt: QueryTable, options, conditions: Sequence[Condition],
+              where: str | None) -> list[dict[str, Any]]:
         import pyarrow as pa
 
         hudi = _hudi()

@@ -158,7 +158,7 @@ class QueryTable:
     def metadata(self, commits: Sequence[Commit]) -> dict[str, dict]:
         """Commit metadata (as written by Hudi, read by hudi-rs) by requested time."""
         instants = [Instant(c.requested_time, c.action, COMPLETED, c.completion_time) for c in commits]
-        return {c.requested_time: m for c, m in zip(commits, commit_metadata(self.table, instants))}
+        return {c.requested_time: m for c, m in zip(commits, commit_metadata(self.table, instants), strict=True)}
 
 
 def open_query_table(path: str) -> QueryTable:

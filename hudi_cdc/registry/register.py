@@ -23,7 +23,8 @@ def _schemas_to_use(pipeline, tables: Sequence[str] | None,
     if avsc and len(names) != 1:
         raise ConfigError("--avsc needs exactly one --table")
     for name in names:
-        yield name, subject_for(pipeline, name), (schema_from_avsc(avsc) if avsc else schema_from_landed(pipeline, name))
+        schema = schema_from_avsc(avsc) if avsc else schema_from_landed(pipeline, name)
+        yield name, subject_for(pipeline, name), schema
 
 
 def register_pipeline(client: RegistryClient, pipeline, tables: Sequence[str] | None = None,

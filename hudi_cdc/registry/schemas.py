@@ -36,7 +36,8 @@ def landed_files(pipeline, table: str) -> list[Path]:
 
     d = uri_to_path(pipeline.topic_dir(table))
     if not d.is_dir():
-        raise DataError(f"no landed files for table {table!r}: {d} does not exist (hudi-cdc sample lands the MoMA sample)")
+        raise DataError(f"no landed files for table {table!r}: {d} does not exist "
+                        "(hudi-cdc sample lands the MoMA sample)")
     files = sorted(p for p in d.iterdir() if p.suffix == ".avro" and p.is_file())
     if not files:
         raise DataError(f"no .avro files in {d} for table {table!r}")

@@ -10,7 +10,6 @@ Runner) and ``plan.py`` (what it would run, pure); ``aws/`` holds what the AWS r
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional
 
 from ..config import Pipeline
 from ..errors import ConfigError

@@ -109,7 +109,8 @@ class Stack:
             if svc.name == "metastore" or not later:
                 self._wait(svc, started, results)
         for svc in later:
-            if "metastore" not in [s.name for s in services] and not process.port_open(self.cfg.host, self.cfg.metastore_port):
+            with_metastore = "metastore" in [s.name for s in services]
+            if not with_metastore and not process.port_open(self.cfg.host, self.cfg.metastore_port):
                 raise EnvironmentProblem(f"the thrift server needs the metastore at {self.cfg.metastore_uri}; "
                                          "start it too (hudi-cdc local up)")
             self._start(svc, started, results)

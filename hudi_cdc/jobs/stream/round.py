@@ -152,7 +152,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         if tombstones and ordering:
             df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
             if result.stale_ignored:
-                log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) for keys deleted by a newer change")
+                log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) "
+                    "for keys deleted by a newer change")
     if t.op == "BULK_INSERT" and is_delete:
         # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted"))

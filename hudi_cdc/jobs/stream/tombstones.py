@@ -43,7 +43,8 @@ def write_tombstones(base_path: str, commit: str, rows: list[dict]) -> None:
     os.replace(tmp, os.path.join(d, f"{commit}.jsonl"))
 
 
-def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str], ordering: list[str]) -> tuple[object, int]:
+def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
+                            ordering: list[str]) -> tuple[object, int]:
     """Remove non-delete events whose key was deleted by a change at least as new (lexicographic
     over the ordering fields). Returns (dataframe, how many were removed)."""
     from pyspark.sql import functions as F
