@@ -21,6 +21,7 @@ SEED_HUDI = "0.9.0"
 SUPPORTED_HUDI = (SEED_HUDI, CURRENT_HUDI)
 
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
+TABLE_TYPES: tuple[TableType, ...] = ("COPY_ON_WRITE", "MERGE_ON_READ")
 TYPE_SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -85,7 +86,7 @@ class TableSettings(_Model):
     record_key: str | list[str]
     ordering_field: str | list[str] = "__lsn"
     partition_field: str | None = None
-    table_types: list[TableType] = Field(default_factory=lambda: ["COPY_ON_WRITE", "MERGE_ON_READ"])
+    table_types: list[TableType] = Field(default_factory=lambda: list(TABLE_TYPES))
     deletes: Literal["hard", "soft"] = "hard"
     delete_field: str = "__deleted"
     compaction_delta_commits: int = Field(5, ge=1, description="MoR: compact inline after this many delta commits")

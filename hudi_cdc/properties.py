@@ -27,7 +27,9 @@ def parse_properties(text: str) -> dict[str, str]:
         line = raw.strip()
         if not line or line[0] in "#!":
             continue
-        key, value, esc, in_key = [], [], False, True
+        key: list[str] = []
+        value: list[str] = []
+        esc, in_key = False, True
         for ch in line:
             if esc:
                 (key if in_key else value).append(_ESCAPES.get(ch, ch))

@@ -17,10 +17,12 @@ import json
 import os
 import time
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
+from typing import Any, cast
 
 import fastavro
 
@@ -119,7 +121,7 @@ def change_files() -> list[ChangeFile]:
             if current is None:
                 raise DataError(f"seed change {idx} touches unknown {table} key {key}")
             if ev["op"] == "d":
-                rec = {k: None for k in current}
+                rec: dict[str, Any] = {k: None for k in current}
                 rec[KEYS[table]] = key
                 rec.update(__op="d", __db="moma", __table=table, __schema="public", __deleted="true")
                 del state[table][key]
@@ -216,16 +218,16 @@ def land_changes(root: Path, count: int | None = None, progress=None) -> list[Pa
 def expected_state(root: Path, table: str) -> dict[int, dict]:
     """Current rows a correct pipeline must hold after consuming every file under root, computed
     independently of Spark and Hudi: replay all landed events in LSN order, latest wins, deletes remove."""
-    events = []
+    events: list[dict] = []
     for p in sorted(_topic_dir(Path(root), table).glob("*.avro")):
         with open(p, "rb") as fh:
-            events.extend(fastavro.reader(fh))
+            events.extend(cast("Iterable[dict]", fastavro.reader(fh)))  # a record schema: every datum is a dict
     return replay(events, KEYS[table])
 
 
 def replay(events: list[dict], key: str, ordering=("__lsn",)) -> dict[int, dict]:
-    state: dict[object, dict] = {}
-    best: dict[object, tuple] = {}
+    state: dict[Any, dict] = {}
+    best: dict[Any, tuple] = {}
     for ev in events:
         k = ev[key]
         order = tuple(ev.get(o) or 0 for o in ordering)

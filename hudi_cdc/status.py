@@ -22,7 +22,8 @@ from .config import TYPE_SUFFIX, Pipeline, uri_to_path
 from .errors import TableStateError
 from .inspect.metadata import commit_metadata
 from .inspect.table import Table, open_table
-from .inspect.timeline import Instant, completed_writes, read_timeline
+from .inspect.timeline import completed_writes, read_timeline
+from .instants import Instant
 from .jobs import streamer
 
 SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)

@@ -45,9 +45,9 @@ def commit_rows(table: Table) -> list[dict[str, object]]:
     """One dict per completed write instant, oldest first; TableStateError on an empty table."""
     instants = completed_writes(read_timeline(table))
     require_commits(table, instants)
-    rows = []
+    rows: list[dict[str, object]] = []
     for inst, meta in zip(instants, commit_metadata(table, instants), strict=True):
-        row = {"requested_time": inst.requested_time, "completion_time": inst.completion_time,
+        row: dict[str, object] = {"requested_time": inst.requested_time, "completion_time": inst.completion_time,
                "action": inst.action, "planned_action": inst.planned_action}
         row.update(summarize(meta))
         rows.append(row)

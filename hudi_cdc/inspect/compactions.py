@@ -5,6 +5,7 @@ HoodieCompactionPlan Avro file <requested>.compaction.requested)."""
 from __future__ import annotations
 
 import io
+from typing import cast
 
 from ..errors import TableStateError
 from . import storage
@@ -25,7 +26,8 @@ def read_plan(table: Table, requested_time: str) -> dict | None:
     for uri in candidates:
         data = storage.read_bytes(uri)
         if data:
-            return next(iter(fastavro.reader(io.BytesIO(data))), None)
+            plan = next(iter(fastavro.reader(io.BytesIO(data))), None)
+            return cast("dict | None", plan)  # HoodieCompactionPlan is an Avro record
     return None
 
 
@@ -34,7 +36,7 @@ def compaction_rows(table: Table) -> list[dict[str, object]]:
     """Every compaction of the active timeline, oldest first (an empty list when there is none)."""
     if not table.is_mor:
         raise TableStateError(f"{table.uri}: compactions apply to MERGE_ON_READ tables; this one is {table.table_type}")
-    rows = []
+    rows: list[dict[str, object]] = []
     for inst in read_timeline(table):
         if not inst.is_compaction:
             continue

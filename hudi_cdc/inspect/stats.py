@@ -42,7 +42,8 @@ def write_amplification(table: Table) -> list[dict[str, object]]:
     timeline = read_timeline(table)
     require_commits(table, [i for i in timeline if i.is_completed])
     instants = [i for i in timeline if i.is_completed and i.action in WA_ACTIONS]
-    rows, total_up, total_written, total_bytes = [], 0, 0, 0
+    rows: list[dict[str, object]] = []
+    total_up, total_written, total_bytes = 0, 0, 0
     for inst, meta in zip(instants, commit_metadata(table, instants), strict=True):
         totals = write_totals(meta)
         upserted, written, written_bytes = totals["updated"], totals["written"], totals["bytes"]
@@ -75,7 +76,7 @@ def size_summary(sizes: Sequence[int]) -> dict[str, float | None]:
         return lower + (pos - math.floor(pos)) * (upper - lower)
 
     mean = sum(values) / n if n else None
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 and mean is not None else 0.0
     return {"files": n, "total_bytes": sum(values), "min": values[0] if n else None, "p10": quantile(0.1),
             "p50": quantile(0.5), "avg": mean, "p95": quantile(0.95), "max": values[-1] if n else None,
             "std_dev": std}
@@ -85,7 +86,8 @@ def size_summary(sizes: Sequence[int]) -> dict[str, float | None]:
 def file_size_stats(table: Table) -> dict[str, dict[str, float | None]]:
     """File-size figures over the latest file slices: base files, log files and all files."""
     require_commits(table, [i for i in read_timeline(table) if i.is_completed])
-    base, logs = [], []
+    base: list[int] = []
+    logs: list[int] = []
     for fs in table.hudi.get_file_slices():
         if fs.base_file_name:
             base.append(int(fs.base_file_size))

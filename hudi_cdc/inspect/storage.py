@@ -56,7 +56,7 @@ def list_files(uri: str) -> list[tuple[str, int]]:
     if is_s3(uri):
         bucket, prefix = _bucket_key(uri)
         prefix = prefix.rstrip("/") + "/"
-        out = []
+        out: list[tuple[str, int]] = []
         for page in _s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
             out.extend((o["Key"][len(prefix):], o["Size"]) for o in page.get("Contents", []))
         return out

@@ -33,7 +33,7 @@ TableLike = str | QueryTable
 class AsOf:
     at: str  # the time asked for, as typed
     commit: Commit  # the last commit visible at that time
-    committed_at: str  # its wall-clock completion time (UTC)
+    committed_at: str | None  # its wall-clock completion time (UTC)
     rows: list[dict[str, Any]]
     engine: str
     read_optimized: bool = False

@@ -93,7 +93,7 @@ def key_conditions(key: str, record_keys: Sequence[str], types: dict[str, str]) 
         missing = [k for k in record_keys if k not in {n for n, _ in pairs}]
         if missing:
             raise BadKeyError(f"--key {key!r}: missing record key field(s) {', '.join(missing)}")
-    out = []
+    out: list[Condition] = []
     for name, value in pairs:
         kind = types.get(name, "string")
         if kind in _INTEGER_TYPES:

@@ -42,6 +42,7 @@ def record_history(engine, qt: QueryTable, conditions: Sequence[Condition],
                                  "committed_at": qt.wall_clock(commit.completion_time),
                                  "operation": _operation(meta, commit)}
         if current is None:
+            assert previous is not None  # both None was skipped above
             state["change"] = "delete"
             values = {k: (v if k in qt.record_keys else None) for k, v in shape(qt, [previous], columns)[0].items()}
         else:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from functools import cached_property
+from typing import Literal, overload
 
 from ..causes import first_line
 from ..errors import TableStateError
@@ -123,6 +124,12 @@ class QueryTable:
 
     def read_time(self, text: str) -> UserTime:
         return read_time(text, self.zone)
+
+    @overload
+    def commit_at(self, text: str, *, allow_before: Literal[False] = False) -> Commit: ...
+
+    @overload
+    def commit_at(self, text: str, *, allow_before: bool) -> Commit | None: ...
 
     def commit_at(self, text: str, *, allow_before: bool = False) -> Commit | None:
         """The last commit visible at the time `text`: completed at or before it (or named by its

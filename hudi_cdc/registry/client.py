@@ -136,7 +136,7 @@ class RegistryClient:
         new = compatibility is not None and not self.exists(subject)
         body = self._call("POST", f"/subjects/{_q(subject)}/versions", f"register a schema under {subject!r}",
                           {409: IncompatibleSchema, 422: InvalidSchema}, payload={"schema": _text(schema)})
-        if new:
+        if new and compatibility is not None:
             self.set_compatibility(subject, compatibility)
         return int(body["id"])
 

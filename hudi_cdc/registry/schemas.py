@@ -56,9 +56,12 @@ def schema_from_landed(pipeline, table: str) -> dict[str, Any]:
             raw = r.metadata.get("avro.schema")
             # the schema text exactly as the sink wrote it (writer_schema is fastavro's parsed form,
             # with names folded into full names)
-            return json.loads(raw) if raw else r.writer_schema
+            schema = json.loads(raw) if raw else r.writer_schema
     except Exception as exc:  # noqa: BLE001
         raise DataError(f"{newest}: not a readable Avro container file ({exc})") from None
+    if not isinstance(schema, dict):
+        raise DataError(f"{newest}: the writer schema is not an Avro record")
+    return schema
 
 
 def _offset_key(p: Path) -> tuple[int, str]:

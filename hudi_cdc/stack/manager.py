@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import EnvironmentProblem
 from ..jars import home
@@ -97,7 +98,7 @@ class Stack:
         services = services_of(self.cfg, names)
         self.cfg.data_dir.mkdir(parents=True, exist_ok=True)
         (self.cfg.data_dir / STATE_FILE).write_text(json.dumps(self.cfg.to_state(), indent=2) + "\n")
-        results: dict[str, dict[str, object]] = {}
+        results: dict[str, dict[str, Any]] = {}
         started: dict[str, float] = {}
         # the thrift server connects to the metastore while starting: start it after the metastore answers
         first = [s for s in services if s.name != "thriftserver"]
@@ -121,7 +122,7 @@ class Stack:
             self._wait(svc, started, results)
         return [results[s.name] for s in services]
 
-    def _start(self, svc: Service, started: dict[str, float], results: dict[str, dict[str, object]]) -> None:
+    def _start(self, svc: Service, started: dict[str, float], results: dict[str, dict[str, Any]]) -> None:
         pid = svc.pid()
         if pid is not None:
             if svc.answers():
@@ -143,7 +144,7 @@ class Stack:
         pid = process.spawn(launch.argv, svc.log_file, svc.pid_file, launch.cwd or svc.dir, launch.env)
         results[svc.name] = {"service": svc.name, "state": "starting", "pid": pid, "url": svc.url}
 
-    def _wait(self, svc: Service, started: dict[str, float], results: dict[str, dict[str, object]]) -> None:
+    def _wait(self, svc: Service, started: dict[str, float], results: dict[str, dict[str, Any]]) -> None:
         row = results[svc.name]
         pid = int(row["pid"])
         t0 = started.get(svc.name, time.monotonic())
@@ -168,7 +169,7 @@ class Stack:
 
     # ---- down / status ----------------------------------------------------------
     def down(self, names: Sequence[str] | None = None) -> list[dict[str, object]]:
-        rows = []
+        rows: list[dict[str, object]] = []
         # stop in reverse order: the thrift server first, the metastore it uses after
         for svc in reversed(services_of(self.cfg, names)):
             pid = svc.pid()

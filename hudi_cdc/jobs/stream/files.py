@@ -67,6 +67,8 @@ def validate_avro_files(files: list[SourceFile], required_fields: list[str]) -> 
                     pass
         except Exception as exc:  # fastavro raises many types for corrupt input
             raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
+        if not isinstance(schema, dict):
+            raise JobInputError(f"the writer schema of {path} is not an Avro record")
         names = {f["name"] for f in schema.get("fields", [])}
         for f in required_fields:
             if f not in names:

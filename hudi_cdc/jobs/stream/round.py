@@ -166,6 +166,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         # what --filter-dupes means there (Hudi's row-writer bulk insert refuses drop.duplicates).
         opts["hoodie.datasource.write.insert.drop.duplicates"] = "true"
     opts["hoodie.datasource.write.commitmeta.key.prefix"] = "streamer."
+    assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts[CHECKPOINT_KEY] = new_cp
     opts.update(source_position(events, ordering))
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "

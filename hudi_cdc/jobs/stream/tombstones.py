@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
 from hudi_cdc.instants import completed_write_times
 from hudi_cdc.properties import local_path
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 TOMBSTONE_DIR = (".hoodie", ".aux", "hudi-cdc-tombstones")
 
@@ -59,17 +63,18 @@ def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
                                 [f"__t_{c}" for c in keys + ordering])
     for c in keys + ordering:
         tdf = tdf.withColumn(f"__t_{c}", F.col(f"__t_{c}").cast(df.schema[c].dataType))
-    cond = None
+    cond: Column | None = None
     for c in keys:
         eq = F.col(c) == F.col(f"__t_{c}")
         cond = eq if cond is None else cond & eq
-    newer_or_equal = None  # tombstone ordering >= event ordering, lexicographically
+    newer_or_equal: Column | None = None  # tombstone ordering >= event ordering, lexicographically
     for i in reversed(range(len(ordering))):
-        o = ordering[i]
-        here = F.col(f"__t_{o}") > F.col(o) if newer_or_equal is not None else F.col(f"__t_{o}") >= F.col(o)
+        name = ordering[i]
+        here = F.col(f"__t_{name}") > F.col(name) if newer_or_equal is not None else F.col(f"__t_{name}") >= F.col(name)
         if newer_or_equal is not None:
-            here = here | ((F.col(f"__t_{o}") == F.col(o)) & newer_or_equal)
+            here = here | ((F.col(f"__t_{name}") == F.col(name)) & newer_or_equal)
         newer_or_equal = here
+    assert cond is not None and newer_or_equal is not None  # callers pass record keys and ordering fields
     stale_cond = cond & newer_or_equal & ~F.col("_hoodie_is_deleted")
     kept = df.join(tdf, stale_cond, "left_anti")
     removed = df.join(tdf, stale_cond, "left_semi").count()
