@@ -33,7 +33,8 @@ COMMANDS: dict[str, tuple] = {
     "sync": ("hudi_cdc.commands.hive", "sync_cmd", "Re-sync a table to the Hive metastore without writing data."),
     "status": ("hudi_cdc.commands.status", "status_cmd", "Freshness, backlog and compaction state per table (no JVM)."),
     "emr": ("hudi_cdc.commands.emr", "emr", "Status, logs and cancel for submitted EMR steps and job runs."),
-    "capture": ("hudi_cdc.commands.capture", "capture_cmd", "Land a PostgreSQL database's changes with Debezium (--once)."),
+    "capture": ("hudi_cdc.commands.capture", "capture_cmd",
+                "Land a PostgreSQL database's changes with Debezium (--once)."),
     "verify": ("hudi_cdc.commands.capture", "verify_cmd", "Compare a Hudi table with its source database table."),
 }
 

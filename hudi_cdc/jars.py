@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Optional
 
 from .maven import Artifact, fetch
 
@@ -31,7 +30,7 @@ def spark_avro() -> Artifact:
     return Artifact("org.apache.spark", f"spark-avro_{SCALA}", SPARK_VERSION)
 
 
-def local_job_artifacts(hudi_version: str) -> List[Artifact]:
+def local_job_artifacts(hudi_version: str) -> list[Artifact]:
     """What the local runner puts on --jars.
 
     The Hudi utilities (slim) bundle, which carries HoodieStreamer, is not served by the Maven
@@ -41,7 +40,7 @@ def local_job_artifacts(hudi_version: str) -> List[Artifact]:
     return [hudi_spark_bundle(hudi_version), spark_avro()]
 
 
-def ensure(art: Artifact, progress=None, dest: Optional[Path] = None) -> Path:
+def ensure(art: Artifact, progress=None, dest: Path | None = None) -> Path:
     """The artifact's path in `dest` (default: the jar cache), downloading it once."""
     dest = dest or cache_dir()
     path = dest / art.filename
@@ -50,6 +49,6 @@ def ensure(art: Artifact, progress=None, dest: Optional[Path] = None) -> Path:
     return fetch(art, dest, timeout=120)
 
 
-def ensure_jars(hudi_version: str, progress=None) -> List[Path]:
+def ensure_jars(hudi_version: str, progress=None) -> list[Path]:
     """Paths of the Hudi Spark bundle and spark-avro for local jobs, downloading them once."""
     return [ensure(a, progress) for a in local_job_artifacts(hudi_version)]

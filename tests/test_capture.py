@@ -49,7 +49,8 @@ def _pipeline_dict(db: dict, types=("COPY_ON_WRITE", "MERGE_ON_READ"), flush_siz
 
 # ------------------------------------------------------------------ unit: config, properties, values
 def test_database_block_defaults_and_errors(tmp_path):
-    p = parse_pipeline(_pipeline_dict({"name": "moma", "user": "u", "password_env": "PGPASSWORD"}), "x.yaml", str(tmp_path))
+    db = {"name": "moma", "user": "u", "password_env": "PGPASSWORD"}
+    p = parse_pipeline(_pipeline_dict(db), "x.yaml", str(tmp_path))
     assert p.source.database.port == 5432 and p.source.database.host == "127.0.0.1"
     assert p.slot_name == "hudi_cdc_cap" and p.publication_name == "hudi_cdc_cap"
     with pytest.raises(ConfigError, match=r"source\.database\.user: field required \(x\.yaml\)"):
@@ -88,7 +89,8 @@ def test_engine_properties_follow_the_pipeline(tmp_path, monkeypatch):
 def test_verify_normalises_like_debezium():
     from hudi_cdc.capture.verify import _canon, _kind, db_value, lake_value
 
-    assert _kind("timestamp(3) without time zone") == "ts_millis" and _kind("timestamp without time zone") == "ts_micros"
+    assert _kind("timestamp(3) without time zone") == "ts_millis"
+    assert _kind("timestamp without time zone") == "ts_micros"
     assert db_value("date", date(2021, 12, 25)) == 18986
     assert db_value("ts_micros", datetime(1970, 1, 1, 0, 0, 1, 5)) == 1_000_005
     assert db_value("ts_millis", datetime(1970, 1, 1, 0, 0, 1, 5000)) == 1005
@@ -122,13 +124,15 @@ def _load_moma(db: dict, artists: int = 300, artworks: int = 200) -> None:
         conn.execute(ARTWORKS_DDL)
         with conn.cursor().copy("COPY artists FROM STDIN") as cp:
             for r in rows:
-                cp.write_row([r["artist_id"], r["name"], r["nationality"], r["gender"], r["birth_year"], r["death_year"]])
+                cp.write_row([r[c] for c in ("artist_id", "name", "nationality", "gender", "birth_year",
+                                             "death_year")])
         ids = [r["artist_id"] for r in rows]
         with conn.cursor().copy("COPY artworks FROM STDIN") as cp:
             for i in range(1, artworks + 1):
                 cp.write_row([i, f"work {i}", ids[i % len(ids)], ["Painting", "Print", "Photograph"][i % 3],
                               date(1990, 1, 1 + i % 28), Decimal(f"{i}.{i % 100:02d}"),
-                              datetime(2021, 12, 25, 10, 0, 0, i), datetime(2021, 12, 25, 10, i % 60, 0, tzinfo=timezone.utc),
+                              datetime(2021, 12, 25, 10, 0, 0, i),
+                              datetime(2021, 12, 25, 10, i % 60, 0, tzinfo=timezone.utc),
                               1.1 * i, i % 2 == 0])
 
 
@@ -260,8 +264,9 @@ def test_database_to_lake_chain_verifies(tmp_path, pg_database):
          "seen_at = '2022-01-03 04:05:06.5+02', weight = 0.25, on_view = NOT on_view WHERE artwork_id = 7",
          "UPDATE artworks SET classification = 'Sculpture' WHERE artwork_id = 8",
          "DELETE FROM artworks WHERE artwork_id = 9",
-         "INSERT INTO artworks (artwork_id, title, artist_id, classification, price) VALUES (1000, 'new', 1, 'Print', 1.5)")
-    _sql(db, f"INSERT INTO artists VALUES (999999, 'Newcomer', 'Unknown', NULL, 2000, NULL)")
+         "INSERT INTO artworks (artwork_id, title, artist_id, classification, price) "
+         "VALUES (1000, 'new', 1, 'Print', 1.5)")
+    _sql(db, "INSERT INTO artists VALUES (999999, 'Newcomer', 'Unknown', NULL, 2000, NULL)")
 
     out = _cli(tmp_path, "capture", "--once", "-o", "json")
     assert out.returncode == 0, out.stderr
@@ -306,7 +311,8 @@ def _kill_after_files(base: Path, pipeline, table: str, files: int):
 
     before = len(_files(pipeline, table))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / "hudi-cdc.yaml"), "capture", "--once"],
+    argv = [sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / "hudi-cdc.yaml"), "capture", "--once"]
+    proc = subprocess.Popen(argv,
                             cwd=base, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = _time.monotonic() + 600
     while len(_files(pipeline, table)) < before + files and proc.poll() is None and _time.monotonic() < deadline:

@@ -20,9 +20,9 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
 
 from ..config import Pipeline, uri_to_path
 from ..errors import ConfigError, SourceError
@@ -56,7 +56,7 @@ def marker_prefix(pipeline: Pipeline) -> str:
     return f"hudi_cdc.{pipeline.slot_name}"
 
 
-def engine_properties(pipeline: Pipeline, password: Optional[str]) -> Dict[str, str]:
+def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str]:
     """The embedded engine's configuration (Kafka Connect source connector properties)."""
     db = src.database(pipeline)
     tables = src.source_tables(pipeline)
@@ -96,7 +96,7 @@ class CaptureResult:
     seconds: float = 0.0
     events_per_second: float = 0.0
     snapshot: bool = False
-    topics: Dict[str, dict] = field(default_factory=dict)
+    topics: dict[str, dict] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -114,7 +114,7 @@ class _Consumer:
         self.pending: deque = deque()
         self.done = threading.Event()
         self.reached = False
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
 
     def _is_marker(self, record) -> bool:
         from jpype import JClass
@@ -197,7 +197,7 @@ def _make_completion(state: dict):
     return Completion()
 
 
-def _topic_dirs(pipeline: Pipeline) -> Dict[str, Path]:
+def _topic_dirs(pipeline: Pipeline) -> dict[str, Path]:
     dirs = {}
     for name, t in pipeline.tables.items():
         uri = pipeline.topic_dir(name)
@@ -213,8 +213,8 @@ def _emit_marker(pipeline: Pipeline, run_id: str) -> None:
         conn.execute("SELECT pg_logical_emit_message(true, %s, %s)", (marker_prefix(pipeline), run_id))
 
 
-def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: Optional[int] = None,
-                 timeout_seconds: Optional[float] = None, marker_interval: float = 2.0) -> CaptureResult:
+def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: int | None = None,
+                 timeout_seconds: float | None = None, marker_interval: float = 2.0) -> CaptureResult:
     """Snapshot if there are no offsets yet, then every change committed so far; then return."""
     started = time.monotonic()
     tables = src.source_tables(pipeline)

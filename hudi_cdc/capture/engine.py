@@ -11,7 +11,6 @@ import glob
 import os
 import re
 from pathlib import Path
-from typing import List, Optional
 
 from ..errors import EnvironmentProblem
 
@@ -28,7 +27,7 @@ rootLogger.appenderRef.file.ref = file
 """
 
 
-def _java_major(home: Path) -> Optional[int]:
+def _java_major(home: Path) -> int | None:
     release = home / "release"
     if release.exists():
         m = re.search(r'JAVA_VERSION="(\d+)', release.read_text())
@@ -40,7 +39,7 @@ def _java_major(home: Path) -> Optional[int]:
 
 def find_java17_libjvm() -> str:
     """libjvm.so of a Java 17: $JAVA_HOME when it is one, else /usr/lib/jvm/*17*."""
-    candidates: List[Path] = []
+    candidates: list[Path] = []
     if os.environ.get("JAVA_HOME"):
         candidates.append(Path(os.environ["JAVA_HOME"]))
     candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/jvm/*17*"))]
@@ -53,7 +52,7 @@ def find_java17_libjvm() -> str:
         "apt-get install openjdk-17-jdk-headless, or set JAVA_HOME to a Java 17")
 
 
-_log_file: Optional[Path] = None
+_log_file: Path | None = None
 
 
 def start_jvm(work_dir: Path, level: str = "WARN") -> Path:

@@ -19,7 +19,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any
 
 import fastavro
 
@@ -61,9 +61,10 @@ def _fsync_dir(path: Path) -> None:
 class _OpenFile:
     path: Path
     tmp: Path
-    writer: object
-    stream: object
-    schema: object  # the Connect schema of every record in the file
+    # Java objects through JPype (untyped): an Avro DataFileWriter, a FileOutputStream, a Connect Schema
+    writer: Any
+    stream: Any
+    schema: Any  # the Connect schema of every record in the file
     first_seq: int
     count: int = 0
 
@@ -71,13 +72,14 @@ class _OpenFile:
 @dataclass
 class TopicStats:
     records: int = 0
-    files: List[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
 
 
 class Landing:
     """Routes Connect records to per-topic files; tracks which records are durable."""
 
-    def __init__(self, topic_dirs: Dict[str, Path], partition: int = 0, flush_size: int = 1000, root: Optional[Path] = None):
+    def __init__(self, topic_dirs: dict[str, Path], partition: int = 0, flush_size: int = 1000,
+                 root: Path | None = None):
         from jpype import JClass
 
         self.topic_dirs = topic_dirs
@@ -90,9 +92,9 @@ class Landing:
         self._FileOutputStream = JClass("java.io.FileOutputStream")
         self.avro_data = self._AvroData(100)
         self.offsets = {t: next_offset(d, t, partition) for t, d in topic_dirs.items()}
-        self.open: Dict[str, _OpenFile] = {}
-        self.stats: Dict[str, TopicStats] = {t: TopicStats() for t in topic_dirs}
-        self._avro_schemas: Dict[int, object] = {}
+        self.open: dict[str, _OpenFile] = {}
+        self.stats: dict[str, TopicStats] = {t: TopicStats() for t in topic_dirs}
+        self._avro_schemas: dict[int, object] = {}
         roots = {root} if root else {d.parent.parent for d in topic_dirs.values()}
         latest = max([latest_mtime_ns(r) for r in roots] or [0])
         self._next_mtime_ns = max(time.time_ns(), latest + 1_000_000)
@@ -154,7 +156,7 @@ class Landing:
 
     def abort(self) -> None:
         """Drop open files without landing them (their records were never committed)."""
-        for topic, f in list(self.open.items()):
+        for _topic, f in list(self.open.items()):
             try:
                 f.writer.close()
             except Exception:  # noqa: BLE001 - best effort on the way out

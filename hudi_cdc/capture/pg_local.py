@@ -18,7 +18,6 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
 
 from ..errors import EnvironmentProblem
 
@@ -36,7 +35,7 @@ SETTINGS = {
 }
 
 
-def bin_dir(version: Optional[str] = None) -> Path:
+def bin_dir(version: str | None = None) -> Path:
     """The newest (or the given) PostgreSQL server version installed from Debian's packages."""
     pattern = f"/usr/lib/postgresql/{version or '*'}/bin/initdb"
     found = sorted(glob.glob(pattern), key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0)
@@ -52,7 +51,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _as_server_user(argv: List[str]) -> List[str]:
+def _as_server_user(argv: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return argv
     return ["runuser", "-u", SUPERUSER, "--", *argv]
@@ -62,13 +61,13 @@ def _chown_tree(path: Path) -> None:
     if os.geteuid() != 0:
         return
     pw = pwd.getpwnam(SUPERUSER)
-    for root, dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):
         os.chown(root, pw.pw_uid, pw.pw_gid)
         for name in files:
             os.chown(os.path.join(root, name), pw.pw_uid, pw.pw_gid)
 
 
-def _run(argv: List[str], what: str) -> str:
+def _run(argv: list[str], what: str) -> str:
     proc = subprocess.run(_as_server_user(argv), capture_output=True, text=True)
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
@@ -80,7 +79,7 @@ def _run(argv: List[str], what: str) -> str:
 class LocalPostgres:
     directory: Path
     port: int = 0
-    version: Optional[str] = None
+    version: str | None = None
 
     def __post_init__(self):
         self.directory = Path(self.directory)
@@ -112,7 +111,7 @@ class LocalPostgres:
         hba.write_text(trust + hba.read_text())
         _chown_tree(self.directory)
 
-    def start(self) -> "LocalPostgres":
+    def start(self) -> LocalPostgres:
         self.initdb()
         if not self.port:
             self.port = free_port()
@@ -131,7 +130,7 @@ class LocalPostgres:
         self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
 
-    def __enter__(self) -> "LocalPostgres":
+    def __enter__(self) -> LocalPostgres:
         return self.start()
 
     def __exit__(self, *exc) -> None:

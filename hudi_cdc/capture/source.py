@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Optional
 
 from ..config import DatabaseSettings, Pipeline
 from ..errors import ConfigError, SourceError
@@ -37,7 +36,7 @@ def database(pipeline: Pipeline) -> DatabaseSettings:
     return db
 
 
-def password(pipeline: Pipeline) -> Optional[str]:
+def password(pipeline: Pipeline) -> str | None:
     db = database(pipeline)
     if not db.password_env:
         return None
@@ -48,7 +47,7 @@ def password(pipeline: Pipeline) -> Optional[str]:
     return value
 
 
-def source_tables(pipeline: Pipeline) -> List[SourceTable]:
+def source_tables(pipeline: Pipeline) -> list[SourceTable]:
     out = []
     for name, t in pipeline.tables.items():
         parts = t.topic.rsplit(".", 2)
@@ -93,7 +92,7 @@ def check_logical(conn) -> None:
                           "then restart PostgreSQL (on RDS: rds.logical_replication = 1 in the parameter group)")
 
 
-def ensure_publication(conn, name: str, tables: List[SourceTable], progress=None) -> None:
+def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None) -> None:
     """Create the publication for exactly the pipeline's tables when it is missing; when it exists,
     it must publish them all (the fix is printed, nothing is changed behind the user's back)."""
     from psycopg import sql
@@ -118,7 +117,7 @@ def ensure_publication(conn, name: str, tables: List[SourceTable], progress=None
         raise SourceError(f"publication {name} does not publish {names}: ALTER PUBLICATION {name} ADD TABLE {names};")
 
 
-def check_slot_free(conn, slot: str) -> Dict[str, object]:
+def check_slot_free(conn, slot: str) -> dict[str, object]:
     row = conn.execute("SELECT plugin, active, active_pid, database, current_database() FROM pg_replication_slots "
                        "WHERE slot_name = %s", (slot,)).fetchone()
     if row is None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..config import Pipeline
 from ..errors import HudiCdcError, TableStateError
@@ -51,14 +51,14 @@ class VerifyResult:
     missing: int = 0
     extra: int = 0
     different: int = 0
-    missing_keys: List[str] = field(default_factory=list)
-    extra_keys: List[str] = field(default_factory=list)
-    different_keys: List[str] = field(default_factory=list)
-    different_columns: Dict[str, List[str]] = field(default_factory=dict)  # sample key -> columns
-    columns: List[str] = field(default_factory=list)
-    not_in_lake: List[str] = field(default_factory=list)  # database columns Debezium did not map
-    lake_max_lsn: Optional[int] = None
-    db_lsn: Optional[int] = None
+    missing_keys: list[str] = field(default_factory=list)
+    extra_keys: list[str] = field(default_factory=list)
+    different_keys: list[str] = field(default_factory=list)
+    different_columns: dict[str, list[str]] = field(default_factory=dict)  # sample key -> columns
+    columns: list[str] = field(default_factory=list)
+    not_in_lake: list[str] = field(default_factory=list)  # database columns Debezium did not map
+    lake_max_lsn: int | None = None
+    db_lsn: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -76,7 +76,7 @@ class VerifyResult:
         return head + "DIFFERS: " + "; ".join(parts)
 
 
-def _precision(type_name: str) -> Optional[int]:
+def _precision(type_name: str) -> int | None:
     if "(" in type_name:
         inner = type_name[type_name.index("(") + 1:type_name.index(")")]
         try:
@@ -111,7 +111,7 @@ def _kind(type_name: str) -> str:
     return "text"  # uuid, json, ... : Debezium sends their text form
 
 
-def _db_columns(conn, t: src.SourceTable) -> List[Column]:
+def _db_columns(conn, t: src.SourceTable) -> list[Column]:
     rows = conn.execute(
         "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
         "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -200,11 +200,11 @@ def _row_hash(values: Sequence) -> str:
     return hashlib.sha1("\x1f".join(_canon(v) for v in values).encode("utf-8")).hexdigest()
 
 
-def _key_text(key: Tuple) -> str:
+def _key_text(key: tuple) -> str:
     return ",".join(_canon(k) for k in key)
 
 
-def _lake_rows(pipeline: Pipeline, table: str, table_type: str) -> List[dict]:
+def _lake_rows(pipeline: Pipeline, table: str, table_type: str) -> list[dict]:
     from ..reader import read_table
 
     return read_table(pipeline.base_path(table, table_type))
@@ -231,8 +231,8 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
         not_in_lake = [c.name for c in db_cols if lake and c.name not in lake_cols]
         kinds = {c.name: c.kind for c in db_cols}
         db_lsn = src.current_lsn(conn)
-        db_hashes: Dict[Tuple, str] = {}
-        db_values: Dict[Tuple, list] = {}
+        db_hashes: dict[tuple, str] = {}
+        db_values: dict[tuple, list] = {}
         from psycopg import sql
 
         query = sql.SQL("SELECT {} FROM {}").format(
@@ -242,8 +242,8 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
             cur.itersize = CHUNK
             cur.execute(query)
             for row in cur:
-                key = tuple(db_value(kinds[k], v) for k, v in zip(keys, row[:len(keys)]))
-                vals = [db_value(c.kind, v) for c, v in zip(cols, row[len(keys):])]
+                key = tuple(db_value(kinds[k], v) for k, v in zip(keys, row[:len(keys)], strict=True))
+                vals = [db_value(c.kind, v) for c, v in zip(cols, row[len(keys):], strict=True)]
                 db_hashes[key] = _row_hash(vals)
                 if len(db_values) < 10_000:
                     db_values[key] = vals
@@ -277,7 +277,8 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
                 result.different_keys.append(kt)
                 dbv = db_values.get(key)
                 if dbv is not None:
-                    result.different_columns[kt] = [c.name for c, a, b in zip(cols, vals, dbv) if _canon(a) != _canon(b)]
+                    result.different_columns[kt] = [c.name for c, a, b in zip(cols, vals, dbv, strict=True)
+                                                    if _canon(a) != _canon(b)]
     for key in db_hashes:
         if key not in seen:
             result.missing += 1

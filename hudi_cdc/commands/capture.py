@@ -12,7 +12,8 @@ TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 
 @click.command("capture")
 @click.option("--once", is_flag=True, required=True,
-              help="snapshot if none yet, then every change committed so far, then exit (continuous capture is not built yet)")
+              help="snapshot if none yet, then every change committed so far, then exit "
+                   "(continuous capture is not built yet)")
 @click.option("--flush-size", type=click.IntRange(min=1), default=None,
               help="records per landed file (default: source.database.flush_size)")
 @click.option("--timeout", "timeout", type=float, default=None, help="give up after this many seconds")

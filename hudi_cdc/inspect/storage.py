@@ -4,7 +4,6 @@ list one folder, on a local path, a file:// URI or s3:// (boto3, imported only f
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Tuple
 from urllib.parse import urlparse
 
 
@@ -25,7 +24,7 @@ def is_s3(uri: str) -> bool:
     return uri.startswith(("s3://", "s3a://"))
 
 
-def _bucket_key(uri: str) -> Tuple[str, str]:
+def _bucket_key(uri: str) -> tuple[str, str]:
     u = urlparse(uri)
     return u.netloc, u.path.lstrip("/")
 
@@ -36,7 +35,7 @@ def _s3():
     return boto3.client("s3")
 
 
-def read_bytes(uri: str) -> Optional[bytes]:
+def read_bytes(uri: str) -> bytes | None:
     """The file's bytes, or None when it does not exist."""
     if is_s3(uri):
         bucket, key = _bucket_key(uri)
@@ -52,12 +51,12 @@ def read_bytes(uri: str) -> Optional[bytes]:
         return None
 
 
-def list_files(uri: str) -> List[Tuple[str, int]]:
+def list_files(uri: str) -> list[tuple[str, int]]:
     """(name, size) of the files directly in a folder; [] when the folder does not exist."""
     if is_s3(uri):
         bucket, prefix = _bucket_key(uri)
         prefix = prefix.rstrip("/") + "/"
-        out = []
+        out: list[tuple[str, int]] = []
         for page in _s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
             out.extend((o["Key"][len(prefix):], o["Size"]) for o in page.get("Contents", []))
         return out

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Dict, List, Optional, Tuple
 
 from hudi_cdc.causes import first_line
 from hudi_cdc.properties import local_path
@@ -12,10 +11,10 @@ from hudi_cdc.properties import local_path
 from .errors import JobInputError
 
 IGNORED_PREFIXES = (".", "_")
-SourceFile = Tuple[str, int, int]  # (path, modification time in ms, size)
+SourceFile = tuple[str, int, int]  # (path, modification time in ms, size)
 
 
-def _walk(local: str) -> List[SourceFile]:
+def _walk(local: str) -> list[SourceFile]:
     files = []
     for dirpath, dirnames, filenames in os.walk(local):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(IGNORED_PREFIXES))
@@ -29,7 +28,7 @@ def _walk(local: str) -> List[SourceFile]:
     return files
 
 
-def list_source_files(root: str, checkpoint: Optional[str], source_limit: int) -> Tuple[List[SourceFile], Optional[str]]:
+def list_source_files(root: str, checkpoint: str | None, source_limit: int) -> tuple[list[SourceFile], str | None]:
     """Files newer than the checkpoint, oldest first, as DFSPathSelector picks them.
 
     Returns ([(path, mtime_ms, size)], new_checkpoint). Unlike DFSPathSelector, a round always
@@ -39,7 +38,7 @@ def list_source_files(root: str, checkpoint: Optional[str], source_limit: int) -
     if not os.path.isdir(local):
         raise JobInputError(f"landing directory {root} does not exist")
     last = int(checkpoint) if checkpoint not in (None, "") else None
-    picked: List[SourceFile] = []
+    picked: list[SourceFile] = []
     total = 0
     for path, mtime, size in _walk(local):
         if last is not None and mtime <= last:
@@ -52,13 +51,13 @@ def list_source_files(root: str, checkpoint: Optional[str], source_limit: int) -
     return picked, new_cp
 
 
-def validate_avro_files(files: List[SourceFile], required_fields: List[str]) -> List[dict]:
+def validate_avro_files(files: list[SourceFile], required_fields: list[str]) -> list[dict]:
     """Read every file through fastavro before Spark touches the table: a corrupt or truncated
     file, or one whose schema lacks a required field, fails the round with its name, and nothing
     is written. Returns the distinct writer schemas seen."""
     import fastavro  # an install requirement of hudi-cdc
 
-    schemas: Dict[str, dict] = {}
+    schemas: dict[str, dict] = {}
     for path, _, _ in files:
         try:
             with open(path, "rb") as fh:
@@ -68,6 +67,8 @@ def validate_avro_files(files: List[SourceFile], required_fields: List[str]) -> 
                     pass
         except Exception as exc:  # fastavro raises many types for corrupt input
             raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
+        if not isinstance(schema, dict):
+            raise JobInputError(f"the writer schema of {path} is not an Avro record")
         names = {f["name"] for f in schema.get("fields", [])}
         for f in required_fields:
             if f not in names:
