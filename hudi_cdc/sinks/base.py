@@ -92,6 +92,11 @@ class TableContext:
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
 
+    @property
+    def data_columns(self) -> list[Column]:
+        """The source row's own columns: neither the key nor Debezium's added __ fields."""
+        return [c for c in self.columns if c.name not in self.keys and not c.name.startswith("__")]
+
     def qlist(self, names: list[str]) -> str:
         return ", ".join(self.q(n) for n in names)
 
