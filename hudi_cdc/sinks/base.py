@@ -38,7 +38,8 @@ class Statement:
 
 
 class Sink(Protocol):
-    engine: str
+    @property
+    def engine(self) -> str: ...
 
     def render(self, pipeline: Pipeline, table: str) -> list[Statement]: ...
 
