@@ -20,6 +20,9 @@ from .errors import HudiCdcError
 COMMANDS: dict[str, tuple] = {
     "init": ("hudi_cdc.commands.core", "init_cmd", "Write a pipeline file for the embedded MoMA sample."),
     "render": ("hudi_cdc.commands.core", "render_cmd", "Render properties files and spark-submit argv."),
+    "render-sql": ("hudi_cdc.commands.sinks", "render_sql_cmd",
+                   "Render DDL and apply SQL for Trino, Spark (Iceberg), Redshift or Athena."),
+    "apply": ("hudi_cdc.commands.sinks", "apply_cmd", "Apply landed changes to an Iceberg table (local Spark)."),
     "sample": ("hudi_cdc.commands.core", "sample_cmd", "Land the MoMA sample as Kafka Connect S3-sink Avro files."),
     "bootstrap": ("hudi_cdc.commands.core", "bootstrap_cmd", "BULK_INSERT everything landed so far into new tables."),
     "stream": ("hudi_cdc.commands.core", "stream_cmd", "UPSERT new landed files into a table (continuous or --once)."),
