@@ -36,7 +36,7 @@ LOG_TAIL_LINES = 40
 HUDI_CDC_NOT_ON_S3 = (
     "hudi.engine hudi-cdc on {target}: hudi-cdc's streamer reads its properties, landed files and table "
     "timeline from the local file system only, not s3:// yet, so its first round on {target} would fail; "
-    "`hudi-cdc render --target {target}` and --dry-run show what it would run; run with hudi.engine "
+    "`hudi-cdc --target {target} render` and --dry-run show what it would run; run with hudi.engine "
     "hoodiestreamer")
 Echo = Callable[[str], None]
 
