@@ -8,6 +8,8 @@ from pathlib import Path
 
 from . import render as rnd
 from .config import Pipeline
+from .job_package import write_job_files
+from .profiles import HUDI_CDC, engine_for
 
 PLACEHOLDER_JARS = ["<hudi-spark-bundle.jar>", "<spark-avro.jar>"]
 
@@ -26,8 +28,12 @@ def emr_steps(p: Pipeline) -> list:
 
 def job_argvs(p: Pipeline, out: Path, props_base: str | None, target: str,
               progress: Callable[[str], None]) -> list[dict[str, object]]:
-    """Write the properties files under OUT; [{"job": name, "argv": [...]}] for every job."""
-    for written in rnd.write_properties(p, out):
+    """Write the properties files under OUT (and, for hudi.engine hudi-cdc on AWS, the job file and
+    zip); [{"job": name, "argv": [...]}] for every job."""
+    written_files = rnd.write_properties(p, out)
+    if target != "local" and engine_for(p.hudi.version, target, p.hudi.engine) == HUDI_CDC:
+        written_files += write_job_files(out)  # the job file and zip go next to the properties
+    for written in written_files:
         progress(f"wrote {written}")
     base = props_base or f"file://{out.resolve()}"
     rows: list[dict[str, object]] = []

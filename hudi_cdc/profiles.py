@@ -111,13 +111,22 @@ _WHY_NOT_LOCAL = {
 }
 
 
+# Which engines run a profile's jobs on EMR / EMR Serverless: the real HoodieStreamer always; hudi-cdc's
+# streamer (spark-submit of jobs/streamer.py, --py-files the job zip, EMR's Hudi Spark bundle) only on
+# the EMR 7 profile: the job needs Python 3.10+ (hudi-rs wheels), EMR 6.x runs Python 3.7.
+AWS_ENGINES = {CURRENT_HUDI: (HOODIESTREAMER, HUDI_CDC), V014_HUDI: (HOODIESTREAMER,), SEED_HUDI: (HOODIESTREAMER,)}
+
+
 def engine_for(version: str, target: str, chosen: str | None = None) -> str:
     """The engine that runs a pipeline's jobs on a target; ConfigError (one line) when none can."""
     if target != "local":
-        if chosen not in (None, HOODIESTREAMER):
-            raise ConfigError(f"hudi.engine {chosen} runs locally only; on {target} the real HoodieStreamer runs "
-                              "the rendered jobs (leave hudi.engine unset or set it to hoodiestreamer)")
-        return HOODIESTREAMER
+        possible = AWS_ENGINES.get(version, (HOODIESTREAMER, HUDI_CDC))
+        if chosen is not None and chosen not in possible:
+            release = profile_for(version).emr_release
+            raise ConfigError(f"hudi.engine {chosen} cannot run on {target} for hudi.version {version}: its EMR "
+                              f"release ({release}) runs Python 3.7, and hudi-cdc's streamer needs Python 3.10+ "
+                              f"(hudi-rs); use hudi.engine {HOODIESTREAMER} there, or hudi.version {CURRENT_HUDI}")
+        return chosen or HOODIESTREAMER
     possible = LOCAL_ENGINES.get(version, (HUDI_CDC,))
     if not possible:
         raise ConfigError(f"hudi.version {version} (the seed's EMR 6.5 profile) cannot run locally: "

@@ -16,7 +16,8 @@ import jinja2
 
 from .config import TYPE_SUFFIX, Pipeline
 from .errors import ConfigError
-from .profiles import Profile, profile_for
+from .job_package import JOB_SCRIPT_NAME, JOB_ZIP_NAME
+from .profiles import HUDI_CDC, Profile, engine_for, profile_for
 from .spark_conf import HUDI_SESSION_CONF
 
 OPS = ("BULK_INSERT", "UPSERT", "INSERT")
@@ -232,11 +233,39 @@ def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, t
         return local_argv(pipeline, [job], Path(PurePath(props_uri.replace("file://", "")).parent), jars, job_script)
     if target not in ("emr", "emr-serverless"):
         raise ConfigError(f"unknown target {target!r}")
+    if engine_for(pipeline.hudi.version, target, pipeline.hudi.engine) == HUDI_CDC:
+        return hudi_cdc_aws_argv(pipeline, job, props_uri)
     flags = [prof.emr_ordering_flag if f == prof.ordering_flag else f for f in streamer_flags(pipeline, job, props_uri)]
     flags += async_compaction_flags(prof, job)
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
                    confs=list(prof.emr_confs), jars=list(prof.emr_jars), streamer_class=prof.streamer_class,
                    app_jar=prof.emr_app_jar, streamer_flags=flags)
+    return _lines(text)
+
+
+# hudi-cdc's streamer on EMR / EMR Serverless: EMR's own Hudi Spark bundle and spark-avro (EMR 7 keeps
+# Spark's connectors under /usr/lib/spark/connector/lib/), and a Python that has fastavro and hudi-rs
+# (emr/bootstrap-hudi-cdc-job.sh installs them for python3.11; EMR 7's default python3 is 3.9, too old
+# for the hudi-rs wheels).
+HUDI_CDC_AWS_JARS = ("/usr/lib/hudi/hudi-spark-bundle.jar", "/usr/lib/spark/connector/lib/spark-avro.jar")
+JOB_PYTHON = "/usr/bin/python3.11"
+HUDI_CDC_AWS_CONFS = (f"spark.pyspark.python={JOB_PYTHON}", f"spark.pyspark.driver.python={JOB_PYTHON}")
+
+
+def job_file_uris(props_uri: str) -> tuple[str, str]:
+    """(job file, job zip): uploaded next to the properties files (hudi_cdc/job_package.py)."""
+    root = props_uri.rsplit("/", 1)[0]
+    return f"{root}/{JOB_SCRIPT_NAME}", f"{root}/{JOB_ZIP_NAME}"
+
+
+def hudi_cdc_aws_argv(pipeline: Pipeline, job: Job, props_uri: str) -> list[str]:
+    """spark-submit argv running hudi-cdc's streamer on EMR / EMR Serverless for one job: the job file
+    as the application, the job zip as --py-files, the same streamer flags as everywhere."""
+    prof = profile(pipeline)
+    script, zip_uri = job_file_uris(props_uri)
+    text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
+                   confs=[*prof.emr_confs, *HUDI_CDC_AWS_CONFS], jars=list(HUDI_CDC_AWS_JARS), py_files=[zip_uri],
+                   streamer_class=None, app_jar=script, streamer_flags=streamer_flags(pipeline, job, props_uri))
     return _lines(text)
 
 

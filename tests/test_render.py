@@ -96,8 +96,13 @@ def test_engine_for_each_target_and_version():
         engine_for("0.9.0", "local")
     with pytest.raises(ConfigError, match="hudi.engine hoodiestreamer cannot run locally for hudi.version 1.2.0"):
         engine_for("1.2.0", "local", "hoodiestreamer")
-    with pytest.raises(ConfigError, match="runs locally only"):
-        engine_for("1.2.0", "emr", "hudi-cdc")
+    # on AWS the default stays the real HoodieStreamer; hudi-cdc's streamer runs there on the EMR 7 profile
+    assert engine_for("1.2.0", "emr", "hudi-cdc") == engine_for("1.2.0", "emr-serverless", "hudi-cdc") == "hudi-cdc"
+    assert engine_for("0.14.0", "emr", "hoodiestreamer") == "hoodiestreamer"
+    for version, release in (("0.14.0", "emr-6.15.0"), ("0.9.0", "emr-6.5.0")):
+        with pytest.raises(ConfigError, match=f"hudi.engine hudi-cdc cannot run on emr for hudi.version {version}: "
+                                              rf"its EMR release \({release}\) runs Python 3.7"):
+            engine_for(version, "emr", "hudi-cdc")
 
 
 def test_continuous_mor_on_emr_compacts_asynchronously():

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...config import Pipeline
-from ...errors import AwsError
+from ...errors import AwsError, ConfigError
+from ...profiles import HUDI_CDC, engine_for
 from ...render import Job
 from .checks import check_runs_on_aws, hudi_mismatch, scrub
 from .client import DryRunClient, aws_client, call, check_credentials
@@ -29,6 +30,14 @@ from .poll import Probe, poll
 from .upload import upload_rendered
 
 LOG_TAIL_LINES = 40
+# hudi-cdc's streamer reads its properties file, the landed files and the table's timeline through the
+# local file system (hudi_cdc/jobs/stream: open, os.walk, os.path), so on a cluster, where all of them
+# are s3:// URIs, its first round would fail; until the job reads s3:// a real run is refused here.
+HUDI_CDC_NOT_ON_S3 = (
+    "hudi.engine hudi-cdc on {target}: hudi-cdc's streamer reads its properties, landed files and table "
+    "timeline from the local file system only, not s3:// yet, so its first round on {target} would fail; "
+    "`hudi-cdc --target {target} render` and --dry-run show what it would run; run with hudi.engine "
+    "hoodiestreamer")
 Echo = Callable[[str], None]
 
 
@@ -147,6 +156,8 @@ class AwsRunner(ABC):
         """Before anything is touched: the pipeline can run on AWS, and boto3 finds credentials."""
         check_runs_on_aws(self.pipeline, self.target)
         self._check_settings()
+        if self.engine == HUDI_CDC and not self.dry_run:
+            raise ConfigError(HUDI_CDC_NOT_ON_S3.format(target=self.target))
         if not isinstance(self.client, DryRunClient):
             check_credentials()
 
@@ -188,10 +199,16 @@ class AwsRunner(ABC):
             self.echo(f"{label}: {len(jobs)} job(s) on {self.target}")
         return [self.run_job(j).to_dict() for j in jobs]
 
+    @property
+    def engine(self) -> str:
+        """hoodiestreamer (the default) or hudi-cdc (hudi.engine); ConfigError when it cannot run here."""
+        return engine_for(self.pipeline.hudi.version, self.target, self.pipeline.hudi.engine)
+
     def upload_properties(self) -> dict[str, str]:
-        """Upload every rendered file once; returns name -> s3 URI."""
+        """Upload every rendered file once (and hudi-cdc's job files for that engine); name -> s3 URI."""
         if self._uploaded is None:
-            self._uploaded = upload_rendered(self.pipeline, self.s3, self.echo, self.dry_run)
+            self._uploaded = upload_rendered(self.pipeline, self.s3, self.echo, self.dry_run,
+                                             with_job=self.engine == HUDI_CDC)
         return self._uploaded
 
     def _warn_hudi_version(self, release_label: Callable[[], str | None]) -> None:

@@ -1,4 +1,5 @@
-"""Upload the rendered files (properties, and schemas when the renderer emits them)."""
+"""Upload the rendered files (properties, and schemas when the renderer emits them), and for
+hudi.engine hudi-cdc the job file and the job zip next to them (hudi_cdc/job_package.py)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,27 @@ from typing import Any
 
 from ... import render as rnd
 from ...config import Pipeline
+from ...job_package import JOB_ZIP_NAME, job_files
 from .checks import check_no_secrets
 from .client import call
 from .layout import properties_root, split_s3
 
 
-def upload_rendered(pipeline: Pipeline, s3: Any, echo: Callable[[str], None], dry_run: bool) -> dict[str, str]:
-    """Upload every rendered file to the pipeline's properties root, secrets checked first;
-    returns name -> s3 URI."""
-    files = rnd.render_properties(pipeline)
-    check_no_secrets(pipeline, [(f"properties file {n}", t) for n, t in files.items()])
+def upload_rendered(pipeline: Pipeline, s3: Any, echo: Callable[[str], None], dry_run: bool,
+                    with_job: bool = False) -> dict[str, str]:
+    """Upload every rendered file to the pipeline's properties root, secrets checked first (and, with
+    ``with_job``, hudi-cdc's job file and zip); returns name -> s3 URI."""
+    files = {n: t.encode("utf-8") for n, t in rnd.render_properties(pipeline).items()}
+    check_no_secrets(pipeline, [(f"properties file {n}", t.decode("utf-8")) for n, t in files.items()])
+    if with_job:
+        files.update(job_files())
     root = properties_root(pipeline)
     out: dict[str, str] = {}
     for name in sorted(files):
         uri = f"{root}/{name}"
         bucket, key = split_s3(uri)
-        call(s3, "put_object", Bucket=bucket, Key=key, Body=files[name].encode("utf-8"), ContentType="text/plain")
+        kind = "application/zip" if name == JOB_ZIP_NAME else "text/plain"
+        call(s3, "put_object", Bucket=bucket, Key=key, Body=files[name], ContentType=kind)
         out[name] = uri
     if not dry_run:
         echo(f"uploaded {len(out)} file(s) to {root}/")
