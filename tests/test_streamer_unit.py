@@ -144,3 +144,17 @@ def test_job_file_runs_as_a_script(tmp_path):
                           cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stdout.startswith(streamer.ERROR_MARK) and "bad streamer arguments" in proc.stdout
+
+
+def test_tombstones_count_once_the_committed_checkpoint_reaches_them(tmp_path):
+    """Written before the commit, named by the checkpoint the round commits: a crash after the commit
+    (e.g. in inline compaction) keeps them; a failed round's file waits for a checkpoint past it."""
+    from hudi_cdc.jobs.stream.tombstones import read_tombstones, write_tombstones
+
+    base = str(tmp_path / "t")
+    write_tombstones(base, "1700000000000", [{"id": 1, "__lsn": 10}])
+    write_tombstones(base, "1700000005000", [{"id": 2, "__lsn": 20}])
+    assert read_tombstones(base, None) == []
+    assert read_tombstones(base, "1699999999999") == []
+    assert read_tombstones(base, "1700000000000") == [{"id": 1, "__lsn": 10}]
+    assert read_tombstones(base, "1700000009000") == [{"id": 1, "__lsn": 10}, {"id": 2, "__lsn": 20}]

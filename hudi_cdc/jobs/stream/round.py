@@ -152,7 +152,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         deleted_keys = [r.asDict() for r in
                         df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
         result.deletes = len(deleted_keys)
-        tombstones = read_tombstones(t.target_base_path) if t.op != "BULK_INSERT" else []
+        tombstones = read_tombstones(t.target_base_path, checkpoint) if t.op != "BULK_INSERT" else []
         if tombstones and ordering:
             df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
             if result.stale_ignored:
@@ -177,6 +177,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts[CHECKPOINT_KEY] = new_cp
     opts.update(source_position(events, ordering))
+    if deleted_keys:  # before the commit: a crash after it must not lose them (tombstones.py)
+        write_tombstones(t.target_base_path, new_cp, deleted_keys)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
@@ -193,7 +195,5 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         events.unpersist()
         df.unpersist()
     result.commit = latest_instant(t.target_base_path)
-    if deleted_keys:
-        write_tombstones(t.target_base_path, result.commit, deleted_keys)
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp}")
     return result

@@ -1,8 +1,13 @@
 """Tombstones: the keys and ordering values of hard deletes, kept beside the table so a later
 round can drop events no newer than a delete (a deleted row leaves nothing to compare with).
 
-One JSON-lines file per commit in .hoodie/.aux/hudi-cdc-tombstones/<commit>.jsonl; a file whose
-commit did not complete (a failed round) is ignored."""
+One JSON-lines file per round in .hoodie/.aux/hudi-cdc-tombstones/cp-<checkpoint>.jsonl, written
+BEFORE the round's commit and named by the checkpoint the round commits: it counts once the table's
+committed checkpoint has reached it. So a crash between the commit and the end of the round (e.g.
+during inline compaction) cannot lose a delete's tombstone, and a failed round's file only counts
+when a later round commits past it, by which time that round has applied the same deletes.
+(Files named <commit instant>.jsonl, written by earlier releases after the commit, count when their
+commit is completed on the active timeline.)"""
 
 from __future__ import annotations
 
@@ -23,28 +28,42 @@ def _tombstone_dir(base_path: str) -> str:
     return os.path.join(local_path(base_path), *TOMBSTONE_DIR)
 
 
-def read_tombstones(base_path: str) -> list[dict]:
-    """Tombstones written by completed commits only (a failed round's file is ignored)."""
+_PREFIX = "cp-"
+
+
+def _counts(name: str, checkpoint: str | None, done: set[str]) -> bool:
+    stem = name[:-len(".jsonl")]
+    if stem.startswith(_PREFIX):
+        return checkpoint not in (None, "") and int(stem[len(_PREFIX):]) <= int(str(checkpoint))
+    return stem in done  # written after its commit by earlier releases
+
+
+def read_tombstones(base_path: str, checkpoint: str | None) -> list[dict]:
+    """Tombstones of the rounds the table's committed `checkpoint` has reached."""
     d = _tombstone_dir(base_path)
     if not os.path.isdir(d):
         return []
     done = completed_write_times(local_path(base_path))
     rows: list[dict] = []
     for name in sorted(os.listdir(d)):
-        if name.endswith(".jsonl") and name[:-len(".jsonl")] in done:
+        if name.endswith(".jsonl") and not name.startswith(".") and _counts(name, checkpoint, done):
             with open(os.path.join(d, name), encoding="utf-8") as fh:
                 rows.extend(json.loads(line) for line in fh if line.strip())
     return rows
 
 
-def write_tombstones(base_path: str, commit: str, rows: list[dict]) -> None:
+def write_tombstones(base_path: str, checkpoint: str, rows: list[dict]) -> None:
+    """Durably, before the round's commit: the deletes of the round that commits `checkpoint`."""
     d = _tombstone_dir(base_path)
     os.makedirs(d, exist_ok=True)
-    tmp = os.path.join(d, f".{commit}.jsonl.tmp")
+    name = f"{_PREFIX}{int(checkpoint):020d}.jsonl"
+    tmp = os.path.join(d, f".{name}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, default=str) + "\n")
-    os.replace(tmp, os.path.join(d, f"{commit}.jsonl"))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, os.path.join(d, name))
 
 
 def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
