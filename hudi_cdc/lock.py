@@ -114,12 +114,16 @@ def table_lock(pipeline: Pipeline, table: str, table_type: str, command: str,
                      "(that process is gone)")
         _holder_path(path).write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                                                   "since": time.time(), "command": command}))
+        # a duplicate of the locked descriptor (same open file, same flock) for child jobs: filelock
+        # closes its own descriptor in forked children
         fd = getattr(getattr(lock, "_context", None), "lock_file_fd", None)
         if isinstance(fd, int):
-            _held[str(path)] = fd
+            _held[str(path)] = os.dup(fd)
         yield path
     finally:
-        _held.pop(str(path), None)
+        dup = _held.pop(str(path), None)
+        if dup is not None:
+            os.close(dup)
         _holder_path(path).unlink(missing_ok=True)  # a holder file left behind means its writer died
         lock.release()
 

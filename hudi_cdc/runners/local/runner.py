@@ -26,6 +26,7 @@ from ...errors import DataError, JobError
 from ...java_spark import find_java, spark_home, spark_submit
 from ...jobs import streamer
 from ...profiles import HOODIESTREAMER, engine_for
+from ...registry.credentials import registry_env
 from ...render import Job, write_properties
 from ...status import record_failure
 from ..base import NotSupported
@@ -90,7 +91,7 @@ class LocalRunner:
         logs.mkdir(parents=True, exist_ok=True)
         log_path = logs / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}.log"
         env = dict(os.environ)
-        env.update(plan.registry_env(self.pipeline))
+        env.update(registry_env(self.pipeline))
         env["SPARK_HOME"] = str(spark_home())
         env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, never the machine's public address
         env["PYSPARK_PYTHON"] = sys.executable
@@ -122,7 +123,10 @@ class LocalRunner:
                 self.child = None
         elapsed = time.time() - started
         if code != 0 or results is None:
-            cause = error["message"] if error else root_cause(tail)
+            if code < 0 and not error:  # killed (OOM killer, kill -9): the log's last exception is not why
+                cause = f"the job was killed by {signal.Signals(-code).name}"
+            else:
+                cause = error["message"] if error else root_cause(tail)
             for job in jobs:  # `hudi-cdc status` shows it until a later round commits
                 record_failure(self.pipeline, job.table, job.table_type, label, cause)
             if error and error.get("kind") == "input":
