@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from hudi_cdc import lock, pipeline as pipe
+from hudi_cdc import lock
+from hudi_cdc import pipeline as pipe
 from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.errors import TableLocked, TableStateError
