@@ -124,9 +124,9 @@ def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: Op
         jobs = plan_stream(pipeline, table, once, table_type)
         runner = runner or make_runner(pipeline, target, progress, dry_run)
         runner.preflight()
-        if once or target != "local":
-            return runner.run(jobs, label)
-        # continuous and local: restarted when it crashes, stopped cleanly by SIGTERM/Ctrl-C
+        if once or target != "local" or getattr(runner, "delegate", None) is not None:
+            return runner.run(jobs, label)  # the real HoodieDeltaStreamer (engines/) runs unsupervised
+        # continuous on hudi-cdc's streamer: restarted when it crashes, stopped cleanly by SIGTERM/Ctrl-C
         settings = pipeline.stream
         with Stopper(runner, stop_file_for(work_dir(pipeline), label), settings.stop_timeout_seconds,
                      progress) as stopper:
