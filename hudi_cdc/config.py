@@ -113,6 +113,15 @@ class SparkSettings(_Model):
 class StreamSettings(_Model):
     source_limit: int = Field(256 * 1024 * 1024, ge=1, description="bytes of landed files per sync round")
     min_sync_interval_seconds: int = Field(30, ge=0)
+    # supervision of a continuous local stream (hudi_cdc/supervise.py): a crashed job is restarted
+    # after restart_backoff_seconds, doubling up to restart_backoff_max_seconds; more than
+    # max_restarts failures within restart_window_seconds end the command (0 = never restart)
+    max_restarts: int = Field(5, ge=0)
+    restart_backoff_seconds: float = Field(5.0, ge=0)
+    restart_backoff_max_seconds: float = Field(300.0, ge=0)
+    restart_window_seconds: int = Field(3600, ge=1)
+    # SIGTERM/Ctrl-C: the job finishes its round; after this long it is stopped (SIGTERM, then SIGKILL)
+    stop_timeout_seconds: int = Field(300, ge=1)
 
 
 class TableSettings(_Model):

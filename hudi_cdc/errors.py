@@ -37,6 +37,12 @@ class TableStateError(HudiCdcError):
     exit_code = 6
 
 
+class TableLocked(TableStateError):
+    """Another process is writing the table (one writer per table); the message names the holder."""
+
+    exit_code = 12
+
+
 class RegistryError(HudiCdcError):
     """The schema registry refused or could not be reached."""
 

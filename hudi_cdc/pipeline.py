@@ -9,8 +9,11 @@ from collections.abc import Callable
 from .config import Pipeline, uri_to_path
 from .errors import DataError, TableStateError
 from .jobs.streamer import has_completed_commit
+from .lock import table_locks
 from .render import Job
 from .runners import Runner, make_runner
+from .runners.local.plan import work_dir
+from .supervise import Stopper, stop_file_for, supervise
 
 Progress = Callable[[str], None]
 
@@ -69,20 +72,30 @@ def _restore(moved: list[tuple], progress: Progress) -> None:
 
 def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = False, target: str = "local",
               dry_run: bool = False, progress: Progress = print, runner: Runner | None = None) -> list[dict]:
-    jobs = plan_bootstrap(pipeline, table, force)
-    runner = runner or make_runner(pipeline, target, progress, dry_run)
     if dry_run:
-        return runner.plan(jobs, "bootstrap")
-    runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
-    moved = _set_aside(pipeline, jobs, progress)
-    try:
-        results = runner.run(jobs, "bootstrap")
-    except BaseException:
-        _restore(moved, progress)
-        raise
-    for _, aside in moved:
-        shutil.rmtree(aside, ignore_errors=True)
-    return results
+        jobs = plan_bootstrap(pipeline, table, force)
+        return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, "bootstrap")
+    # one writer per table: refused while another bootstrap/stream writes one of the tables
+    with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets(table)), "bootstrap", progress):
+        jobs = plan_bootstrap(pipeline, table, force)
+        runner = runner or make_runner(pipeline, target, progress, dry_run)
+        runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
+        moved = _set_aside(pipeline, jobs, progress)
+        try:
+            results = runner.run(jobs, "bootstrap")
+        except BaseException:
+            _restore(moved, progress)
+            raise
+        for _, aside in moved:
+            shutil.rmtree(aside, ignore_errors=True)
+        return results
+
+
+def _local_targets(pipeline: Pipeline, target: str, targets: list[tuple]) -> list[tuple]:
+    """The (table, type) pairs whose writer lock this command takes: local runs of local tables."""
+    if target != "local":
+        return []
+    return [(t, tt) for t, tt in targets if _is_local(pipeline.base_path(t, tt))]
 
 
 def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | None = None) -> list[Job]:
@@ -102,9 +115,19 @@ def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | No
 def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: str | None = None,
            target: str = "local", dry_run: bool = False, progress: Progress = print,
            runner: Runner | None = None) -> list[dict]:
-    jobs = plan_stream(pipeline, table, once, table_type)
-    runner = runner or make_runner(pipeline, target, progress, dry_run)
+    label = f"stream-{table}"
     if dry_run:
-        return runner.plan(jobs, f"stream-{table}")
-    runner.preflight()
-    return runner.run(jobs, f"stream-{table}")
+        jobs = plan_stream(pipeline, table, once, table_type)
+        return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, label)
+    wanted = [(table, tt) for tt in pipeline.table(table).table_types if not table_type or tt == table_type]
+    with table_locks(pipeline, _local_targets(pipeline, target, wanted), "stream", progress):
+        jobs = plan_stream(pipeline, table, once, table_type)
+        runner = runner or make_runner(pipeline, target, progress, dry_run)
+        runner.preflight()
+        if once or target != "local" or getattr(runner, "delegate", None) is not None:
+            return runner.run(jobs, label)  # the real HoodieDeltaStreamer (engines/) runs unsupervised
+        # continuous on hudi-cdc's streamer: restarted when it crashes, stopped cleanly by SIGTERM/Ctrl-C
+        settings = pipeline.stream
+        with Stopper(runner, stop_file_for(work_dir(pipeline), label), settings.stop_timeout_seconds,
+                     progress) as stopper:
+            return supervise(lambda: runner.run(jobs, label), settings, label, progress, stopper)

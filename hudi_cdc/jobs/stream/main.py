@@ -4,6 +4,7 @@ runner reads from the job's output (RESULT_MARK / ERROR_MARK + JSON)."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -21,6 +22,15 @@ RESULT_MARK = "HUDI_CDC_RESULT "
 ERROR_MARK = "HUDI_CDC_ERROR "
 
 
+STOP_ENV = "HUDI_CDC_STOP_FILE"  # set by hudi-cdc's supervisor (hudi_cdc/supervise.py)
+
+
+def stop_requested() -> bool:
+    """The supervisor asked the continuous job to stop once the round in flight has committed."""
+    path = os.environ.get(STOP_ENV)
+    return path is not None and path != "" and os.path.exists(path)
+
+
 def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
     """One round per target; in continuous mode, round after round over every target in turn
     (never stuck on the first, as HoodieMultiTableStreamer's continuous mode is)."""
@@ -35,11 +45,13 @@ def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
         for t in targets:
             out.append(run_round(spark, t, props[id(t)], log))
         rounds += 1
-        if not continuous or (max_rounds is not None and rounds >= max_rounds):
+        if not continuous or (max_rounds is not None and rounds >= max_rounds) or stop_requested():
             return out
-        wait = interval - (time.time() - started)
-        if wait > 0:
-            time.sleep(wait)
+        while time.time() - started < interval:
+            if stop_requested():
+                log("stop requested: exiting between rounds")
+                return out
+            time.sleep(min(1.0, interval - (time.time() - started)))
 
 
 def build_session(app_name: str = "hudi-cdc"):

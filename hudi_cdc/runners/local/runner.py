@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ... import jars as jarcache
+from ... import lock
 from ...causes import root_cause
 from ...config import Pipeline
 from ...engines.deltastreamer.engine import DeltaStreamerEngine
@@ -33,6 +35,17 @@ from . import plan
 Progress = Callable[[str], None]
 
 
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGKILL it when hudi-cdc dies, so a killed command does not
+    leave its job writing on (the table lock it inherited is released with it)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class LocalRunner:
     target = "local"
 
@@ -43,6 +56,8 @@ class LocalRunner:
         # hudi-cdc's streamer runs below; the real HoodieDeltaStreamer (0.14.0) is delegated to
         self.engine = engine_for(pipeline.hudi.version, "local", pipeline.hudi.engine)
         self.delegate = DeltaStreamerEngine(pipeline, progress) if self.engine == HOODIESTREAMER else None
+        self.stop_file: Path | None = None  # set by supervise.Stopper: the job stops after its round
+        self.child: subprocess.Popen | None = None
 
     def preflight(self) -> None:
         """What must be there before a job may touch a table: Java, spark-submit, the jars."""
@@ -82,6 +97,8 @@ class LocalRunner:
         env["PYSPARK_PYTHON"] = sys.executable
         env["PYSPARK_DRIVER_PYTHON"] = sys.executable
         env["JAVA_HOME"] = env.get("JAVA_HOME") or str(Path(java).resolve().parent.parent)
+        if self.stop_file is not None:
+            env["HUDI_CDC_STOP_FILE"] = str(self.stop_file)
         self.progress(f"{label}: spark-submit {len(jobs)} job(s) in one JVM; log {log_path}")
         started = time.time()
         results: list | None = None
@@ -90,24 +107,26 @@ class LocalRunner:
         with open(log_path, "w") as log:
             log.write("argv: " + json.dumps(argv) + "\n")
             log.flush()
+            # own process group: a terminal's Ctrl-C reaches hudi-cdc, which stops the job (terminate);
+            # the table locks' descriptors go with it: a job outliving a killed hudi-cdc keeps the table
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    env=env, cwd=str(wd), bufsize=1)
+                                    env=env, cwd=str(wd), bufsize=1, start_new_session=True,
+                                    pass_fds=lock.held_fds(), preexec_fn=_die_with_parent)
+            self.child = proc
             assert proc.stdout is not None
-            for line in proc.stdout:
-                log.write(line)
-                if line.startswith(streamer.RESULT_MARK):
-                    results = json.loads(line[len(streamer.RESULT_MARK):])
-                elif line.startswith(streamer.ERROR_MARK):
-                    error = json.loads(line[len(streamer.ERROR_MARK):])
-                elif line.startswith("hudi-cdc: "):
-                    self.progress("  " + line[len("hudi-cdc: "):].rstrip())
-                tail.append(line.rstrip("\n"))
-                if len(tail) > 400:
-                    del tail[:200]
-            code = proc.wait()
+            try:
+                code, results, error = self._follow(proc, log, tail)
+            except BaseException:  # Ctrl-C without supervision, or an error reading the output
+                self.terminate()
+                raise
+            finally:
+                self.child = None
         elapsed = time.time() - started
         if code != 0 or results is None:
-            cause = error["message"] if error else root_cause(tail)
+            if code < 0 and not error:  # killed (OOM killer, kill -9): the log's last exception is not why
+                cause = f"the job was killed by {signal.Signals(-code).name}"
+            else:
+                cause = error["message"] if error else root_cause(tail)
             for job in jobs:  # `hudi-cdc status` shows it until a later round commits
                 record_failure(self.pipeline, job.table, job.table_type, label, cause)
             if error and error.get("kind") == "input":
@@ -115,6 +134,42 @@ class LocalRunner:
             raise JobError(f"{label} failed: {cause} (log: {log_path})")
         self.progress(f"{label}: done in {elapsed:.0f}s")
         return results
+
+    def _follow(self, proc: subprocess.Popen, log, tail: list[str]) -> tuple:
+        """Copy the job's output to the log, say its progress lines, keep its last lines; the exit
+        code, the result and the error the job reported."""
+        assert proc.stdout is not None
+        results: list | None = None
+        error: dict | None = None
+        for line in proc.stdout:
+            log.write(line)
+            if line.startswith(streamer.RESULT_MARK):
+                results = json.loads(line[len(streamer.RESULT_MARK):])
+            elif line.startswith(streamer.ERROR_MARK):
+                error = json.loads(line[len(streamer.ERROR_MARK):])
+            elif line.startswith("hudi-cdc: "):
+                self.progress("  " + line[len("hudi-cdc: "):].rstrip())
+            tail.append(line.rstrip("\n"))
+            if len(tail) > 400:
+                del tail[:200]
+        return proc.wait(), results, error
+
+    def terminate(self, grace: float = 30.0) -> None:
+        """Stop the running job now: SIGTERM to its process group (the JVM's shutdown hooks run),
+        SIGKILL after ``grace`` seconds."""
+        proc = self.child
+        if proc is None or proc.poll() is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                proc.wait(grace)
+                return
+            except subprocess.TimeoutExpired:
+                continue
 
     # a local run is a child process of the command that started it: nothing to look up later
     def status(self, run_id: str | None = None) -> list[dict]:

@@ -1,0 +1,116 @@
+"""One writer per table (issue 11): the lock, its holder message, stale-lock takeover, and the
+refusal through `hudi-cdc bootstrap`/`stream` while another writer holds the table."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from hudi_cdc import lock
+from hudi_cdc import pipeline as pipe
+from hudi_cdc.cli import main
+from hudi_cdc.config import parse_pipeline
+from hudi_cdc.errors import TableLocked, TableStateError
+
+TOPIC = "moma.public.artists"
+
+
+def _pipeline(tmp_path):
+    (tmp_path / "landing" / TOPIC / "partition=0").mkdir(parents=True, exist_ok=True)
+    data = {"pipeline": "t", "source": {"root": "landing"}, "lake": {"root": "lake"},
+            "tables": {"artists": {"topic": TOPIC, "record_key": "artist_id"}}}
+    import yaml
+
+    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(data))
+    return parse_pipeline(data, str(tmp_path / "hudi-cdc.yaml"), str(tmp_path))
+
+
+HOLD = textwrap.dedent("""
+    import sys, time
+    from hudi_cdc.config import load_pipeline
+    from hudi_cdc.lock import table_lock
+    p = load_pipeline(sys.argv[1])
+    with table_lock(p, "artists", sys.argv[2], "stream", progress=lambda m: None):
+        print("held", flush=True)
+        time.sleep(600)
+""")
+
+
+def _holder(tmp_path, table_type="COPY_ON_WRITE"):
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path / "hudi-cdc.yaml"), table_type],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_lock_file_lives_beside_the_tables_outside_their_folders(tmp_path):
+    p = _pipeline(tmp_path)
+    path = lock.lock_path(p, "artists", "MERGE_ON_READ")
+    assert path == tmp_path / "lake" / ".hudi-cdc-locks" / "artists_mor.lock"
+    assert not str(path).startswith(p.base_path("artists", "MERGE_ON_READ")[len("file://"):] + "/")
+
+
+def test_second_writer_is_refused_naming_table_and_holder(tmp_path, capsys):
+    p = _pipeline(tmp_path)
+    proc = _holder(tmp_path)
+    try:
+        with pytest.raises(TableLocked) as err:
+            with lock.table_lock(p, "artists", "COPY_ON_WRITE", "bootstrap"):
+                pass
+        msg = str(err.value)
+        assert "\n" not in msg and "artists (COPY_ON_WRITE)" in msg
+        assert f"pid {proc.pid} on {socket.gethostname()} (stream), for " in msg
+        assert isinstance(err.value, TableStateError) and err.value.exit_code == 12
+        # the other table type is free
+        with lock.table_lock(p, "artists", "MERGE_ON_READ", "stream"):
+            pass
+        # through the CLI: refused before planning or preflight, one line, exit 12
+        for args in (["bootstrap", "--table", "artists"], ["stream", "--table", "artists", "--type", "cow"]):
+            code = main(["--config", str(tmp_path / "hudi-cdc.yaml"), *args])
+            err_lines = capsys.readouterr().err.strip().splitlines()
+            assert code == 12, err_lines
+            assert len(err_lines) == 1 and f"pid {proc.pid}" in err_lines[0] and "table artists" in err_lines[0]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_stale_lock_of_a_killed_writer_is_taken_over(tmp_path):
+    p = _pipeline(tmp_path)
+    proc = _holder(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    path = lock.lock_path(p, "artists", "COPY_ON_WRITE")
+    assert json.loads(path.with_suffix(".json").read_text())["pid"] == proc.pid  # left behind
+    said = []
+    with lock.table_lock(p, "artists", "COPY_ON_WRITE", "stream", progress=said.append):
+        assert json.loads(path.with_suffix(".json").read_text())["pid"] == os.getpid()
+        assert lock.held_fds()
+    assert len(said) == 1 and f"left by pid {proc.pid}" in said[0] and "gone" in said[0]
+    assert not path.with_suffix(".json").exists() and not lock.held_fds()
+    # a clean release leaves nothing to take over
+    said.clear()
+    with lock.table_lock(p, "artists", "COPY_ON_WRITE", "stream", progress=said.append):
+        pass
+    assert said == []
+
+
+def test_holder_on_another_host_is_never_presumed_dead():
+    assert lock.Holder(2 ** 22 + 12345, "elsewhere.example", time.time()).alive()
+    assert not lock.Holder(2 ** 22 + 12345, socket.gethostname(), time.time()).alive()
+
+
+def test_locks_are_local_runs_of_local_tables_only(tmp_path):
+    p = _pipeline(tmp_path)
+    targets = p.targets("artists")
+    assert pipe._local_targets(p, "local", targets) == targets
+    assert pipe._local_targets(p, "emr", targets) == []
