@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from .. import s3
 from ..causes import first_line
 from ..errors import TableStateError
 from .filters import Condition, check_columns, matches, parse_where, partition_filters
@@ -37,7 +38,7 @@ class NativeEngine:
         if pruning:
             options = options.with_filters(pruning)
         try:
-            table = hudi.HudiTableBuilder.from_base_uri(qt.read_uri).build()
+            table = s3.hudi_table_builder(qt.read_uri).build()
             batches = table.read(options)
             schema = table.get_schema_with_meta_fields()
         except Exception as exc:

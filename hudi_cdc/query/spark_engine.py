@@ -97,7 +97,8 @@ def start_session(pipeline=None, app_name: str = "hudi-cdc-query"):
     version = pipeline.hudi.version if pipeline is not None else CURRENT_HUDI
     builder = (SparkSession.builder.master(pipeline.spark.master if pipeline is not None else "local[2]")
                .appName(app_name)
-               .config("spark.jars", ",".join(str(p) for p in jars.ensure_jars(version)))
+               .config("spark.jars", ",".join(str(p) for p in jars.ensure_jars(
+                   version, s3=pipeline is not None and pipeline.uses_s3)))
                .config("spark.driver.memory", pipeline.spark.driver_memory if pipeline is not None else "2g")
                .config("spark.ui.showConsoleProgress", "false"))
     confs = render.spark_confs_local(pipeline) if pipeline is not None else [

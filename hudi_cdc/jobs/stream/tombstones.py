@@ -7,9 +7,9 @@ commit did not complete (a failed round) is ignored."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Dict, List, Tuple
 
+from hudi_cdc import storage
 from hudi_cdc.instants import completed_write_times
 from hudi_cdc.properties import local_path
 
@@ -17,31 +17,27 @@ TOMBSTONE_DIR = (".hoodie", ".aux", "hudi-cdc-tombstones")
 
 
 def _tombstone_dir(base_path: str) -> str:
-    return os.path.join(local_path(base_path), *TOMBSTONE_DIR)
+    return storage.join(local_path(base_path), *TOMBSTONE_DIR)
 
 
 def read_tombstones(base_path: str) -> List[dict]:
     """Tombstones written by completed commits only (a failed round's file is ignored)."""
     d = _tombstone_dir(base_path)
-    if not os.path.isdir(d):
+    names = storage.listdir(d)
+    if not names:
         return []
     done = completed_write_times(local_path(base_path))
     rows: List[dict] = []
-    for name in sorted(os.listdir(d)):
+    for name in sorted(names):
         if name.endswith(".jsonl") and name[:-len(".jsonl")] in done:
-            with open(os.path.join(d, name), encoding="utf-8") as fh:
-                rows.extend(json.loads(line) for line in fh if line.strip())
+            text = (storage.read_bytes(storage.join(d, name)) or b"").decode("utf-8")
+            rows.extend(json.loads(line) for line in text.splitlines() if line.strip())
     return rows
 
 
 def write_tombstones(base_path: str, commit: str, rows: List[dict]) -> None:
-    d = _tombstone_dir(base_path)
-    os.makedirs(d, exist_ok=True)
-    tmp = os.path.join(d, f".{commit}.jsonl.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, default=str) + "\n")
-    os.replace(tmp, os.path.join(d, f"{commit}.jsonl"))
+    text = "".join(json.dumps(r, default=str) + "\n" for r in rows)
+    storage.write_bytes(storage.join(_tombstone_dir(base_path), f"{commit}.jsonl"), text.encode("utf-8"))
 
 
 def drop_stale_after_delete(spark, df, tombstones: List[dict], keys: List[str], ordering: List[str]) -> Tuple[object, int]:

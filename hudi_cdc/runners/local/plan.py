@@ -26,7 +26,7 @@ def props_dir(pipeline: Pipeline) -> Path:
 
 def cached_jar_paths(pipeline: Pipeline) -> List[str]:
     """Where the jars a local job needs are (or will be, once downloaded) in the cache."""
-    return [str(jarcache.cache_dir() / a.filename) for a in jarcache.local_job_artifacts(pipeline.hudi.version)]
+    return [str(jarcache.cache_dir() / a.filename) for a in jarcache.local_job_artifacts(pipeline.hudi.version, pipeline.uses_s3)]
 
 
 def argv(pipeline: Pipeline, jobs: Sequence[Job], jar_paths: Sequence[str]) -> List[str]:
