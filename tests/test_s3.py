@@ -108,11 +108,23 @@ def test_tables_on_s3_equal_the_replayed_events(s3_run, table_type, tmp_path):
 
 def test_show_and_inspect_read_s3_tables(s3_run):
     d, _, _ = s3_run
-    show = cli("show", "artists", "--type", "mor", "--key", "299", "-o", "json", cwd=d)
+    show = cli("show", "--table", "artists", "--type", "mor", "--key", "1", "-o", "json", cwd=d)
     assert show.returncode == 0, show.stderr
-    info = cli("inspect", "table", "--table", "artists", "--type", "cow", "-o", "json", cwd=d)
-    assert info.returncode == 0, info.stderr
-    assert "COPY_ON_WRITE" in info.stdout
+    assert '"artist_id": 1' in show.stdout
+    for what in ("commits", "files", "schema", "timeline"):
+        info = cli("inspect", what, "--table", "artists", "--type", "mor", "-o", "json", cwd=d)
+        assert info.returncode == 0, f"inspect {what}: {info.stderr}"
+    query = cli("query", "history", "--table", "artists", "--type", "mor", "--key", "1", "--engine", "native",
+                "-o", "json", cwd=d)
+    assert query.returncode == 0, query.stderr
+    assert '"artist_id": 1' in query.stdout
+    spark = cli("query", "history", "--table", "artists", "--type", "cow", "--key", "1", "--engine", "spark",
+                "-o", "json", cwd=d)  # Hudi's Spark datasource over s3a
+    assert spark.returncode == 0, spark.stderr[-2000:]
+    assert '"artist_id": 1' in spark.stdout
+    status = cli("status", "-o", "json", cwd=d)
+    assert status.returncode == 0, status.stderr
+    assert '"backlog_files": 0' in status.stdout.replace('"backlog_files":0', '"backlog_files": 0')
 
 
 def test_second_stream_with_nothing_new_commits_nothing(s3_run):
