@@ -7,26 +7,27 @@ Standard library only: the local streamer job (hudi_cdc/jobs/) imports it in the
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, Pattern, Union
+from collections.abc import Iterable
+from re import Pattern
 
 # "org.apache.hudi.exception.HoodieException: ..." or "ValueError: ..." anywhere in a line
 _EXCEPTION_LINE = re.compile(r"(\w+(?:\.\w+)*(?:Exception|Error): .*)")
 CAUSED_BY = "Caused by:"
 
 
-def _lines(source: Union[BaseException, str, Iterable[str]]) -> list:
+def _lines(source: BaseException | str | Iterable[str]) -> list:
     text = str(source) if isinstance(source, (BaseException, str)) else "\n".join(source)
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def first_line(exc: Union[BaseException, str], limit: Optional[int] = None) -> str:
+def first_line(exc: BaseException | str, limit: int | None = None) -> str:
     """The first non-empty line of a message; the exception's type name when it has none."""
     lines = _lines(exc)
     text = lines[0] if lines else (type(exc).__name__ if isinstance(exc, BaseException) else "")
     return text[:limit] if limit else text
 
 
-def root_cause(source: Union[BaseException, str, Iterable[str]], limit: int = 500) -> str:
+def root_cause(source: BaseException | str | Iterable[str], limit: int = 500) -> str:
     """The deepest 'Caused by' of a JVM stack trace (py4j error text or a Spark log), else the last
     exception line, else the first line. A message of one line is its own root cause."""
     lines = _lines(source)
@@ -43,7 +44,7 @@ def root_cause(source: Union[BaseException, str, Iterable[str]], limit: int = 50
     return type(source).__name__ if isinstance(source, BaseException) else "no output"
 
 
-def error_lines(output: Union[str, Iterable[str]], pattern: Pattern[str], keep: int = 4,
+def error_lines(output: str | Iterable[str], pattern: Pattern[str], keep: int = 4,
                 empty: str = "(no output)") -> str:
     """The last `keep` lines of a tool's output that match `pattern` (else its last lines), stack
     frames left out, joined with ' | ' into one line."""

@@ -20,6 +20,9 @@ from .errors import HudiCdcError
 COMMANDS: dict[str, tuple] = {
     "init": ("hudi_cdc.commands.core", "init_cmd", "Write a pipeline file for the embedded MoMA sample."),
     "render": ("hudi_cdc.commands.core", "render_cmd", "Render properties files and spark-submit argv."),
+    "render-sql": ("hudi_cdc.commands.sinks", "render_sql_cmd",
+                   "Render DDL and apply SQL for Trino, Spark (Iceberg), Redshift or Athena."),
+    "apply": ("hudi_cdc.commands.sinks", "apply_cmd", "Apply landed changes to an Iceberg table (local Spark)."),
     "sample": ("hudi_cdc.commands.core", "sample_cmd", "Land the MoMA sample as Kafka Connect S3-sink Avro files."),
     "bootstrap": ("hudi_cdc.commands.core", "bootstrap_cmd", "BULK_INSERT everything landed so far into new tables."),
     "stream": ("hudi_cdc.commands.core", "stream_cmd", "UPSERT new landed files into a table (continuous or --once)."),
@@ -33,6 +36,9 @@ COMMANDS: dict[str, tuple] = {
     "sync": ("hudi_cdc.commands.hive", "sync_cmd", "Re-sync a table to the Hive metastore without writing data."),
     "status": ("hudi_cdc.commands.status", "status_cmd", "Freshness, backlog and compaction state per table (no JVM)."),
     "emr": ("hudi_cdc.commands.emr", "emr", "Status, logs and cancel for submitted EMR steps and job runs."),
+    "capture": ("hudi_cdc.commands.capture", "capture_cmd",
+                "Land a PostgreSQL database's changes with Debezium (--once)."),
+    "verify": ("hudi_cdc.commands.capture", "verify_cmd", "Compare a Hudi table with its source database table."),
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Dict, List, Literal, Optional, Union
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -22,6 +22,7 @@ V014_HUDI = "0.14.0"  # EMR 6.15's Hudi: its real HoodieDeltaStreamer also runs 
 SUPPORTED_HUDI = (SEED_HUDI, V014_HUDI, CURRENT_HUDI)
 
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
+TABLE_TYPES: tuple[TableType, ...] = ("COPY_ON_WRITE", "MERGE_ON_READ")
 TYPE_SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -38,7 +39,7 @@ class HudiSettings(_Model):
     # What runs the jobs: the profile release's real HoodieStreamer/HoodieDeltaStreamer, or hudi-cdc's
     # streamer (jobs/streamer.py) on Hudi's Spark datasource. None = the default for the target and
     # version (profiles.engine_for; README "Engines").
-    engine: Optional[Literal["hoodiestreamer", "hudi-cdc"]] = None
+    engine: Literal["hoodiestreamer", "hudi-cdc"] | None = None
 
     @field_validator("version")
     @classmethod
@@ -52,20 +53,49 @@ class HudiSettings(_Model):
         return self.version == SEED_HUDI
 
 
+class DatabaseSettings(_Model):
+    """The PostgreSQL database the changes are captured from (hudi-cdc capture / verify)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(5432, ge=1, le=65535)
+    name: str
+    user: str
+    # The name of an environment variable holding the password; never the password itself.
+    password_env: str | None = None
+    slot: str | None = None  # default: hudi_cdc_<pipeline>
+    publication: str | None = None  # default: hudi_cdc_<pipeline>
+    flush_size: int = Field(1000, ge=1, description="records per landed file, as the S3 sink's flush.size")
+
+    @field_validator("slot", "publication")
+    @classmethod
+    def _identifier(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^[a-z_][a-z0-9_]{0,62}$", v):
+            raise ValueError("must be lower-case letters, digits and _ (at most 63), as PostgreSQL slot names")
+        return v
+
+    @field_validator("password_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", v):
+            raise ValueError("must name an environment variable (letters, digits, _), not hold a password")
+        return v
+
+
 class SourceSettings(_Model):
     root: str = Field(description="<root>/<topic>/partition=<n>/*.avro (file://, plain path or s3://)")
     partition: int = 0
-    schema_registry: Optional[str] = None
+    schema_registry: str | None = None
     # Names of environment variables holding registry credentials; never the values.
-    registry_username_env: Optional[str] = None
-    registry_password_env: Optional[str] = None
+    registry_username_env: str | None = None
+    registry_password_env: str | None = None
+    database: DatabaseSettings | None = None  # enables capture and verify
 
 
 class LakeSettings(_Model):
     root: str
     hive_database: str = "default"
-    hive_metastore: Optional[str] = None  # thrift://127.0.0.1:9083 ; enables Hive sync when set
-    hive_sync: Optional[bool] = None  # default: on when hive_metastore is set
+    hive_metastore: str | None = None  # thrift://127.0.0.1:9083 ; enables Hive sync when set
+    hive_sync: bool | None = None  # default: on when hive_metastore is set
 
     @property
     def sync_enabled(self) -> bool:
@@ -77,7 +107,7 @@ class SparkSettings(_Model):
     driver_memory: str = "2g"
     executor_memory: str = "2g"
     shuffle_partitions: int = Field(4, ge=1)
-    conf: Dict[str, str] = Field(default_factory=dict)
+    conf: dict[str, str] = Field(default_factory=dict)
 
 
 class StreamSettings(_Model):
@@ -87,18 +117,18 @@ class StreamSettings(_Model):
 
 class TableSettings(_Model):
     topic: str
-    record_key: Union[str, List[str]]
-    ordering_field: Union[str, List[str]] = "__lsn"
-    partition_field: Optional[str] = None
-    table_types: List[TableType] = Field(default_factory=lambda: ["COPY_ON_WRITE", "MERGE_ON_READ"])
+    record_key: str | list[str]
+    ordering_field: str | list[str] = "__lsn"
+    partition_field: str | None = None
+    table_types: list[TableType] = Field(default_factory=lambda: list(TABLE_TYPES))
     deletes: Literal["hard", "soft"] = "hard"
     delete_field: str = "__deleted"
     compaction_delta_commits: int = Field(5, ge=1, description="MoR: compact inline after this many delta commits")
-    hudi_options: Dict[str, str] = Field(default_factory=dict)
+    hudi_options: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("table_types")
     @classmethod
-    def _non_empty(cls, v: List[str]) -> List[str]:
+    def _non_empty(cls, v: list[str]) -> list[str]:
         if not v:
             raise ValueError("at least one table type is needed")
         if len(set(v)) != len(v):
@@ -106,11 +136,11 @@ class TableSettings(_Model):
         return v
 
     @property
-    def record_keys(self) -> List[str]:
+    def record_keys(self) -> list[str]:
         return [self.record_key] if isinstance(self.record_key, str) else list(self.record_key)
 
     @property
-    def ordering_fields(self) -> List[str]:
+    def ordering_fields(self) -> list[str]:
         return [self.ordering_field] if isinstance(self.ordering_field, str) else list(self.ordering_field)
 
 
@@ -119,14 +149,14 @@ class StorageSettings(_Model):
 
     Credentials never go here: the AWS default chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, ...)."""
 
-    s3_endpoint: Optional[str] = Field(None, description="e.g. http://127.0.0.1:9000 (`hudi-cdc local up --s3`); "
+    s3_endpoint: str | None = Field(None, description="e.g. http://127.0.0.1:9000 (`hudi-cdc local up --s3`); "
                                                          "default: AWS_ENDPOINT_URL, else AWS")
-    s3_region: Optional[str] = None  # default: AWS_REGION / AWS_DEFAULT_REGION, else us-east-1
-    s3_path_style: Optional[bool] = None  # default: on with an endpoint, off on AWS
+    s3_region: str | None = None  # default: AWS_REGION / AWS_DEFAULT_REGION, else us-east-1
+    s3_path_style: bool | None = None  # default: on with an endpoint, off on AWS
 
     @field_validator("s3_endpoint")
     @classmethod
-    def _http(cls, v: Optional[str]) -> Optional[str]:
+    def _http(cls, v: str | None) -> str | None:
         if v is not None and not re.match(r"^https?://[^/\s]+/?$", v):
             raise ValueError(f"{v!r} is not an http(s)://host:port endpoint")
         return v
@@ -136,13 +166,13 @@ class EmrSettings(_Model):
     """Where the AWS runners put things; credentials only through boto3's standard chain."""
 
     region: str = "us-east-1"
-    cluster_id: Optional[str] = None
+    cluster_id: str | None = None
     release_label: str = "emr-7.12.0"
-    bucket: Optional[str] = None
+    bucket: str | None = None
     prefix: str = "hudi-cdc"
-    log_uri: Optional[str] = None
-    serverless_application_id: Optional[str] = None
-    serverless_execution_role_arn: Optional[str] = None
+    log_uri: str | None = None
+    serverless_application_id: str | None = None
+    serverless_execution_role_arn: str | None = None
     poll_seconds: int = Field(15, ge=1)
     timeout_seconds: int = Field(3600, ge=1)
 
@@ -156,7 +186,7 @@ class Pipeline(_Model):
     stream: StreamSettings = Field(default_factory=StreamSettings)
     emr: EmrSettings = Field(default_factory=EmrSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
-    tables: Dict[str, TableSettings]
+    tables: dict[str, TableSettings]
     # Where the pipeline file lives; relative paths are resolved against it.
     base_dir: str = Field(default=".", exclude=True)
     source_file: str = Field(default=DEFAULT_CONFIG, exclude=True)
@@ -170,7 +200,7 @@ class Pipeline(_Model):
 
     @field_validator("tables")
     @classmethod
-    def _tables(cls, v: Dict[str, TableSettings]) -> Dict[str, TableSettings]:
+    def _tables(cls, v: dict[str, TableSettings]) -> dict[str, TableSettings]:
         if not v:
             raise ValueError("at least one table is needed")
         for name in v:
@@ -179,13 +209,23 @@ class Pipeline(_Model):
         return v
 
     @model_validator(mode="after")
-    def _registry_auth_pairs(self) -> "Pipeline":
+    def _registry_auth_pairs(self) -> Pipeline:
         s = self.source
         if bool(s.registry_username_env) != bool(s.registry_password_env):
             raise ValueError("source.registry_username_env and source.registry_password_env go together")
         return self
 
     # ---- derived, never stored -------------------------------------------------
+    @property
+    def slot_name(self) -> str:
+        db = self.source.database
+        return (db.slot if db and db.slot else f"hudi_cdc_{self.pipeline}").lower()
+
+    @property
+    def publication_name(self) -> str:
+        db = self.source.database
+        return (db.publication if db and db.publication else f"hudi_cdc_{self.pipeline}").lower()
+
     def table(self, name: str) -> TableSettings:
         try:
             return self.tables[name]
@@ -235,7 +275,7 @@ class Pipeline(_Model):
     def hive_db(self, table_type: str) -> str:
         return f"{self.lake.hive_database}_{TYPE_SUFFIX[table_type]}"
 
-    def targets(self, table: Optional[str] = None) -> List[tuple]:
+    def targets(self, table: str | None = None) -> list[tuple]:
         names = [table] if table else list(self.tables)
         out = []
         for name in names:
@@ -286,7 +326,7 @@ def parse_pipeline(data: object, path: str = DEFAULT_CONFIG, base_dir: str = "."
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def load_pipeline(path: Union[str, os.PathLike, None] = None) -> Pipeline:
+def load_pipeline(path: str | os.PathLike | None = None) -> Pipeline:
     p = Path(path or DEFAULT_CONFIG)
     if not p.exists():
         raise ConfigError(f"{p}: pipeline file not found (create one with `hudi-cdc init`, or pass --config FILE)")

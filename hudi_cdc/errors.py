@@ -47,3 +47,9 @@ class AwsError(HudiCdcError):
     """An AWS call (EMR, EMR Serverless, S3) failed, timed out or was cancelled."""
 
     exit_code = 8
+
+
+class SourceError(HudiCdcError):
+    """The source database cannot be used: down, refused, misconfigured, or its slot is in use."""
+
+    exit_code = 11

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import HudiCdcError
 
@@ -24,7 +25,7 @@ class HiveError(HudiCdcError):
     exit_code = 9
 
 
-def parse_server(value: str) -> Tuple[str, int]:
+def parse_server(value: str) -> tuple[str, int]:
     """'host:port', 'host', 'jdbc:hive2://host:port/db' or 'thrift://host:port' -> (host, port)."""
     m = re.match(r"^(?:[a-z0-9]+:)?(?://)?(?:hive2://)?\[?([^\]/:]+)\]?(?::(\d+))?", value.strip().replace("jdbc:", ""))
     if not m:
@@ -32,7 +33,7 @@ def parse_server(value: str) -> Tuple[str, int]:
     return m.group(1), int(m.group(2) or DEFAULT_PORT)
 
 
-def default_server() -> Tuple[str, int]:
+def default_server() -> tuple[str, int]:
     """$HUDI_CDC_HIVESERVER2, else the thrift server of the local stack (hudi-cdc local up)."""
     if os.environ.get(SERVER_ENV):
         return parse_server(os.environ[SERVER_ENV])
@@ -56,7 +57,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 class HiveClient:
-    def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, username: Optional[str] = None,
+    def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, username: str | None = None,
                  database: str = "default", fetch_size: int = 10000) -> None:
         self.host, self.port, self.username, self.database = host, port, username, database
         self.fetch_size = fetch_size  # rows per thrift round trip (PyHive's default is 1000)
@@ -80,7 +81,7 @@ class HiveClient:
                                 "(is the stack up? hudi-cdc local up)") from None
         return self._conn
 
-    def query(self, sql: str, params: Optional[Sequence[Any]] = None) -> List[Dict[str, Any]]:
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         cur = self.connect().cursor(arraysize=self.fetch_size)
         try:
             cur.execute(sql, params)
@@ -95,7 +96,7 @@ class HiveClient:
                 data = cur.fetchall()
             except TypeError:  # DROP/CREATE through the Spark Thrift Server: a schema but no rows
                 return []
-            return [dict(zip(cols, row)) for row in data]
+            return [dict(zip(cols, row, strict=False)) for row in data]
         except HiveError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -106,18 +107,18 @@ class HiveClient:
             except Exception:  # noqa: BLE001
                 pass
 
-    def databases(self) -> List[str]:
+    def databases(self) -> list[str]:
         return [next(iter(r.values())) for r in self.query("SHOW DATABASES")]
 
-    def tables(self, database: str) -> List[str]:
+    def tables(self, database: str) -> list[str]:
         rows = self.query(f"SHOW TABLES IN {quote_ident(database)}")
         return sorted(r.get("tableName") or r.get("tab_name") or list(r.values())[1] for r in rows)
 
-    def partitions(self, table: str) -> List[str]:
+    def partitions(self, table: str) -> list[str]:
         rows = self.query(f"SHOW PARTITIONS {quote_table(table)}")
         return [next(iter(r.values())) for r in rows]
 
-    def describe(self, table: str) -> List[Dict[str, Any]]:
+    def describe(self, table: str) -> list[dict[str, Any]]:
         """Columns (name, type, comment), partition columns marked, then table properties."""
         rows = self.query(f"DESCRIBE FORMATTED {quote_table(table)}")
         out, section = [], "column"
@@ -144,7 +145,7 @@ class HiveClient:
             finally:
                 self._conn = None
 
-    def __enter__(self) -> "HiveClient":
+    def __enter__(self) -> HiveClient:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -172,7 +173,7 @@ def _short_sql(sql: str) -> str:
     return s if len(s) <= 80 else s[:77] + "..."
 
 
-def hive_tables_of(pipeline, table: Optional[str] = None) -> List[Dict[str, str]]:
+def hive_tables_of(pipeline, table: str | None = None) -> list[dict[str, str]]:
     """The Hive tables a pipeline's sync creates: <db>_cow.<t>, <db>_mor.<t>_ro and <t>_rt."""
     out = []
     for name, tt in pipeline.targets(table):

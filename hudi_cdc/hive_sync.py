@@ -14,7 +14,7 @@ import os
 import re
 import subprocess
 import time
-from typing import Callable, Dict, List, Optional
+from collections.abc import Callable
 
 from .causes import error_lines
 from .errors import ConfigError, JobError
@@ -29,7 +29,7 @@ JAVA17_OPTIONS = ["-XX:+IgnoreUnrecognizedVMOptions", "-Djdk.reflect.useDirectMe
         "sun.security.action", "sun.util.calendar")]
 
 
-def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: str, classpath: str) -> List[str]:
+def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: str, classpath: str) -> list[str]:
     t = pipeline.table(table)
     argv = [java, "-Xmx512m", *JAVA17_OPTIONS, "-cp", classpath, MAIN_CLASS,
             "--base-path", pipeline.base_path(table, table_type),
@@ -61,9 +61,9 @@ def _java() -> str:
 _ERR = re.compile(r"(Exception|ERROR|Error:|Caused by)")
 
 
-def sync(pipeline, table: Optional[str] = None, table_type: Optional[str] = None,
-         metastore_uri: Optional[str] = None, progress: Optional[Callable[[str], None]] = None,
-         timeout: float = 600.0) -> List[Dict[str, object]]:
+def sync(pipeline, table: str | None = None, table_type: str | None = None,
+         metastore_uri: str | None = None, progress: Callable[[str], None] | None = None,
+         timeout: float = 600.0) -> list[dict[str, object]]:
     """Run HiveSyncTool for each target of table (all tables by default); one row per target."""
     uri = metastore_uri or pipeline.lake.hive_metastore
     if not uri:

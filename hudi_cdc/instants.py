@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Dict, Iterable, List, Optional, Set
 
 REQUESTED, INFLIGHT, COMPLETED = "REQUESTED", "INFLIGHT", "COMPLETED"
 # planned action -> the action its completed instant carries
@@ -33,8 +33,8 @@ class Instant:
     requested_time: str
     action: str  # the action as it completes (commit, deltacommit, replacecommit, rollback, clean, ...)
     state: str  # REQUESTED | INFLIGHT | COMPLETED
-    completion_time: Optional[str] = None  # table version 8+ only
-    planned_action: Optional[str] = None  # compaction, clustering, ... when the plan names another action
+    completion_time: str | None = None  # table version 8+ only
+    planned_action: str | None = None  # compaction, clustering, ... when the plan names another action
     file_name: str = ""
 
     @property
@@ -49,11 +49,11 @@ class Instant:
     def is_compaction(self) -> bool:
         return self.planned_action == "compaction"
 
-    def to_dict(self) -> Dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
-def parse_instant_file(name: str) -> Optional[Instant]:
+def parse_instant_file(name: str) -> Instant | None:
     """The instant a timeline file name stands for, or None for other files."""
     m = _NAME.match(name)
     if not m:
@@ -72,19 +72,19 @@ def parse_instant_file(name: str) -> Optional[Instant]:
     return None
 
 
-def completed_writes_of(names: Iterable[str]) -> List[Instant]:
+def completed_writes_of(names: Iterable[str]) -> list[Instant]:
     """The completed commit, deltacommit and replacecommit instants among timeline file names."""
     return [i for i in map(parse_instant_file, names) if i is not None and i.is_completed_write]
 
 
-def local_timeline_names(base_path: str) -> List[str]:
+def local_timeline_names(base_path: str) -> list[str]:
     """The file names of a table's timeline folders (layout 2 and layout 1); none for a non-table.
     A local path or an s3:// URI (listed with boto3, hudi_cdc/storage.py)."""
     if base_path.startswith(("s3://", "s3a://")):
         from . import storage
 
         return [n for parts in TIMELINE_DIRS for n in storage.listdir(storage.join(base_path, *parts))]
-    out: List[str] = []
+    out: list[str] = []
     for parts in TIMELINE_DIRS:
         folder = os.path.join(base_path, *parts)
         if os.path.isdir(folder):
@@ -92,6 +92,6 @@ def local_timeline_names(base_path: str) -> List[str]:
     return out
 
 
-def completed_write_times(base_path: str) -> Set[str]:
+def completed_write_times(base_path: str) -> set[str]:
     """Requested times of a local table's completed write instants."""
     return {i.requested_time for i in completed_writes_of(local_timeline_names(base_path))}

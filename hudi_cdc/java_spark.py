@@ -10,13 +10,13 @@ import re
 import shutil
 import subprocess
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, List, Optional, Tuple
 
 from .errors import EnvironmentProblem
 
 
-def _major(version_text: str, pattern: str) -> Optional[int]:
+def _major(version_text: str, pattern: str) -> int | None:
     """The Java major version in a version string ("17.0.2" -> 17, "1.8.0" -> 8)."""
     m = re.search(pattern + r'"(\d+)(?:\.(\d+))?', version_text)
     if not m:
@@ -25,14 +25,14 @@ def _major(version_text: str, pattern: str) -> Optional[int]:
     return int(m.group(2)) if major == 1 and m.group(2) else major
 
 
-def _release_version(java_home: Path) -> Optional[int]:
+def _release_version(java_home: Path) -> int | None:
     try:
         return _major((java_home / "release").read_text(), "JAVA_VERSION=")
     except OSError:
         return None
 
 
-def java_version(java: Path) -> Optional[int]:
+def java_version(java: Path) -> int | None:
     """Major version of a java executable (reads JAVA_HOME/release, else runs java -version)."""
     home = java.resolve().parent.parent
     v = _release_version(home)
@@ -60,10 +60,10 @@ def _candidates() -> Iterable[Path]:
             yield Path(p)
 
 
-def find_java(min_major: int, purpose: str, max_major: Optional[int] = None) -> Path:
+def find_java(min_major: int, purpose: str, max_major: int | None = None) -> Path:
     """The first java (HUDI_CDC_JAVA_HOME, JAVA_HOME, PATH, usual install dirs) with major >= min_major
     (and <= max_major when given: Spark 3.4 runs on Java 8 to 17 only)."""
-    seen: List[Tuple[Path, Optional[int]]] = []
+    seen: list[tuple[Path, int | None]] = []
     for cand in _candidates():
         if not cand.is_file() or any(cand.resolve() == s.resolve() for s, _ in seen):
             continue
@@ -78,7 +78,7 @@ def find_java(min_major: int, purpose: str, max_major: Optional[int] = None) -> 
         f"HUDI_CDC_JAVA_HOME at it")
 
 
-def class_file_java(jar: Path) -> Optional[int]:
+def class_file_java(jar: Path) -> int | None:
     """The Java major version a jar's classes were compiled for (class file major - 44)."""
     try:
         with zipfile.ZipFile(jar) as z:

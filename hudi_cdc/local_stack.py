@@ -7,6 +7,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from .errors import ConfigError
 
@@ -29,7 +30,7 @@ def up(data_dir: Path | None, changes: dict[str, object], users: dict[str, tuple
     from .stack import Stack, StackConfig
 
     base = StackConfig.saved(data_dir)
-    kwargs = {**base.to_state(), **{k: v for k, v in changes.items() if v is not None}}
+    kwargs: dict[str, Any] = {**base.to_state(), **{k: v for k, v in changes.items() if v is not None}}
     cfg = StackConfig(**{**kwargs, "data_dir": base.data_dir, "registry_users": users})
     t0 = time.monotonic()
     rows = Stack(cfg, progress).up(list(only) or None)

@@ -13,7 +13,6 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from .errors import EnvironmentProblem
 
@@ -26,7 +25,7 @@ class Artifact:
     artifact: str
     version: str
     packaging: str = "jar"
-    classifier: Optional[str] = None
+    classifier: str | None = None
 
     @property
     def coords(self) -> str:

@@ -64,7 +64,7 @@ def human_bytes(n: Any) -> str:
 class Section:
     """Rows shown as one table. In text, `byte_columns` are shown as 1.2 MB and no rows as `empty`."""
 
-    rows: list[Mapping[str, Any]]
+    rows: Sequence[Mapping[str, Any]]
     columns: list[str] | None = None
     byte_columns: Collection[str] = ()
     empty: str | None = None
@@ -93,7 +93,7 @@ class Output:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def rows(cls, rows: list[Mapping[str, Any]], columns: list[str] | None = None, **kw: Any) -> Output:
+    def rows(cls, rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None, **kw: Any) -> Output:
         """The common case: one table of rows (all fields in json, `columns` in text and csv)."""
         section = Section(rows, columns)
         return cls(text=[section], json=rows, csv=section, **kw)

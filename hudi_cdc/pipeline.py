@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from typing import Callable, List, Optional
+from collections.abc import Callable
 
 from . import storage
 from .config import Pipeline, is_s3_uri, uri_to_path
@@ -46,8 +46,8 @@ def check_landing(pipeline: Pipeline, table: str, target: str = "local") -> None
                         f"(topic {pipeline.table(table).topic}; land data first, e.g. `hudi-cdc sample moma`)")
 
 
-def plan_bootstrap(pipeline: Pipeline, table: Optional[str] = None, force: bool = False,
-                   target: str = "local") -> List[Job]:
+def plan_bootstrap(pipeline: Pipeline, table: str | None = None, force: bool = False,
+                   target: str = "local") -> list[Job]:
     jobs = []
     for name, tt in pipeline.targets(table):
         check_landing(pipeline, name, target)
@@ -59,7 +59,7 @@ def plan_bootstrap(pipeline: Pipeline, table: Optional[str] = None, force: bool 
     return jobs
 
 
-def _set_aside(pipeline: Pipeline, jobs: List[Job], progress: Progress) -> List[tuple]:
+def _set_aside(pipeline: Pipeline, jobs: list[Job], progress: Progress) -> list[tuple]:
     """Move what a forced re-bootstrap replaces (or what a failed first bootstrap left: a table
     folder without a completed commit holds no data) out of the way, to restore on failure."""
     moved = []  # tables on S3 (the AWS runners' preflight insists on it) are not set aside
@@ -75,7 +75,7 @@ def _set_aside(pipeline: Pipeline, jobs: List[Job], progress: Progress) -> List[
     return moved
 
 
-def _restore(moved: List[tuple], progress: Progress) -> None:
+def _restore(moved: list[tuple], progress: Progress) -> None:
     for path, aside in moved:
         if path.exists():
             shutil.rmtree(path)
@@ -83,8 +83,8 @@ def _restore(moved: List[tuple], progress: Progress) -> None:
         progress(f"restored {path}")
 
 
-def bootstrap(pipeline: Pipeline, table: Optional[str] = None, *, force: bool = False, target: str = "local",
-              dry_run: bool = False, progress: Progress = print, runner: Optional[Runner] = None) -> List[dict]:
+def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = False, target: str = "local",
+              dry_run: bool = False, progress: Progress = print, runner: Runner | None = None) -> list[dict]:
     jobs = plan_bootstrap(pipeline, table, force, target)
     runner = runner or make_runner(pipeline, target, progress, dry_run)
     if dry_run:
@@ -101,8 +101,8 @@ def bootstrap(pipeline: Pipeline, table: Optional[str] = None, *, force: bool = 
     return results
 
 
-def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: Optional[str] = None,
-                target: str = "local") -> List[Job]:
+def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | None = None,
+                target: str = "local") -> list[Job]:
     t = pipeline.table(table)
     check_landing(pipeline, table, target)
     jobs = []
@@ -116,9 +116,9 @@ def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: Optional
     return jobs
 
 
-def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: Optional[str] = None,
+def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: str | None = None,
            target: str = "local", dry_run: bool = False, progress: Progress = print,
-           runner: Optional[Runner] = None) -> List[dict]:
+           runner: Runner | None = None) -> list[dict]:
     jobs = plan_stream(pipeline, table, once, table_type, target)
     runner = runner or make_runner(pipeline, target, progress, dry_run)
     if dry_run:

@@ -9,7 +9,6 @@ tests/test_hudi_keys.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
 
 from .config import CURRENT_HUDI, SEED_HUDI, V014_HUDI
 from .errors import ConfigError
@@ -26,9 +25,9 @@ class Profile:
     ordering_flag: str  # --source-ordering-fields | --source-ordering-field
     props_file_pattern: str
     emr_release: str
-    emr_jars: Tuple[str, ...]  # --jars on EMR
+    emr_jars: tuple[str, ...]  # --jars on EMR
     emr_app_jar: str  # the jar holding the streamer class on EMR
-    emr_confs: Tuple[str, ...]
+    emr_confs: tuple[str, ...]
     emr_ordering_flag: str = "--source-ordering-field"
     # --payload-class, when the release needs it on the command line: HoodieStreamer's default
     # (OverwriteWithLatestAvroPayload) is used for the incoming records whatever the properties say.
@@ -112,7 +111,7 @@ _WHY_NOT_LOCAL = {
 }
 
 
-def engine_for(version: str, target: str, chosen: Optional[str] = None) -> str:
+def engine_for(version: str, target: str, chosen: str | None = None) -> str:
     """The engine that runs a pipeline's jobs on a target; ConfigError (one line) when none can."""
     if target != "local":
         if chosen not in (None, HOODIESTREAMER):

@@ -12,7 +12,6 @@ Standard library only: the local streamer job (hudi_cdc/jobs/) imports it in the
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional, Set
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
 
@@ -21,14 +20,16 @@ class PropertiesError(ValueError):
     """A properties file that cannot be read; the message names the file (and line)."""
 
 
-def parse_properties(text: str) -> Dict[str, str]:
+def parse_properties(text: str) -> dict[str, str]:
     """java.util.Properties text (as Hudi writes hoodie.properties) as a dict."""
     props = {}
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line[0] in "#!":
             continue
-        key, value, esc, in_key = [], [], False, True
+        key: list[str] = []
+        value: list[str] = []
+        esc, in_key = False, True
         for ch in line:
             if esc:
                 (key if in_key else value).append(_ESCAPES.get(ch, ch))
@@ -48,7 +49,7 @@ def local_path(uri: str) -> str:
     return uri[len("file://"):] if uri.startswith("file://") else uri
 
 
-def load_properties(path: str, _seen: Optional[Set[str]] = None) -> Dict[str, str]:
+def load_properties(path: str, _seen: set[str] | None = None) -> dict[str, str]:
     """A streamer properties file (local path or file:// URI) with its includes, the later key winning."""
     local = local_path(path)
     seen = _seen if _seen is not None else set()
@@ -57,7 +58,7 @@ def load_properties(path: str, _seen: Optional[Set[str]] = None) -> Dict[str, st
     seen.add(local)
     if not os.path.exists(local):
         raise PropertiesError(f"{path}: properties file not found")
-    props: Dict[str, str] = {}
+    props: dict[str, str] = {}
     with open(local, encoding="utf-8") as fh:
         for lineno, raw in enumerate(fh, 1):
             line = raw.strip()

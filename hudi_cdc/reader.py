@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 from . import s3
 from .causes import first_line
@@ -10,10 +10,10 @@ from .config import Pipeline
 from .errors import TableStateError
 
 
-def read_table(base_uri: str, columns: Optional[Sequence[str]] = None, read_optimized: bool = False) -> List[dict]:
+def read_table(base_uri: str, columns: Sequence[str] | None = None, read_optimized: bool = False) -> list[dict]:
     try:
-        import pyarrow as pa
         import hudi  # noqa: F401
+        import pyarrow as pa
     except ImportError as exc:  # pragma: no cover
         raise TableStateError(f"the hudi package (hudi-rs) is needed to read tables: {exc}") from None
     try:
@@ -33,7 +33,7 @@ def read_table(base_uri: str, columns: Optional[Sequence[str]] = None, read_opti
 
 
 def current_rows(pipeline: Pipeline, table: str, table_type: str, keys: Sequence[str] = (),
-                 columns: Optional[Sequence[str]] = None) -> List[dict]:
+                 columns: Sequence[str] | None = None) -> list[dict]:
     t = pipeline.table(table)
     rows = read_table(pipeline.base_path(table, table_type))
     key = t.record_keys[0]
@@ -46,7 +46,7 @@ def current_rows(pipeline: Pipeline, table: str, table_type: str, keys: Sequence
     return rows
 
 
-def rows_by_key(rows: List[dict], key: str, drop_meta: bool = True) -> Dict[object, dict]:
+def rows_by_key(rows: list[dict], key: str, drop_meta: bool = True) -> dict[object, dict]:
     out = {}
     for r in rows:
         rec = {k: v for k, v in r.items() if not (drop_meta and k.startswith("_hoodie_"))}

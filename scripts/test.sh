@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README "Run the tests").
-#   bash scripts/test.sh          install (scripts/setup.sh), then the whole suite; .ci/run calls exactly this
+#   bash scripts/test.sh          install (scripts/setup.sh), static checks (scripts/lint.sh), then the whole
+#                                 suite; .ci/run calls exactly this
 #   bash scripts/test.sh --fast   the unit tier only (pytest -m unit: no JVM, no services), no install
 #                                 beyond `pip install -e .[test]` when hudi_cdc is not importable
 # Further arguments go to pytest.
@@ -15,4 +16,5 @@ if [[ "${1:-}" == "--fast" ]]; then
     exec "$PY" -m pytest -q -p no:cacheprovider -m unit "$@"
 fi
 bash scripts/setup.sh
+bash scripts/lint.sh
 exec "$PY" -m pytest -q -p no:cacheprovider "$@"

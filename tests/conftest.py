@@ -1,9 +1,10 @@
 """Shared fixtures (tests/plugins/*.py, auto-loaded) and the test tiers.
 
 Tests that start a real component carry its mark: spark (a JVM with the Hudi bundle), e2e (the CLI
-through spark-submit), hive, registry (the local stack), aws (moto's server) and s3 (the local s3proxy endpoint). A test that uses a
-fixture starting one of them gets that mark here, whatever its module declares; every test with
-none of these marks is marked ``unit`` (``pytest -m unit``: no JVM, no services, seconds).
+through spark-submit), hive, registry (the local stack), aws (moto's server) and s3 (the local
+s3proxy endpoint). A test that uses a fixture starting one of them gets that mark here, whatever its
+module declares; every test with none of these marks is marked ``unit`` (``pytest -m unit``: no JVM,
+no services, seconds).
 """
 
 from pathlib import Path

@@ -1,6 +1,5 @@
 """The real-DeltaStreamer engine's pieces that need no JVM: runtime readiness, schemas, argv."""
 
-from pathlib import Path
 
 import fastavro
 import pytest
@@ -55,9 +54,10 @@ def test_v014_flags(tmp_path):
 
 
 def test_registry_profile_sets_the_empty_schemaconverter(tmp_path):
-    p = parse_pipeline({**pipeline(tmp_path).model_dump(), "source": {"root": "s3://b/t", "schema_registry": "http://r/apis/ccompat/v7"}},
-                       "t.yaml", str(tmp_path))
-    assert "hoodie.streamer.schemaprovider.registry.schemaconverter=\n" in render.table_properties(p, "artists", "COPY_ON_WRITE")
+    source = {"root": "s3://b/t", "schema_registry": "http://r/apis/ccompat/v7"}
+    p = parse_pipeline({**pipeline(tmp_path).model_dump(), "source": source}, "t.yaml", str(tmp_path))
+    props = render.table_properties(p, "artists", "COPY_ON_WRITE")
+    assert "hoodie.streamer.schemaprovider.registry.schemaconverter=\n" in props
 
 
 def test_run_jobs_refuses_other_versions(tmp_path):

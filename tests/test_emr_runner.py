@@ -118,7 +118,8 @@ def test_cancelled_step_has_its_own_message(runner, emr_cluster, state_script):
 def test_timeout_has_its_own_message(emr_cluster, state_script, echo_lines):
     pipeline = make_pipeline(cluster_id=emr_cluster, poll_seconds=20, timeout_seconds=60)
     runner = EmrRunner(pipeline, echo=echo_lines.append, sleep=state_script.sleep, clock=state_script.clock)
-    with pytest.raises(aws_errors.WaitTimeout, match=r"timed out after 60s waiting for step s-\w+ \(last state RUNNING\)"):
+    timeout = r"timed out after 60s waiting for step s-\w+ \(last state RUNNING\)"
+    with pytest.raises(aws_errors.WaitTimeout, match=timeout):
         runner.run_job(render.Job("artists", "COPY_ON_WRITE", "UPSERT"))
     assert state_script.sleeps == [20, 20, 20]
 

@@ -115,7 +115,8 @@ def test_timeout(pipeline, serverless_app, lake_bucket, state_script):
     runner = EmrServerlessRunner(parse_pipeline(data), echo=lambda m: None, sleep=state_script.sleep,
                                  clock=state_script.clock)
     track(runner, state_script, serverless_app, ["RUNNING"])
-    with pytest.raises(aws_errors.WaitTimeout, match=r"timed out after 90s waiting for job run \w+ \(last state RUNNING\)"):
+    timeout = r"timed out after 90s waiting for job run \w+ \(last state RUNNING\)"
+    with pytest.raises(aws_errors.WaitTimeout, match=timeout):
         runner.run_job(render.Job("artists", "COPY_ON_WRITE", "UPSERT"))
 
 

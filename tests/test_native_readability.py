@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import struct
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 
@@ -48,7 +47,7 @@ def _avro_string(f):
     return f.read(_varint(f)).decode()
 
 
-def delete_blocks(log_file: Path) -> List[List[Tuple[str, int, object]]]:
+def delete_blocks(log_file: Path) -> list[list[tuple[str, int, object]]]:
     """The delete blocks of a Hudi log file: for each, its records as (key, orderingVal branch, value)."""
     data = io.BytesIO(log_file.read_bytes())
     blocks = []
@@ -78,16 +77,16 @@ def delete_blocks(log_file: Path) -> List[List[Tuple[str, int, object]]]:
     return blocks
 
 
-def _log_files(base: Path, partition: str) -> Dict[str, List[Path]]:
+def _log_files(base: Path, partition: str) -> dict[str, list[Path]]:
     """Log files of one partition by file id."""
-    out: Dict[str, List[Path]] = {}
+    out: dict[str, list[Path]] = {}
     for p in sorted((base / partition).glob(".*.log.*")):
         if not p.name.endswith(".crc"):
             out.setdefault(p.name[1:].split("_")[0], []).append(p)
     return out
 
 
-def _spark_rows(spark, path: str) -> Dict[int, dict]:
+def _spark_rows(spark, path: str) -> dict[int, dict]:
     rows = spark.read.format("hudi").load(path).select(*DATA_COLS).collect()
     return {r["artist_id"]: r.asDict() for r in rows}
 

@@ -46,7 +46,7 @@ def test_status_reports_commits_checkpoint_and_source_position(lake):
     rows = {r.table_type: r for r in pipeline_status(lake.pipeline, "artists")}
     assert set(rows) == {"COPY_ON_WRITE", "MERGE_ON_READ"}
     last_round = {r.base_path: r for r in lake.rounds[-1]["results"]}
-    for tt, st in rows.items():
+    for st in rows.values():
         assert st.exists and st.commits >= 6 and st.inflight == []
         assert st.checkpoint == last_round[st.base_path].checkpoint
         assert st.source_ts_ms == _landed_max(lake, "__source_ts_ms")

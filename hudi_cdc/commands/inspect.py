@@ -3,33 +3,21 @@ read with hudi-rs (no JVM). A table is named by --path, or by pipeline table nam
 
 from __future__ import annotations
 
-import functools
-
 import click
 
 from .. import views
-from ..locate import BY_SUFFIX
 from ..output import output_option, render
-from . import pipeline_loader
+from . import located_table, table_path_options
 
 
 def table_options(f):
-    @click.option("--path", "path", metavar="URI", help="table base path (local path, file:// or s3://)")
-    @click.option("--table", "table", metavar="NAME", help="a table of the pipeline file")
-    @click.option("--type", "table_type", type=click.Choice(sorted(BY_SUFFIX)), help="cow or mor (with --table)")
-    @output_option
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        return f(*args, **kwargs)
-
-    return wrapper
+    return table_path_options(output_option(f))
 
 
 def _open(ctx, path, table, table_type):
     from ..inspect import open_table
-    from ..locate import table_path
 
-    return open_table(table_path(path, table, table_type, pipeline_loader(ctx)))
+    return open_table(located_table(ctx, path, table, table_type))
 
 
 @click.group("inspect")

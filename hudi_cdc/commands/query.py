@@ -4,13 +4,11 @@ Spark's Hudi datasource (--engine spark) or hudi-rs without a JVM (--engine nati
 
 from __future__ import annotations
 
-import functools
-
 import click
 
 from .. import views
 from ..output import output_option, progress, render
-from . import pipeline_from, pipeline_loader
+from . import located_table, pipeline_from, table_path_options
 
 
 def _split(columns: str | None) -> list[str] | None:
@@ -18,25 +16,17 @@ def _split(columns: str | None) -> list[str] | None:
 
 
 def query_options(f):
-    @click.option("--path", "path", metavar="URI", help="table base path (local path, file:// or s3://)")
-    @click.option("--table", "table", metavar="NAME", help="a table of the pipeline file")
-    @click.option("--type", "table_type", type=click.Choice(["cow", "mor"]), help="cow or mor (with --table)")
-    @click.option("--engine", type=click.Choice(["spark", "native"]), default="spark", show_default=True,
-                  help="spark: Hudi's Spark datasource; native: hudi-rs, no JVM")
-    @click.option("--columns", metavar="A,B", help="only these record columns (the key is always shown)")
-    @output_option
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        return f(*args, **kwargs)
-
-    return wrapper
+    f = output_option(f)
+    f = click.option("--columns", metavar="A,B", help="only these record columns (the key is always shown)")(f)
+    f = click.option("--engine", type=click.Choice(["spark", "native"]), default="spark", show_default=True,
+                     help="spark: Hudi's Spark datasource; native: hudi-rs, no JVM")(f)
+    return table_path_options(f)
 
 
 def _open(ctx, path, table, table_type):
-    from ..locate import table_path
     from ..query import open_query_table
 
-    return open_query_table(table_path(path, table, table_type, pipeline_loader(ctx)))
+    return open_query_table(located_table(ctx, path, table, table_type))
 
 
 def _spark(ctx, engine, table):

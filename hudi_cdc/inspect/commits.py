@@ -3,8 +3,6 @@ first, with the figures hudi-cli's `commits show` prints and the operation, inse
 
 from __future__ import annotations
 
-from typing import Dict, List
-
 from ..errors import TableStateError
 from .metadata import commit_metadata, is_new_file, write_stats, write_totals
 from .table import Table, hudi_rs_errors
@@ -20,7 +18,7 @@ def require_commits(table: Table, instants: list) -> None:
         raise TableStateError(f"{table.uri}: the table is empty (no completed commits yet)")
 
 
-def summarize(meta: dict) -> Dict[str, object]:
+def summarize(meta: dict) -> dict[str, object]:
     """The totals of one commit's metadata, named as hudi-cli's HoodieCommitMetadata.fetch* computes them."""
     stats = write_stats(meta)
     totals = write_totals(meta)
@@ -43,13 +41,13 @@ def summarize(meta: dict) -> Dict[str, object]:
 
 
 @hudi_rs_errors
-def commit_rows(table: Table) -> List[Dict[str, object]]:
+def commit_rows(table: Table) -> list[dict[str, object]]:
     """One dict per completed write instant, oldest first; TableStateError on an empty table."""
     instants = completed_writes(read_timeline(table))
     require_commits(table, instants)
-    rows = []
-    for inst, meta in zip(instants, commit_metadata(table, instants)):
-        row = {"requested_time": inst.requested_time, "completion_time": inst.completion_time,
+    rows: list[dict[str, object]] = []
+    for inst, meta in zip(instants, commit_metadata(table, instants), strict=True):
+        row: dict[str, object] = {"requested_time": inst.requested_time, "completion_time": inst.completion_time,
                "action": inst.action, "planned_action": inst.planned_action}
         row.update(summarize(meta))
         rows.append(row)

@@ -5,7 +5,7 @@ HoodieCompactionPlan Avro file <requested>.compaction.requested)."""
 from __future__ import annotations
 
 import io
-from typing import Dict, List, Optional
+from typing import cast
 
 from ..errors import TableStateError
 from . import storage
@@ -15,7 +15,7 @@ from .timeline import read_timeline
 COLUMNS = ["requested_time", "completion_time", "state", "file_groups", "log_files", "log_bytes", "partitions"]
 
 
-def read_plan(table: Table, requested_time: str) -> Optional[dict]:
+def read_plan(table: Table, requested_time: str) -> dict | None:
     """The compaction plan as a dict, or None when its file is missing or empty."""
     import fastavro
 
@@ -26,16 +26,17 @@ def read_plan(table: Table, requested_time: str) -> Optional[dict]:
     for uri in candidates:
         data = storage.read_bytes(uri)
         if data:
-            return next(iter(fastavro.reader(io.BytesIO(data))), None)
+            plan = next(iter(fastavro.reader(io.BytesIO(data))), None)
+            return cast("dict | None", plan)  # HoodieCompactionPlan is an Avro record
     return None
 
 
 @hudi_rs_errors
-def compaction_rows(table: Table) -> List[Dict[str, object]]:
+def compaction_rows(table: Table) -> list[dict[str, object]]:
     """Every compaction of the active timeline, oldest first (an empty list when there is none)."""
     if not table.is_mor:
         raise TableStateError(f"{table.uri}: compactions apply to MERGE_ON_READ tables; this one is {table.table_type}")
-    rows = []
+    rows: list[dict[str, object]] = []
     for inst in read_timeline(table):
         if not inst.is_compaction:
             continue

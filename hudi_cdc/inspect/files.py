@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
-
 from .commits import require_commits
 from .table import Table, hudi_rs_errors
 from .timeline import read_timeline
@@ -12,7 +10,7 @@ COLUMNS = ["partition", "file_id", "base_instant", "base_file", "base_bytes", "l
 
 
 @hudi_rs_errors
-def file_slice_rows(table: Table) -> List[Dict[str, object]]:
+def file_slice_rows(table: Table) -> list[dict[str, object]]:
     """One dict per file slice of the latest snapshot, ordered by partition and file id."""
     require_commits(table, [i for i in read_timeline(table) if i.is_completed])
     rows = []

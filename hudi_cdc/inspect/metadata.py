@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Dict, List
 
 from ..errors import TableStateError
 from ..instants import Instant
 from .table import Table
 
 
-def _hudi_instants(tl) -> Dict[tuple, object]:
+def _hudi_instants(tl) -> dict[tuple, object]:
     """hudi-rs's completed write instants by (requested time, action)."""
     found = {}
     for getter in (tl.get_completed_commits, tl.get_completed_deltacommits, tl.get_completed_replacecommits):
@@ -19,7 +18,7 @@ def _hudi_instants(tl) -> Dict[tuple, object]:
     return found
 
 
-def commit_metadata(table: Table, instants: List[Instant]) -> List[dict]:
+def commit_metadata(table: Table, instants: list[Instant]) -> list[dict]:
     """The commit metadata (as a dict) of each completed write instant, in the order given."""
     tl = table.hudi.get_timeline()
     known = _hudi_instants(tl)
@@ -34,12 +33,12 @@ def commit_metadata(table: Table, instants: List[Instant]) -> List[dict]:
     return out
 
 
-def write_stats(meta: dict) -> List[dict]:
+def write_stats(meta: dict) -> list[dict]:
     """Every HoodieWriteStat of a commit, over all partitions."""
     return [s for stats in (meta.get("partitionToWriteStats") or {}).values() for s in (stats or [])]
 
 
-def write_totals(meta: dict) -> Dict[str, int]:
+def write_totals(meta: dict) -> dict[str, int]:
     """A commit's write-stat sums: records written, inserted, updated and deleted, bytes written, errors."""
     stats = write_stats(meta)
 

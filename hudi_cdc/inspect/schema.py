@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Dict
 
 from .table import Table, hudi_rs_errors
 
@@ -17,7 +16,7 @@ HIDDEN = ("hoodie.table.create.schema",)  # shown parsed, as create_schema
 
 
 @hudi_rs_errors
-def schema_info(table: Table) -> Dict[str, object]:
+def schema_info(table: Table) -> dict[str, object]:
     """{"table": describe, "config": hoodie.properties, "fields": [...], "avro_schema": {...}}."""
     h = table.hudi
     arrow = h.get_schema()

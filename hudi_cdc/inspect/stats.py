@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 from .commits import require_commits
 from .metadata import commit_metadata, write_totals
@@ -36,14 +36,15 @@ def hudi_waf(written: int, upserted: int) -> str:
 
 
 @hudi_rs_errors
-def write_amplification(table: Table) -> List[Dict[str, object]]:
+def write_amplification(table: Table) -> list[dict[str, object]]:
     """Rows like `stats wa` (oldest first) plus a final row with requested_time "Total"; each row also
     carries the bytes those instants wrote (sum of totalWriteBytes), which hudi-cli does not show."""
     timeline = read_timeline(table)
     require_commits(table, [i for i in timeline if i.is_completed])
     instants = [i for i in timeline if i.is_completed and i.action in WA_ACTIONS]
-    rows, total_up, total_written, total_bytes = [], 0, 0, 0
-    for inst, meta in zip(instants, commit_metadata(table, instants)):
+    rows: list[dict[str, object]] = []
+    total_up, total_written, total_bytes = 0, 0, 0
+    for inst, meta in zip(instants, commit_metadata(table, instants), strict=True):
         totals = write_totals(meta)
         upserted, written, written_bytes = totals["updated"], totals["written"], totals["bytes"]
         total_up += upserted
@@ -58,12 +59,12 @@ def write_amplification(table: Table) -> List[Dict[str, object]]:
     return rows
 
 
-def size_summary(sizes: Sequence[int]) -> Dict[str, Optional[float]]:
+def size_summary(sizes: Sequence[int]) -> dict[str, float | None]:
     """min, 10th, 50th, avg, 95th, max, count, std_dev, total as codahale's UniformSnapshot computes them."""
     values = sorted(sizes)
     n = len(values)
 
-    def quantile(q: float) -> Optional[float]:
+    def quantile(q: float) -> float | None:
         if n == 0:
             return None
         pos = q * (n + 1)
@@ -75,17 +76,18 @@ def size_summary(sizes: Sequence[int]) -> Dict[str, Optional[float]]:
         return lower + (pos - math.floor(pos)) * (upper - lower)
 
     mean = sum(values) / n if n else None
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 and mean is not None else 0.0
     return {"files": n, "total_bytes": sum(values), "min": values[0] if n else None, "p10": quantile(0.1),
             "p50": quantile(0.5), "avg": mean, "p95": quantile(0.95), "max": values[-1] if n else None,
             "std_dev": std}
 
 
 @hudi_rs_errors
-def file_size_stats(table: Table) -> Dict[str, Dict[str, Optional[float]]]:
+def file_size_stats(table: Table) -> dict[str, dict[str, float | None]]:
     """File-size figures over the latest file slices: base files, log files and all files."""
     require_commits(table, [i for i in read_timeline(table) if i.is_completed])
-    base, logs = [], []
+    base: list[int] = []
+    logs: list[int] = []
     for fs in table.hudi.get_file_slices():
         if fs.base_file_name:
             base.append(int(fs.base_file_size))

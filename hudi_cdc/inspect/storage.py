@@ -5,7 +5,6 @@ environment's endpoint, hudi_cdc/s3.py; imported only for S3)."""
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Tuple
 from urllib.parse import urlparse
 
 
@@ -26,12 +25,12 @@ def is_s3(uri: str) -> bool:
     return uri.startswith(("s3://", "s3a://"))
 
 
-def _bucket_key(uri: str) -> Tuple[str, str]:
+def _bucket_key(uri: str) -> tuple[str, str]:
     u = urlparse(uri)
     return u.netloc, u.path.lstrip("/")
 
 
-def read_bytes(uri: str) -> Optional[bytes]:
+def read_bytes(uri: str) -> bytes | None:
     """The file's bytes, or None when it does not exist."""
     if is_s3(uri):
         from .. import s3
@@ -44,7 +43,7 @@ def read_bytes(uri: str) -> Optional[bytes]:
         return None
 
 
-def list_files(uri: str) -> List[Tuple[str, int]]:
+def list_files(uri: str) -> list[tuple[str, int]]:
     """(name, size) of the files directly in a folder; [] when the folder does not exist."""
     if is_s3(uri):
         bucket, prefix = _bucket_key(uri)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Dict, TypeVar
+from typing import TypeVar
 
 from .. import s3
 from ..causes import first_line
@@ -35,7 +36,7 @@ def hudi_rs_errors(func: F) -> F:
 @dataclass
 class Table:
     uri: str
-    config: Dict[str, str] = field(repr=False)
+    config: dict[str, str] = field(repr=False)
 
     @property
     def name(self) -> str:
@@ -76,7 +77,7 @@ class Table:
         except Exception as exc:  # hudi-rs raises HudiCoreError for everything
             raise TableStateError(f"{self.uri}: hudi-rs cannot open the table: {exc}") from None
 
-    def describe(self) -> Dict[str, object]:
+    def describe(self) -> dict[str, object]:
         return {"path": self.uri, "name": self.name, "type": self.table_type, "version": self.version}
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
-
 from ..instants import COMPLETED, COMPLETES_AS, INFLIGHT, REQUESTED, Instant, parse_instant_file
 from . import storage
 from .table import Table
@@ -11,10 +9,10 @@ from .table import Table
 _RANK = {REQUESTED: 0, INFLIGHT: 1, COMPLETED: 2}
 
 
-def read_timeline(table: Table) -> List[Instant]:
+def read_timeline(table: Table) -> list[Instant]:
     """Every instant of the active timeline in its latest state, ordered by requested time."""
-    best: Dict[str, Instant] = {}
-    planned: Dict[str, str] = {}
+    best: dict[str, Instant] = {}
+    planned: dict[str, str] = {}
     for name, _size in storage.list_files(table.timeline_dir):
         inst = parse_instant_file(name)
         if inst is None:
@@ -34,6 +32,6 @@ def read_timeline(table: Table) -> List[Instant]:
     return out
 
 
-def completed_writes(timeline: List[Instant]) -> List[Instant]:
+def completed_writes(timeline: list[Instant]) -> list[Instant]:
     """Completed commit, deltacommit and replacecommit instants (hudi-cli's commits timeline)."""
     return [i for i in timeline if i.is_completed_write]

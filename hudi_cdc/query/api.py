@@ -13,8 +13,9 @@ Hudi instants, ISO times (UTC unless a zone is given) or dates. Results are plai
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any
 
 from ..errors import ConfigError
 from ..inspect.metadata import write_totals
@@ -25,15 +26,15 @@ from .native_engine import NativeEngine
 from .rows import shape
 from .timeline import Commit, QueryTable, Range, open_query_table
 
-TableLike = Union[str, QueryTable]
+TableLike = str | QueryTable
 
 
 @dataclass
 class AsOf:
     at: str  # the time asked for, as typed
     commit: Commit  # the last commit visible at that time
-    committed_at: str  # its wall-clock completion time (UTC)
-    rows: List[Dict[str, Any]]
+    committed_at: str | None  # its wall-clock completion time (UTC)
+    rows: list[dict[str, Any]]
     engine: str
     read_optimized: bool = False
 
@@ -41,20 +42,20 @@ class AsOf:
 @dataclass
 class History:
     key: str
-    states: List[Dict[str, Any]]  # oldest first
+    states: list[dict[str, Any]]  # oldest first
     engine: str
-    warnings: List[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Changes:
     range: Range
-    rows: List[Dict[str, Any]]  # the latest version of every record upserted in the range
-    commits: List[Dict[str, Any]]  # each commit of the range, with its metadata's counts
+    rows: list[dict[str, Any]]  # the latest version of every record upserted in the range
+    commits: list[dict[str, Any]]  # each commit of the range, with its metadata's counts
     engine: str
 
     @property
-    def totals(self) -> Dict[str, int]:
+    def totals(self) -> dict[str, int]:
         keys = ("inserts", "updates", "deletes")
         return {k: sum(int(c.get(k) or 0) for c in self.commits) for k in keys}
 
@@ -63,7 +64,7 @@ def table_for(table: TableLike) -> QueryTable:
     return table if isinstance(table, QueryTable) else open_query_table(str(table))
 
 
-def engine_for(engine: Optional[str] = None, spark=None):
+def engine_for(engine: str | None = None, spark=None):
     """`spark` when a SparkSession is given (or asked for: then one is needed), else native."""
     name = engine or ("spark" if spark is not None else "native")
     if name == "native":
@@ -75,8 +76,8 @@ def engine_for(engine: Optional[str] = None, spark=None):
     raise ConfigError(f"unknown engine {name!r}: use spark or native")
 
 
-def as_of(table: TableLike, at: str, *, spark=None, engine: Optional[str] = None, where: Optional[str] = None,
-          read_optimized: bool = False, columns: Optional[Sequence[str]] = None) -> AsOf:
+def as_of(table: TableLike, at: str, *, spark=None, engine: str | None = None, where: str | None = None,
+          read_optimized: bool = False, columns: Sequence[str] | None = None) -> AsOf:
     """The table as it was at `at`: every commit completed by then, and none after."""
     qt = table_for(table)
     eng = engine_for(engine, spark)
@@ -85,8 +86,8 @@ def as_of(table: TableLike, at: str, *, spark=None, engine: Optional[str] = None
     return AsOf(at, commit, qt.wall_clock(commit.completion_time), shape(qt, rows, columns), eng.name, read_optimized)
 
 
-def history(table: TableLike, key: str, *, spark=None, engine: Optional[str] = None,
-            columns: Optional[Sequence[str]] = None) -> History:
+def history(table: TableLike, key: str, *, spark=None, engine: str | None = None,
+            columns: Sequence[str] | None = None) -> History:
     """Every state of the record with this key, one per commit that touched it, the delete included."""
     qt = table_for(table)
     eng = engine_for(engine, spark)
@@ -99,15 +100,15 @@ def history(table: TableLike, key: str, *, spark=None, engine: Optional[str] = N
     return History(str(key), states, eng.name, warnings)
 
 
-def _commit_summary(qt: QueryTable, commit: Commit, meta: dict) -> Dict[str, Any]:
+def _commit_summary(qt: QueryTable, commit: Commit, meta: dict) -> dict[str, Any]:
     totals = write_totals(meta)
     return {"instant": commit.requested_time, "committed_at": qt.wall_clock(commit.completion_time),
             "action": commit.action, "operation": str(meta.get("operationType") or "").lower() or None,
             "inserts": totals["inserted"], "updates": totals["updated"], "deletes": totals["deleted"]}
 
 
-def changes(table: TableLike, since: str, until: Optional[str] = None, *, spark=None, engine: Optional[str] = None,
-            where: Optional[str] = None, columns: Optional[Sequence[str]] = None) -> Changes:
+def changes(table: TableLike, since: str, until: str | None = None, *, spark=None, engine: str | None = None,
+            where: str | None = None, columns: Sequence[str] | None = None) -> Changes:
     """What the commits that completed after `since` and by `until` (default: now) upserted, with
     each commit's counts from its metadata. Hard-deleted records have no row (counted in deletes)."""
     qt = table_for(table)
@@ -120,14 +121,14 @@ def changes(table: TableLike, since: str, until: Optional[str] = None, *, spark=
     return Changes(rng, shape(qt, rows, columns), summary, eng.name)
 
 
-def as_of_dataframe(spark, table: TableLike, at: str, *, read_optimized: bool = False, where: Optional[str] = None):
+def as_of_dataframe(spark, table: TableLike, at: str, *, read_optimized: bool = False, where: str | None = None):
     """A Spark DataFrame of the table as it was at `at` (the time resolved as in as_of)."""
     qt = table_for(table)
     commit = qt.commit_at(at)
     return spark_engine.as_of_df(spark, qt.read_uri, commit.requested_time, read_optimized=read_optimized, where=where)
 
 
-def changes_dataframe(spark, table: TableLike, since: str, until: Optional[str] = None, *, where: Optional[str] = None):
+def changes_dataframe(spark, table: TableLike, since: str, until: str | None = None, *, where: str | None = None):
     """A Spark DataFrame of what changed after `since` up to `until` (incremental query)."""
     qt = table_for(table)
     rng = qt.range(since, until)

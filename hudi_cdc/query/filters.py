@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .errors import BadKeyError, NativeUnsupported
 
-Condition = Tuple[str, str, Any]  # (column, op, python value)
+Condition = tuple[str, str, Any]  # (column, op, python value)
 
-_OPS: Dict[str, Callable[[Any, Any], bool]] = {
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
     "=": operator.eq, "!=": operator.ne, "<>": operator.ne,
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 }
@@ -27,7 +28,7 @@ _NULL_OPS = ("=", "!=", "<>")
 _INTEGER_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
-def parse_where(where: str) -> List[Condition]:
+def parse_where(where: str) -> list[Condition]:
     """The native engine's --where: NativeUnsupported for what it cannot read."""
     conditions = []
     for part in re.split(r"\s+and\s+", where.strip(), flags=re.I):
@@ -50,7 +51,7 @@ def parse_where(where: str) -> List[Condition]:
     return conditions
 
 
-def matches(row: Dict[str, Any], conditions: Sequence[Condition]) -> bool:
+def matches(row: dict[str, Any], conditions: Sequence[Condition]) -> bool:
     for col, op, value in conditions:
         got = row.get(col)
         if value is None:  # IS [NOT] NULL
@@ -74,7 +75,7 @@ def check_columns(conditions: Sequence[Condition], columns: Sequence[str]) -> No
             raise BadKeyError(f"unknown column {col!r} in --where; columns: {', '.join(columns)}")
 
 
-def key_conditions(key: str, record_keys: Sequence[str], types: Dict[str, str]) -> List[Condition]:
+def key_conditions(key: str, record_keys: Sequence[str], types: dict[str, str]) -> list[Condition]:
     """--key VALUE for a one-field record key, or --key f1=v1,f2=v2 for a composite one; each
     value converted to the column's type (types: column -> arrow type name)."""
     if not record_keys:
@@ -92,7 +93,7 @@ def key_conditions(key: str, record_keys: Sequence[str], types: Dict[str, str]) 
         missing = [k for k in record_keys if k not in {n for n, _ in pairs}]
         if missing:
             raise BadKeyError(f"--key {key!r}: missing record key field(s) {', '.join(missing)}")
-    out = []
+    out: list[Condition] = []
     for name, value in pairs:
         kind = types.get(name, "string")
         if kind in _INTEGER_TYPES:
@@ -111,7 +112,8 @@ def key_text(conditions: Sequence[Condition]) -> str:
     return ", ".join(f"{c} = {v!r}" for c, _op, v in conditions)
 
 
-def partition_filters(conditions: Sequence[Condition], partition_fields: Sequence[str]) -> Optional[List[Tuple[str, str, str]]]:
+def partition_filters(conditions: Sequence[Condition],
+                      partition_fields: Sequence[str]) -> list[tuple[str, str, str]] | None:
     """hudi-rs filters for partition pruning: equality on partition columns only."""
     out = [(c, "=", str(v)) for c, op, v in conditions if c in partition_fields and op == "=" and v is not None]
     return out or None

@@ -8,7 +8,8 @@ changes, and a record present before a commit and gone after it was deleted by t
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import UnknownKeyError
 from .filters import Condition, key_text
@@ -18,18 +19,18 @@ from .timeline import Commit, QueryTable
 STATE_COLUMNS = ["instant", "committed_at", "operation", "change"]
 
 
-def _operation(meta: Dict[str, dict], commit: Commit) -> Optional[str]:
+def _operation(meta: dict[str, dict], commit: Commit) -> str | None:
     op = (meta.get(commit.requested_time) or {}).get("operationType")
     return str(op).lower() if op else None
 
 
 def record_history(engine, qt: QueryTable, conditions: Sequence[Condition],
-                   columns: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+                   columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """The states of the record the key conditions select; UnknownKeyError when no commit held it."""
     writes = [c for c in qt.commits if not c.rewrites_only]
     meta = qt.metadata(writes)
-    states: List[Dict[str, Any]] = []
-    previous: Optional[Dict[str, Any]] = None
+    states: list[dict[str, Any]] = []
+    previous: dict[str, Any] | None = None
     for commit in writes:
         rows = engine.as_of(qt, commit.requested_time, conditions=conditions)
         current = max(rows, key=lambda r: r.get(COMMIT_TIME) or "") if rows else None
@@ -37,10 +38,11 @@ def record_history(engine, qt: QueryTable, conditions: Sequence[Condition],
             continue
         if current is not None and previous is not None and current.get(COMMIT_TIME) == previous.get(COMMIT_TIME):
             continue
-        state: Dict[str, Any] = {"instant": commit.requested_time,
+        state: dict[str, Any] = {"instant": commit.requested_time,
                                  "committed_at": qt.wall_clock(commit.completion_time),
                                  "operation": _operation(meta, commit)}
         if current is None:
+            assert previous is not None  # both None was skipped above
             state["change"] = "delete"
             values = {k: (v if k in qt.record_keys else None) for k, v in shape(qt, [previous], columns)[0].items()}
         else:

@@ -7,7 +7,8 @@ like Spark's incremental query, it returns no row for a hard-deleted record.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .. import s3
 from ..causes import first_line
@@ -29,10 +30,11 @@ def _hudi():
 class NativeEngine:
     name = "native"
 
-    def _read(self, qt: QueryTable, options, conditions: Sequence[Condition], where: Optional[str]) -> List[Dict[str, Any]]:
+    def _read(self, qt: QueryTable, options, conditions: Sequence[Condition],
+              where: str | None) -> list[dict[str, Any]]:
         import pyarrow as pa
 
-        hudi = _hudi()
+        _hudi()  # a clear error when hudi-rs is missing
         conds = list(conditions) + (parse_where(where) if where else [])
         pruning = partition_filters(conds, qt.partition_fields)
         if pruning:
@@ -52,7 +54,7 @@ class NativeEngine:
         return [r for r in rows if matches(r, conds)] if conds else rows
 
     def as_of(self, qt: QueryTable, instant: str, *, conditions: Sequence[Condition] = (),
-              where: Optional[str] = None, read_optimized: bool = False) -> List[Dict[str, Any]]:
+              where: str | None = None, read_optimized: bool = False) -> list[dict[str, Any]]:
         hudi = _hudi()
         options = hudi.HudiReadOptions().with_as_of_timestamp(instant)
         if read_optimized:
@@ -60,7 +62,7 @@ class NativeEngine:
         return self._read(qt, options, conditions, where)
 
     def incremental(self, qt: QueryTable, begin: str, end: str, *, conditions: Sequence[Condition] = (),
-                    where: Optional[str] = None) -> List[Dict[str, Any]]:
+                    where: str | None = None) -> list[dict[str, Any]]:
         """Records upserted by the commits that completed in (begin, end]."""
         hudi = _hudi()
         options = (hudi.HudiReadOptions().with_query_type(hudi.HudiQueryType.Incremental)

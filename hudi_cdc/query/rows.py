@@ -3,7 +3,8 @@ wall-clock time beside its instant, sorted by record key."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .timeline import QueryTable
 
@@ -15,19 +16,19 @@ PARTITION = "_hoodie_partition_path"
 def _sort_key(keys: Sequence[str]):
     """By record key, then partition and commit: a key can be in two partitions at once (a
     read-optimized view between a partition move and the compaction of the old file group)."""
-    def key(row: Dict[str, Any]):
+    def key(row: dict[str, Any]):
         return tuple((row.get(k) is None, str(type(row.get(k))), row.get(k) if row.get(k) is not None else "")
                      for k in [*keys, PARTITION, COMMIT_TIME])
 
     return key
 
 
-def shape(qt: QueryTable, rows: List[Dict[str, Any]], columns: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+def shape(qt: QueryTable, rows: list[dict[str, Any]], columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Each row with _hoodie_commit_time, committed_at (wall clock, UTC), the partition path and
     the record's columns (or only `columns`), sorted by record key."""
     out = []
     for r in rows:
-        row: Dict[str, Any] = {}
+        row: dict[str, Any] = {}
         if COMMIT_TIME in r:
             row[COMMIT_TIME] = r[COMMIT_TIME]
             row["committed_at"] = qt.committed_at(r[COMMIT_TIME])

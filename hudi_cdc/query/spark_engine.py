@@ -4,7 +4,8 @@ methods collect them to lists of dicts, the shape the native engine returns."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..causes import first_line
 from ..errors import JobError
@@ -16,7 +17,7 @@ from .timeline import BEGINNING, QueryTable
 QUERY_TYPE = "hoodie.datasource.query.type"
 
 
-def _load(spark, path: str, options: Dict[str, str]):
+def _load(spark, path: str, options: dict[str, str]):
     reader = spark.read.format("hudi")
     for k, v in options.items():
         reader = reader.option(k, v)
@@ -26,7 +27,7 @@ def _load(spark, path: str, options: Dict[str, str]):
         raise JobError(f"Spark cannot read {path}: {first_line(exc, 300)}") from None
 
 
-def _filtered(df, conditions: Sequence[Condition], where: Optional[str]):
+def _filtered(df, conditions: Sequence[Condition], where: str | None):
     from pyspark.sql import functions as F
 
     for col, op, value in conditions:
@@ -45,7 +46,7 @@ def _filtered(df, conditions: Sequence[Condition], where: Optional[str]):
 
 
 def as_of_df(spark, path: str, instant: str, *, read_optimized: bool = False,
-             conditions: Sequence[Condition] = (), where: Optional[str] = None):
+             conditions: Sequence[Condition] = (), where: str | None = None):
     """The table as of `instant` (a commit's requested time, as Hudi's as.of.instant compares)."""
     options = {"as.of.instant": instant}
     if read_optimized:
@@ -54,14 +55,14 @@ def as_of_df(spark, path: str, instant: str, *, read_optimized: bool = False,
 
 
 def incremental_df(spark, path: str, begin: str, end: str, *, conditions: Sequence[Condition] = (),
-                   where: Optional[str] = None):
+                   where: str | None = None):
     """Records upserted by the commits that completed in (begin, end] (completion times on v8+)."""
     options = {QUERY_TYPE: "incremental", "hoodie.datasource.read.begin.instanttime": begin or BEGINNING,
                "hoodie.datasource.read.end.instanttime": end}
     return _filtered(_load(spark, path, options), conditions, where)
 
 
-def collect(df) -> List[Dict[str, Any]]:
+def collect(df) -> list[dict[str, Any]]:
     try:
         return [r.asDict(recursive=True) for r in df.collect()]
     except Exception as exc:
@@ -75,12 +76,12 @@ class SparkEngine:
         self.spark = spark
 
     def as_of(self, qt: QueryTable, instant: str, *, conditions: Sequence[Condition] = (),
-              where: Optional[str] = None, read_optimized: bool = False) -> List[Dict[str, Any]]:
+              where: str | None = None, read_optimized: bool = False) -> list[dict[str, Any]]:
         return collect(as_of_df(self.spark, qt.read_uri, instant, read_optimized=read_optimized,
                                 conditions=conditions, where=where))
 
     def incremental(self, qt: QueryTable, begin: str, end: str, *, conditions: Sequence[Condition] = (),
-                    where: Optional[str] = None) -> List[Dict[str, Any]]:
+                    where: str | None = None) -> list[dict[str, Any]]:
         return collect(incremental_df(self.spark, qt.read_uri, begin, end, conditions=conditions, where=where))
 
 

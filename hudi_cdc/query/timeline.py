@@ -10,10 +10,11 @@ typed as an instant equal to a commit's requested time names that commit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from functools import cached_property
-from typing import Dict, List, Optional, Sequence
+from typing import Literal, overload
 
 from ..causes import first_line
 from ..errors import TableStateError
@@ -32,7 +33,7 @@ class Commit:
     requested_time: str  # the instant in _hoodie_commit_time; what time travel compares
     completion_time: str  # when it became visible (= requested_time on version 6 tables)
     action: str  # commit | deltacommit | replacecommit
-    planned_action: Optional[str] = None  # compaction, clustering ...
+    planned_action: str | None = None  # compaction, clustering ...
 
     @property
     def rewrites_only(self) -> bool:
@@ -44,9 +45,9 @@ class Commit:
 class Range:
     """An incremental range: the commits that completed after `after` up to `until` (inclusive)."""
 
-    after: Optional[Commit]  # None = from the beginning
+    after: Commit | None  # None = from the beginning
     until: Commit
-    commits: List[Commit]
+    commits: list[Commit]
 
     @property
     def begin(self) -> str:
@@ -62,7 +63,7 @@ class QueryTable:
 
     def __init__(self, table: Table):
         self.table = table
-        self.zone: Optional[tzinfo] = timeline_zone(table.config.get("hoodie.table.timeline.timezone"))
+        self.zone: tzinfo | None = timeline_zone(table.config.get("hoodie.table.timeline.timezone"))
 
     @property
     def uri(self) -> str:
@@ -78,17 +79,17 @@ class QueryTable:
         return self.table.is_mor
 
     @property
-    def record_keys(self) -> List[str]:
+    def record_keys(self) -> list[str]:
         keys = self.table.config.get("hoodie.table.recordkey.fields", "")
         return [k.strip() for k in keys.split(",") if k.strip()]
 
     @property
-    def partition_fields(self) -> List[str]:
+    def partition_fields(self) -> list[str]:
         fields = self.table.config.get("hoodie.table.partition.fields", "")
         return [f.split(":")[0].strip() for f in fields.split(",") if f.strip()]
 
     @cached_property
-    def column_types(self) -> Dict[str, str]:
+    def column_types(self) -> dict[str, str]:
         """Column name -> arrow type name (int32, int64, string ...), from hudi-rs."""
         try:
             schema = self.table.hudi.get_schema()
@@ -97,7 +98,7 @@ class QueryTable:
         return {f.name: str(f.type) for f in schema}
 
     @cached_property
-    def commits(self) -> List[Commit]:
+    def commits(self) -> list[Commit]:
         out = [Commit(inst.requested_time, inst.completion_time or inst.requested_time, inst.action,
                       inst.planned_action) for inst in completed_writes(read_timeline(self.table))]
         if not out:
@@ -109,13 +110,13 @@ class QueryTable:
         """True when the cleaner has run: older file versions, hence older states, may be gone."""
         return any(i.is_completed and i.action == "clean" for i in read_timeline(self.table))
 
-    def by_requested(self, instant: str) -> Optional[Commit]:
+    def by_requested(self, instant: str) -> Commit | None:
         return next((c for c in self.commits if c.requested_time == instant), None)
 
-    def wall_clock(self, instant: Optional[str]) -> Optional[str]:
+    def wall_clock(self, instant: str | None) -> str | None:
         return wall_clock(instant, self.zone)
 
-    def committed_at(self, requested_time: Optional[str]) -> Optional[str]:
+    def committed_at(self, requested_time: str | None) -> str | None:
         """Wall-clock completion time of the commit with this requested time (what a row's
         _hoodie_commit_time names)."""
         c = self.by_requested(requested_time) if requested_time else None
@@ -124,7 +125,13 @@ class QueryTable:
     def read_time(self, text: str) -> UserTime:
         return read_time(text, self.zone)
 
-    def commit_at(self, text: str, *, allow_before: bool = False) -> Optional[Commit]:
+    @overload
+    def commit_at(self, text: str, *, allow_before: Literal[False] = False) -> Commit: ...
+
+    @overload
+    def commit_at(self, text: str, *, allow_before: bool) -> Commit | None: ...
+
+    def commit_at(self, text: str, *, allow_before: bool = False) -> Commit | None:
         """The last commit visible at the time `text`: completed at or before it (or named by its
         requested instant). BeforeFirstCommitError when none, unless allow_before (then None)."""
         t = self.read_time(text)
@@ -145,7 +152,7 @@ class QueryTable:
     def latest(self) -> Commit:
         return max(self.commits, key=lambda c: c.completion_time)
 
-    def range(self, since: str, until: Optional[str] = None) -> Range:
+    def range(self, since: str, until: str | None = None) -> Range:
         after = self.commit_at(since, allow_before=True)
         last = self.commit_at(until) if until else self.latest()
         if after is not None and last.completion_time < after.completion_time:
@@ -155,10 +162,10 @@ class QueryTable:
                    and c.completion_time <= last.completion_time]
         return Range(after, last, commits)
 
-    def metadata(self, commits: Sequence[Commit]) -> Dict[str, dict]:
+    def metadata(self, commits: Sequence[Commit]) -> dict[str, dict]:
         """Commit metadata (as written by Hudi, read by hudi-rs) by requested time."""
         instants = [Instant(c.requested_time, c.action, COMPLETED, c.completion_time) for c in commits]
-        return {c.requested_time: m for c, m in zip(commits, commit_metadata(self.table, instants))}
+        return {c.requested_time: m for c, m in zip(commits, commit_metadata(self.table, instants), strict=True)}
 
 
 def open_query_table(path: str) -> QueryTable:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
-from typing import Optional, Union
 
 from .errors import BadTimeError
 
@@ -33,19 +32,19 @@ class UserTime:
     exact: bool
 
 
-def timeline_zone(name: Optional[str]) -> Optional[tzinfo]:
+def timeline_zone(name: str | None) -> tzinfo | None:
     """The zone instants are written in, from hoodie.table.timeline.timezone: UTC, or LOCAL (the
     default) = this machine's zone, returned as None (Python's own "local time", DST included)."""
     return UTC if (name or "LOCAL").upper() == "UTC" else None
 
 
-def format_instant(moment: datetime, zone: Optional[tzinfo] = UTC) -> str:
+def format_instant(moment: datetime, zone: tzinfo | None = UTC) -> str:
     """yyyyMMddHHmmssSSS of an aware datetime, in `zone`."""
     local = moment.astimezone(zone)
     return local.strftime("%Y%m%d%H%M%S") + f"{local.microsecond // 1000:03d}"
 
 
-def instant_datetime(instant: str, zone: Optional[tzinfo] = UTC) -> datetime:
+def instant_datetime(instant: str, zone: tzinfo | None = UTC) -> datetime:
     """The aware datetime of an instant written in `zone`."""
     if not instant or not _INSTANT.match(instant):
         raise BadTimeError(f"{instant!r} is not a Hudi instant (yyyyMMddHHmmssSSS)")
@@ -57,7 +56,7 @@ def instant_datetime(instant: str, zone: Optional[tzinfo] = UTC) -> datetime:
     return naive.astimezone() if zone is None else naive.replace(tzinfo=zone)
 
 
-def wall_clock(instant: Optional[str], zone: Optional[tzinfo] = UTC) -> Optional[str]:
+def wall_clock(instant: str | None, zone: tzinfo | None = UTC) -> str | None:
     """An instant as an ISO time in UTC with milliseconds: 2021-12-30T13:26:28.123Z."""
     if not instant:
         return None
@@ -65,7 +64,7 @@ def wall_clock(instant: Optional[str], zone: Optional[tzinfo] = UTC) -> Optional
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def parse_moment(text: str) -> Union[str, datetime]:
+def parse_moment(text: str) -> str | datetime:
     """A bare instant (17 digits) or an aware datetime; BadTimeError for anything else."""
     raw = (text or "").strip()
     if _INSTANT.match(raw):
@@ -90,7 +89,7 @@ def parse_moment(text: str) -> Union[str, datetime]:
     raise BadTimeError(f"bad time {text!r}: use {ACCEPTED}")
 
 
-def read_time(text: str, zone: Optional[tzinfo] = UTC) -> UserTime:
+def read_time(text: str, zone: tzinfo | None = UTC) -> UserTime:
     """The user's time as an instant in the timeline's zone."""
     moment = parse_moment(text)
     if isinstance(moment, str):

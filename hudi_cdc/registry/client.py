@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, List, Mapping, Optional, Tuple, Union
+from typing import Any
 from urllib.parse import unquote
 
 from ..errors import ConfigError, RegistryError
@@ -54,7 +55,7 @@ class Compatibility:
     subject: str
     version: str
     is_compatible: bool
-    messages: List[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
 
 
 def retrying_session(retries: int, backoff: float, session=None):
@@ -77,7 +78,7 @@ def retrying_session(retries: int, backoff: float, session=None):
 class RegistryClient:
     """``RegistryClient("http://127.0.0.1:8080/apis/ccompat/v7", auth=("user", "pw"))``."""
 
-    def __init__(self, url: str, auth: Optional[Tuple[str, str]] = None, *, retries: int = 3,
+    def __init__(self, url: str, auth: tuple[str, str] | None = None, *, retries: int = 3,
                  backoff: float = 0.5, timeout: float = 10.0, session=None) -> None:
         if not re.match(r"^https?://", url or ""):
             raise ConfigError(f"schema registry URL {url!r} must start with http:// or https://")
@@ -94,7 +95,7 @@ class RegistryClient:
             self.session.auth = auth
 
     @classmethod
-    def from_pipeline(cls, pipeline, **kwargs) -> "RegistryClient":
+    def from_pipeline(cls, pipeline, **kwargs) -> RegistryClient:
         url = pipeline.source.schema_registry
         if not url:
             raise ConfigError(f"source.schema_registry: not set ({pipeline.source_file}); "
@@ -102,19 +103,19 @@ class RegistryClient:
         return cls(url, auth=credentials(pipeline), **kwargs)
 
     # ---- URLs -------------------------------------------------------------------
-    def subject_url(self, subject: str, version: Union[int, str] = "latest") -> str:
+    def subject_url(self, subject: str, version: int | str = "latest") -> str:
         """What HoodieStreamer's SchemaRegistryProvider reads (registry.url)."""
         return f"{self.url}/subjects/{_q(subject)}/versions/{version}"
 
     # ---- calls ------------------------------------------------------------------
-    def subjects(self) -> List[str]:
+    def subjects(self) -> list[str]:
         return list(self._call("GET", "/subjects", "list subjects"))
 
-    def versions(self, subject: str) -> List[int]:
+    def versions(self, subject: str) -> list[int]:
         return list(self._call("GET", f"/subjects/{_q(subject)}/versions", f"list versions of {subject!r}",
                                {404: SubjectNotFound}))
 
-    def get(self, subject: str, version: Union[int, str] = "latest") -> SchemaVersion:
+    def get(self, subject: str, version: int | str = "latest") -> SchemaVersion:
         body = self._call("GET", f"/subjects/{_q(subject)}/versions/{version}",
                           f"get {subject!r} version {version}", {404: SubjectNotFound, 422: InvalidSchema})
         return SchemaVersion(subject=body.get("subject", subject), version=int(body["version"]),
@@ -127,7 +128,7 @@ class RegistryClient:
         except SubjectNotFound:
             return False
 
-    def register(self, subject: str, schema: Union[str, Mapping], compatibility: Optional[str] = "BACKWARD") -> int:
+    def register(self, subject: str, schema: str | Mapping, compatibility: str | None = "BACKWARD") -> int:
         """Register schema under subject (a no-op returning the same id when it is already there).
 
         A new subject gets ``compatibility`` as its rule (Confluent's default is BACKWARD; Apicurio
@@ -135,11 +136,11 @@ class RegistryClient:
         new = compatibility is not None and not self.exists(subject)
         body = self._call("POST", f"/subjects/{_q(subject)}/versions", f"register a schema under {subject!r}",
                           {409: IncompatibleSchema, 422: InvalidSchema}, payload={"schema": _text(schema)})
-        if new:
+        if new and compatibility is not None:
             self.set_compatibility(subject, compatibility)
         return int(body["id"])
 
-    def check(self, subject: str, schema: Union[str, Mapping], version: Union[int, str] = "latest") -> Compatibility:
+    def check(self, subject: str, schema: str | Mapping, version: int | str = "latest") -> Compatibility:
         """Ask whether schema is compatible with subject's version under the subject's rule."""
         body = self._call("POST", f"/compatibility/subjects/{_q(subject)}/versions/{version}",
                           f"check {subject!r} compatibility", {404: SubjectNotFound, 422: InvalidSchema},
@@ -148,7 +149,7 @@ class RegistryClient:
         return Compatibility(subject, str(version), bool(body.get("is_compatible")),
                              [str(m) for m in (msgs if isinstance(msgs, list) else [msgs])])
 
-    def compatibility(self, subject: Optional[str] = None) -> str:
+    def compatibility(self, subject: str | None = None) -> str:
         path = f"/config/{_q(subject)}" if subject else "/config"
         body = self._call("GET", path, "read compatibility", {404: SubjectNotFound})
         return str(body.get("compatibilityLevel") or body.get("compatibility") or "")
@@ -161,7 +162,7 @@ class RegistryClient:
                           {404: SubjectNotFound, 422: InvalidSchema}, payload={"compatibility": level})
         return str(body.get("compatibility") or level)
 
-    def delete_subject(self, subject: str, permanent: bool = False) -> List[int]:
+    def delete_subject(self, subject: str, permanent: bool = False) -> list[int]:
         out = self._call("DELETE", f"/subjects/{_q(subject)}", f"delete {subject!r}", {404: SubjectNotFound})
         if permanent:
             out = self._call("DELETE", f"/subjects/{_q(subject)}", f"delete {subject!r}",
@@ -169,8 +170,8 @@ class RegistryClient:
         return list(out or [])
 
     # ---- the one place HTTP happens -------------------------------------------------
-    def _call(self, method: str, path: str, what: str, errors: Optional[ErrorMap] = None,
-              payload: Any = None, params: Optional[Mapping[str, str]] = None) -> Any:
+    def _call(self, method: str, path: str, what: str, errors: ErrorMap | None = None,
+              payload: Any = None, params: Mapping[str, str] | None = None) -> Any:
         import requests
 
         url = self.url + path
@@ -194,14 +195,14 @@ class RegistryClient:
     def close(self) -> None:
         self.session.close()
 
-    def __enter__(self) -> "RegistryClient":
+    def __enter__(self) -> RegistryClient:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
 
-def _text(schema: Union[str, Mapping]) -> str:
+def _text(schema: str | Mapping) -> str:
     return schema if isinstance(schema, str) else json.dumps(schema, separators=(",", ":"))
 
 

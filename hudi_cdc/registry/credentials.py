@@ -5,13 +5,12 @@ client is built and are never put in a message, a rendered file or a log line.""
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional, Tuple
 
 from ..errors import ConfigError
 from ..jobs.stream.schema_registry import PASSWORD_ENV, USERNAME_ENV
 
 
-def credentials(pipeline) -> Optional[Tuple[str, str]]:
+def credentials(pipeline) -> tuple[str, str] | None:
     """(user, password) read from the environment variables the pipeline names; None without auth."""
     s = pipeline.source
     if not s.registry_username_env:
@@ -23,7 +22,7 @@ def credentials(pipeline) -> Optional[Tuple[str, str]]:
     return os.environ[s.registry_username_env], os.environ[s.registry_password_env]
 
 
-def registry_env(pipeline) -> Dict[str, str]:
+def registry_env(pipeline) -> dict[str, str]:
     """Registry credentials for a local job's environment (never its argv or files): the names the
     streamer job reads (jobs/stream/schema_registry.py)."""
     found = credentials(pipeline)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Dict, Mapping, Optional, Tuple, Type
+from collections.abc import Mapping
 
 from ..errors import RegistryError
 from .urls import redact
@@ -12,7 +12,7 @@ from .urls import redact
 class RegistryHTTPError(RegistryError):
     """The registry answered with an error status."""
 
-    def __init__(self, message: str, status: Optional[int] = None, error_code: Optional[int] = None,
+    def __init__(self, message: str, status: int | None = None, error_code: int | None = None,
                  url: str = "") -> None:
         super().__init__(message)
         self.status, self.error_code, self.url = status, error_code, url
@@ -50,14 +50,14 @@ class RegistryUnavailable(RegistryError):
     """Connection refused, timeout or 5xx, after the retries."""
 
 
-ErrorMap = Mapping[int, Type[RegistryHTTPError]]
-_BY_CODE: Dict[int, Type[RegistryHTTPError]] = {40401: SubjectNotFound, 40402: VersionNotFound,
+ErrorMap = Mapping[int, type[RegistryHTTPError]]
+_BY_CODE: dict[int, type[RegistryHTTPError]] = {40401: SubjectNotFound, 40402: VersionNotFound,
                                                  40403: SchemaNotFound, 42201: InvalidSchema,
                                                  42202: InvalidSchema}
-_ALWAYS: Dict[int, Type[RegistryHTTPError]] = {401: Unauthorized, 403: Forbidden}
+_ALWAYS: dict[int, type[RegistryHTTPError]] = {401: Unauthorized, 403: Forbidden}
 
 
-def error_body(resp) -> Tuple[Optional[int], str]:
+def error_body(resp) -> tuple[int | None, str]:
     """(error_code, message) from a JSON error body ({"error_code", "message"}); (None, short text) else."""
     text = (resp.text or "").strip()
     if not text:
@@ -84,7 +84,7 @@ def detail(resp) -> str:
     return f" ({': '.join(parts)})" if parts else ""
 
 
-def _text(cls: Type[RegistryHTTPError], what: str, where: str, status: int, detail_text: str) -> str:
+def _text(cls: type[RegistryHTTPError], what: str, where: str, status: int, detail_text: str) -> str:
     if cls is SubjectNotFound:
         return f"{what}: subject not found at {where}{detail_text}; register it first (hudi-cdc schemas register)"
     if cls is VersionNotFound:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any
 
 from ..errors import ConfigError
 from .client import RegistryClient
@@ -15,19 +16,20 @@ def subject_for(pipeline, table: str) -> str:
     return f"{pipeline.table(table).topic}-value"
 
 
-def _schemas_to_use(pipeline, tables: Optional[Sequence[str]],
-                    avsc: Optional[Union[str, Path]]) -> Iterator[Tuple[str, str, Dict[str, Any]]]:
+def _schemas_to_use(pipeline, tables: Sequence[str] | None,
+                    avsc: str | Path | None) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """(table, subject, schema) for each table: from the .avsc, or the newest landed file."""
     names = list(tables) if tables else list(pipeline.tables)
     if avsc and len(names) != 1:
         raise ConfigError("--avsc needs exactly one --table")
     for name in names:
-        yield name, subject_for(pipeline, name), (schema_from_avsc(avsc) if avsc else schema_from_landed(pipeline, name))
+        schema = schema_from_avsc(avsc) if avsc else schema_from_landed(pipeline, name)
+        yield name, subject_for(pipeline, name), schema
 
 
-def register_pipeline(client: RegistryClient, pipeline, tables: Optional[Sequence[str]] = None,
-                      avsc: Optional[Union[str, Path]] = None, compatibility: Optional[str] = "BACKWARD",
-                      check_first: bool = True) -> List[Dict[str, Any]]:
+def register_pipeline(client: RegistryClient, pipeline, tables: Sequence[str] | None = None,
+                      avsc: str | Path | None = None, compatibility: str | None = "BACKWARD",
+                      check_first: bool = True) -> list[dict[str, Any]]:
     """Register each table's value schema under <topic>-value; returns one row per subject."""
     rows = []
     for name, subject, schema in _schemas_to_use(pipeline, tables, avsc):
@@ -45,8 +47,8 @@ def register_pipeline(client: RegistryClient, pipeline, tables: Optional[Sequenc
     return rows
 
 
-def check_pipeline(client: RegistryClient, pipeline, tables: Optional[Sequence[str]] = None,
-                   avsc: Optional[Union[str, Path]] = None) -> List[Dict[str, Any]]:
+def check_pipeline(client: RegistryClient, pipeline, tables: Sequence[str] | None = None,
+                   avsc: str | Path | None = None) -> list[dict[str, Any]]:
     rows = []
     for name, subject, schema in _schemas_to_use(pipeline, tables, avsc):
         if not client.exists(subject):

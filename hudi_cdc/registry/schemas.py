@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Tuple, Union
+from typing import Any
 
 from ..errors import DataError
 
 
-def schema_from_avsc(path: Union[str, Path]) -> Dict[str, Any]:
+def schema_from_avsc(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
         schema = json.loads(p.read_text())
@@ -31,19 +31,20 @@ def _parse_avro(schema: Any, where: str) -> None:
         raise DataError(f"{where}: not a valid Avro schema ({exc})") from None
 
 
-def landed_files(pipeline, table: str) -> List[Path]:
+def landed_files(pipeline, table: str) -> list[Path]:
     from ..config import uri_to_path
 
     d = uri_to_path(pipeline.topic_dir(table))
     if not d.is_dir():
-        raise DataError(f"no landed files for table {table!r}: {d} does not exist (hudi-cdc sample lands the MoMA sample)")
+        raise DataError(f"no landed files for table {table!r}: {d} does not exist "
+                        "(hudi-cdc sample lands the MoMA sample)")
     files = sorted(p for p in d.iterdir() if p.suffix == ".avro" and p.is_file())
     if not files:
         raise DataError(f"no .avro files in {d} for table {table!r}")
     return files
 
 
-def schema_from_landed(pipeline, table: str) -> Dict[str, Any]:
+def schema_from_landed(pipeline, table: str) -> dict[str, Any]:
     """The writer schema of the newest landed Avro file of a table (what the S3 sink wrote with)."""
     import fastavro
 
@@ -55,12 +56,15 @@ def schema_from_landed(pipeline, table: str) -> Dict[str, Any]:
             raw = r.metadata.get("avro.schema")
             # the schema text exactly as the sink wrote it (writer_schema is fastavro's parsed form,
             # with names folded into full names)
-            return json.loads(raw) if raw else r.writer_schema
+            schema = json.loads(raw) if raw else r.writer_schema
     except Exception as exc:  # noqa: BLE001
         raise DataError(f"{newest}: not a readable Avro container file ({exc})") from None
+    if not isinstance(schema, dict):
+        raise DataError(f"{newest}: the writer schema is not an Avro record")
+    return schema
 
 
-def _offset_key(p: Path) -> Tuple[int, str]:
+def _offset_key(p: Path) -> tuple[int, str]:
     """<topic>+<partition>+<offset>.avro sorts by offset; anything else by name."""
     m = re.search(r"\+(\d+)\.avro$", p.name)
     return (int(m.group(1)) if m else -1, p.name)

@@ -9,7 +9,7 @@ Runner) and ``plan.py`` (what it would run, pure); ``aws/`` holds what the AWS r
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from ..config import Pipeline
 from ..errors import ConfigError
@@ -20,7 +20,7 @@ TARGETS = ("local", "emr", "emr-serverless")
 __all__ = ["NotSupported", "Runner", "TARGETS", "make_runner"]
 
 
-def make_runner(pipeline: Pipeline, target: str = "local", progress: Optional[Callable[[str], None]] = None,
+def make_runner(pipeline: Pipeline, target: str = "local", progress: Callable[[str], None] | None = None,
                 dry_run: bool = False) -> Runner:
     """The runner for ``target``; ``progress`` defaults to stdout (local) or stderr (AWS)."""
     if target == "local":

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError
 from ..render import Job
@@ -18,7 +19,7 @@ class Runner(Protocol):
 
     target: str
 
-    def plan(self, jobs: Sequence[Job], label: str = "") -> List[Dict[str, Any]]:
+    def plan(self, jobs: Sequence[Job], label: str = "") -> list[dict[str, Any]]:
         """What ``run`` would do (argv, AWS calls), said through the runner's progress/stdout; nothing
         runs, nothing is written. One dict per job (local: one for all) with ``dry_run: True``."""
         ...
@@ -27,11 +28,11 @@ class Runner(Protocol):
         """Check what must be there before a table is touched (Java, jars, settings, credentials)."""
         ...
 
-    def run(self, jobs: Sequence[Job], label: str) -> List[Dict[str, Any]]:
+    def run(self, jobs: Sequence[Job], label: str) -> list[dict[str, Any]]:
         """Run the jobs (``plan`` when the runner was made with dry_run); one result dict per job."""
         ...
 
-    def status(self, run_id: Optional[str] = None) -> List[Dict[str, Any]]:
+    def status(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """One run, or all of this pipeline's, as rows (id, name, state, created, reason, ...)."""
         ...
 

@@ -16,7 +16,6 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Dict, List
 
 from ..errors import EnvironmentProblem
 from ..jars import home
@@ -94,14 +93,14 @@ class Apicurio(Service):
     def prepare(self, progress=None) -> Launch:
         app = ensure_distribution(self.cfg.apicurio_version, progress)
         java = find_java(required_java(app), f"Apicurio Registry {self.cfg.apicurio_version}")
-        props: Dict[str, str] = {
+        props: dict[str, str] = {
             "quarkus.http.host": self.host,
             "quarkus.http.port": str(self.port),
             "quarkus.management.host": self.host,
             "quarkus.management.port": str(self.management_port),
             "quarkus.http.access-log.enabled": "false",
         }
-        env: Dict[str, str] = {}
+        env: dict[str, str] = {}
         users = self.cfg.registry_users
         if users:
             props.update({
@@ -114,7 +113,7 @@ class Apicurio(Service):
                 key = user.upper().replace("-", "_").replace(".", "_")
                 env[f"QUARKUS_SECURITY_USERS_EMBEDDED_USERS_{key}"] = password
                 props[f"quarkus.security.users.embedded.roles.{user}"] = role
-        argv: List[str] = [str(java), f"-Xmx{self.cfg.registry_heap}", process.marker(self.cfg.data_dir)]
+        argv: list[str] = [str(java), f"-Xmx{self.cfg.registry_heap}", process.marker(self.cfg.data_dir)]
         argv += [f"-D{k}={v}" for k, v in props.items()]
         argv += ["-jar", str(app / "quarkus-run.jar")]
         return Launch(argv=argv, env=env, cwd=self.dir)

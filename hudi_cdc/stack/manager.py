@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
 from ..errors import EnvironmentProblem
 from ..jars import home
@@ -52,7 +53,7 @@ class StackConfig:
     s3proxy_version: str = S3PROXY_VERSION
     s3_bucket: str = S3_BUCKET
     # user -> (password, role: sr-admin | sr-developer | sr-readonly); empty = no auth
-    registry_users: Mapping[str, Tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
+    registry_users: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "data_dir", Path(self.data_dir).expanduser().resolve())
@@ -70,14 +71,14 @@ class StackConfig:
     def s3_endpoint(self) -> str:
         return f"http://{self.host}:{self.s3_port}"
 
-    def to_state(self) -> Dict[str, object]:
+    def to_state(self) -> dict[str, object]:
         d = asdict(self)
         d["data_dir"] = str(self.data_dir)
         d["registry_users"] = {u: role for u, (_, role) in self.registry_users.items()}  # no passwords
         return d
 
     @classmethod
-    def saved(cls, data_dir: Optional[Path] = None) -> "StackConfig":
+    def saved(cls, data_dir: Path | None = None) -> StackConfig:
         """The config `up` last used for data_dir (defaults when it never ran)."""
         d = Path(data_dir).expanduser() if data_dir else default_data_dir()
         try:
@@ -89,7 +90,7 @@ class StackConfig:
         return cls(**known)
 
 
-def services_of(cfg: StackConfig, names: Optional[Sequence[str]] = None) -> List[Service]:
+def services_of(cfg: StackConfig, names: Sequence[str] | None = None) -> list[Service]:
     classes = {"registry": Apicurio, "metastore": Metastore, "thriftserver": ThriftServer, "s3": S3Proxy}
     wanted = list(names) if names else list(SERVICES)
     unknown = [n for n in wanted if n not in classes]
@@ -99,18 +100,18 @@ def services_of(cfg: StackConfig, names: Optional[Sequence[str]] = None) -> List
 
 
 class Stack:
-    def __init__(self, cfg: StackConfig, progress: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(self, cfg: StackConfig, progress: Callable[[str], None] | None = None) -> None:
         self.cfg = cfg
         self.progress = progress or (lambda msg: None)
 
     # ---- up ---------------------------------------------------------------------
-    def up(self, names: Optional[Sequence[str]] = None) -> List[Dict[str, object]]:
+    def up(self, names: Sequence[str] | None = None) -> list[dict[str, object]]:
         """Start what is not running, wait until every service answers; one result row per service."""
         services = services_of(self.cfg, names)
         self.cfg.data_dir.mkdir(parents=True, exist_ok=True)
         (self.cfg.data_dir / STATE_FILE).write_text(json.dumps(self.cfg.to_state(), indent=2) + "\n")
-        results: Dict[str, Dict[str, object]] = {}
-        started: Dict[str, float] = {}
+        results: dict[str, dict[str, Any]] = {}
+        started: dict[str, float] = {}
         # the thrift server connects to the metastore while starting: start it after the metastore answers
         first = [s for s in services if s.name != "thriftserver"]
         later = [s for s in services if s.name == "thriftserver"]
@@ -121,7 +122,8 @@ class Stack:
             if svc.name == "metastore" or not later:
                 self._wait(svc, started, results)
         for svc in later:
-            if "metastore" not in [s.name for s in services] and not process.port_open(self.cfg.host, self.cfg.metastore_port):
+            with_metastore = "metastore" in [s.name for s in services]
+            if not with_metastore and not process.port_open(self.cfg.host, self.cfg.metastore_port):
                 raise EnvironmentProblem(f"the thrift server needs the metastore at {self.cfg.metastore_uri}; "
                                          "start it too (hudi-cdc local up)")
             self._start(svc, started, results)
@@ -137,7 +139,7 @@ class Stack:
                 results[svc.name]["url"] = f"{svc.url} (bucket s3://{self.cfg.s3_bucket})"
         return [results[s.name] for s in services]
 
-    def _start(self, svc: Service, started: Dict[str, float], results: Dict[str, Dict[str, object]]) -> None:
+    def _start(self, svc: Service, started: dict[str, float], results: dict[str, dict[str, Any]]) -> None:
         pid = svc.pid()
         if pid is not None:
             if svc.answers():
@@ -159,7 +161,7 @@ class Stack:
         pid = process.spawn(launch.argv, svc.log_file, svc.pid_file, launch.cwd or svc.dir, launch.env)
         results[svc.name] = {"service": svc.name, "state": "starting", "pid": pid, "url": svc.url}
 
-    def _wait(self, svc: Service, started: Dict[str, float], results: Dict[str, Dict[str, object]]) -> None:
+    def _wait(self, svc: Service, started: dict[str, float], results: dict[str, dict[str, Any]]) -> None:
         row = results[svc.name]
         pid = int(row["pid"])
         t0 = started.get(svc.name, time.monotonic())
@@ -183,8 +185,8 @@ class Stack:
             self.progress(f"{svc.name}: answering after {row['seconds']}s")
 
     # ---- down / status ----------------------------------------------------------
-    def down(self, names: Optional[Sequence[str]] = None) -> List[Dict[str, object]]:
-        rows = []
+    def down(self, names: Sequence[str] | None = None) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = []
         # stop in reverse order: the thrift server first, the metastore it uses after
         for svc in reversed(services_of(self.cfg, names or ALL_SERVICES)):
             pid = svc.pid()
@@ -200,7 +202,7 @@ class Stack:
             rows.append({"service": svc.name, "state": state, "pid": pid})
         return list(reversed(rows))
 
-    def status(self, names: Optional[Sequence[str]] = None) -> List[Dict[str, object]]:
+    def status(self, names: Sequence[str] | None = None) -> list[dict[str, object]]:
         """Every service asked for; by default the three of `up` and any optional one that runs."""
         if names:
             return [svc.describe() for svc in services_of(self.cfg, names)]

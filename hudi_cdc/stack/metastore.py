@@ -15,7 +15,6 @@ import logging
 import os
 import subprocess
 from pathlib import Path
-from typing import List, Optional
 from xml.sax.saxutils import escape
 
 from ..errors import EnvironmentProblem
@@ -117,7 +116,7 @@ class Metastore(Service):
             "hive.metastore.warehouse.dir": f"file://{self.warehouse}",
             "hive.metastore.event.db.notification.api.auth": "false",
         }))
-        argv: List[str] = [str(java), f"-Xmx{self.cfg.metastore_heap}", process.marker(self.cfg.data_dir),
+        argv: list[str] = [str(java), f"-Xmx{self.cfg.metastore_heap}", process.marker(self.cfg.data_dir),
                            f"-Dderby.system.home={self.dir}",
                            "-cp", os.pathsep.join([str(self.conf_dir), str(classes), f"{jars}/*"]),
                            LAUNCHER, self.host, str(self.port)]
@@ -130,7 +129,7 @@ class Metastore(Service):
         list_databases(self.host, self.port, timeout=10.0)
 
 
-def list_databases(host: str, port: int, timeout: float = 10.0) -> List[str]:
+def list_databases(host: str, port: int, timeout: float = 10.0) -> list[str]:
     """A real metastore call (ThriftHiveMetastore.get_all_databases) over plain thrift."""
     from thrift.protocol import TBinaryProtocol
     from thrift.Thrift import TApplicationException, TMessageType, TType
@@ -155,8 +154,8 @@ def list_databases(host: str, port: int, timeout: float = 10.0) -> List[str]:
             err.read(proto)
             proto.readMessageEnd()
             raise err
-        result: Optional[List[str]] = None
-        error: Optional[str] = None
+        result: list[str] | None = None
+        error: str | None = None
         proto.readStructBegin()
         while True:
             _, ftype, fid = proto.readFieldBegin()

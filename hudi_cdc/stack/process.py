@@ -13,8 +13,8 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Dict, Mapping, Optional, Sequence
 
 from ..causes import error_lines
 
@@ -25,7 +25,7 @@ def marker(data_dir: Path) -> str:
     return f"-D{MARKER_PROP}={data_dir}"
 
 
-def read_pid(pid_file: Path) -> Optional[int]:
+def read_pid(pid_file: Path) -> int | None:
     try:
         return int(pid_file.read_text().strip())
     except (OSError, ValueError):
@@ -54,7 +54,7 @@ def is_alive(pid: int) -> bool:
         return True
 
 
-def owned_pid(pid_file: Path, mark: str) -> Optional[int]:
+def owned_pid(pid_file: Path, mark: str) -> int | None:
     """The pid in pid_file if that process is alive and carries our marker, else None."""
     pid = read_pid(pid_file)
     if pid is None or not is_alive(pid):
@@ -65,11 +65,11 @@ def owned_pid(pid_file: Path, mark: str) -> Optional[int]:
 
 
 def spawn(argv: Sequence[str], log_file: Path, pid_file: Path, cwd: Path,
-          env: Optional[Mapping[str, str]] = None) -> int:
+          env: Mapping[str, str] | None = None) -> int:
     """Start argv in the background (own session), output to log_file; write its pid."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
-    full_env: Dict[str, str] = dict(os.environ)
+    full_env: dict[str, str] = dict(os.environ)
     if env:
         full_env.update(env)
     with open(log_file, "ab") as log:
@@ -84,10 +84,10 @@ def spawn(argv: Sequence[str], log_file: Path, pid_file: Path, cwd: Path,
 
 
 # Popen objects of children started by this Python process, so their exit is reaped (no zombies)
-_children: Dict[int, subprocess.Popen] = {}
+_children: dict[int, subprocess.Popen] = {}
 
 
-def exit_code(pid: int) -> Optional[int]:
+def exit_code(pid: int) -> int | None:
     proc = _children.get(pid)
     return proc.poll() if proc is not None else None
 

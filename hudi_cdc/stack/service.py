@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
 
 from . import process
 
@@ -13,9 +12,9 @@ from . import process
 class Launch:
     """A prepared command: argv, extra environment (secrets go here, never into argv), working dir."""
 
-    argv: List[str]
-    env: Dict[str, str] = field(default_factory=dict)
-    cwd: Optional[Path] = None
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
 
 
 class Service:
@@ -68,10 +67,10 @@ class Service:
         except Exception:  # noqa: BLE001
             return False
 
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return process.owned_pid(self.pid_file, process.marker(self.cfg.data_dir))
 
-    def describe(self) -> Dict[str, object]:
+    def describe(self) -> dict[str, object]:
         pid = self.pid()
         if pid is None:
             state = "stopped"

@@ -8,7 +8,6 @@ and block manager; no UI). ``up`` checks it with a real ``SHOW DATABASES`` throu
 from __future__ import annotations
 
 import os
-from typing import List
 
 from ..java_spark import spark_submit
 from ..spark_conf import HUDI_SESSION_CONF
@@ -49,7 +48,7 @@ class ThriftServer(Service):
             "spark.driver.bindAddress": self.host,
             "spark.local.dir": str(tmp),
         }
-        argv: List[str] = [str(submit), "--master", "local[1]", "--driver-memory", self.cfg.thrift_memory,
+        argv: list[str] = [str(submit), "--master", "local[1]", "--driver-memory", self.cfg.thrift_memory,
                            "--name", "hudi-cdc-thriftserver", "--class", MAIN_CLASS,
                            # the driver's own classpath, not --jars: HiveServer2 closes a session's
                            # classloader when the session ends, and classes --jars brought in through

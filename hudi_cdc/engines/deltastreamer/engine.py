@@ -4,7 +4,7 @@ HoodieDeltaStreamer from the cached runtime (runtime.py), one spark-submit per j
 from __future__ import annotations
 
 import json
-from typing import Callable, Dict, List, Sequence
+from collections.abc import Callable, Sequence
 
 from ...config import Pipeline
 from ...render import Job
@@ -24,19 +24,19 @@ class DeltaStreamerEngine:
         """Java 11-17 and the runtime (prepared once: its own pyspark 3.4.3, the 0.14.0 jars)."""
         runtime.ensure_runtime(self.progress).java()
 
-    def plan(self, jobs: Sequence[Job], label: str = "") -> List[Dict[str, object]]:
+    def plan(self, jobs: Sequence[Job], label: str = "") -> list[dict[str, object]]:
         if not runtime.is_ready():
             self.progress(f"dry run: would prepare the HoodieDeltaStreamer runtime in {runtime.root()} "
                           "(scripts/install-deltastreamer.sh), then run one spark-submit per job")
             return [{"dry_run": True, "engine": self.name, "jobs": [j.name for j in jobs]}]
         rt = runtime.load()
         wd = submit.work_dir(self.pipeline)
-        out: List[Dict[str, object]] = []
+        out: list[dict[str, object]] = []
         for job in jobs:
             argv = submit.argv_for(self.pipeline, job, rt, wd / "properties", wd / "schemas")
             self.progress("dry run: would run " + json.dumps(argv))
             out.append({"dry_run": True, "engine": self.name, "argv": argv})
         return out
 
-    def run(self, jobs: Sequence[Job], label: str) -> List[Dict[str, object]]:
+    def run(self, jobs: Sequence[Job], label: str) -> list[dict[str, object]]:
         return submit.run_jobs(self.pipeline, jobs, label, self.progress)

@@ -29,9 +29,9 @@ import sys
 import time
 import venv
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Optional, Tuple
 
 from ... import jars as jarcache
 from ...errors import EnvironmentProblem, HudiCdcError
@@ -48,7 +48,7 @@ BUNDLE = jarcache.Artifact("org.apache.hudi", "hudi-spark3.4-bundle_2.12", HUDI_
 JCOMMANDER = jarcache.Artifact("com.beust", "jcommander", "1.78")
 UTILITIES = jarcache.Artifact("org.apache.hudi", "hudi-utilities_2.12", HUDI_VERSION)
 # module jar -> the classes taken from it, unchanged
-CLASSPATH_FIRST: Dict[jarcache.Artifact, Tuple[str, ...]] = {
+CLASSPATH_FIRST: dict[jarcache.Artifact, tuple[str, ...]] = {
     jarcache.Artifact("org.apache.hudi", "hudi-client-common", HUDI_VERSION):
         ("org/apache/hudi/client/utils/OperationConverter.class",),
     jarcache.Artifact("org.apache.hudi", "hudi-spark-client", HUDI_VERSION):
@@ -66,7 +66,7 @@ class Runtime:
     python: Path
     spark_home: Path
     spark_submit: Path
-    jars: Tuple[Path, ...]  # --jars
+    jars: tuple[Path, ...]  # --jars
     app_jar: Path  # the application jar (HoodieDeltaStreamer)
     classpath_first: Path  # spark.driver.extraClassPath
     streamer_class: str = STREAMER_CLASS
@@ -90,7 +90,7 @@ def _from_marker(data: dict) -> Runtime:
                    app_jar=Path(data["app_jar"]), classpath_first=Path(data["classpath_first"]))
 
 
-def _files(rt: Runtime) -> Tuple[Path, ...]:
+def _files(rt: Runtime) -> tuple[Path, ...]:
     return (rt.python, rt.spark_submit, *rt.jars, rt.app_jar, rt.classpath_first)
 
 
@@ -112,13 +112,14 @@ def load() -> Runtime:
     return _from_marker(json.loads(_marker().read_text()))
 
 
-def _venv(dest: Path, progress: Progress) -> Tuple[Path, Path]:
+def _venv(dest: Path, progress: Progress) -> tuple[Path, Path]:
     """The venv's python and pyspark's SPARK_HOME, creating the venv and installing pyspark once."""
     python = dest / "bin" / "python"
     if not python.exists():
         progress(f"creating a Python venv for pyspark {PYSPARK_VERSION} in {dest} ...")
         venv.EnvBuilder(with_pip=True, clear=True).create(dest)
-    probe = [str(python), "-c", "import pyspark, os; print(pyspark.__version__); print(os.path.dirname(pyspark.__file__))"]
+    probe = [str(python), "-c",
+             "import pyspark, os; print(pyspark.__version__); print(os.path.dirname(pyspark.__file__))"]
     out = subprocess.run(probe, capture_output=True, text=True)
     if out.returncode != 0 or out.stdout.split()[:1] != [PYSPARK_VERSION]:
         progress(f"installing pyspark=={PYSPARK_VERSION} into {dest} (once; builds a ~300 MB wheel) ...")
@@ -157,7 +158,7 @@ def _classpath_first(dest: Path, modules: Path, progress: Progress) -> Path:
     return shim
 
 
-def ensure_runtime(progress: Optional[Progress] = None) -> Runtime:
+def ensure_runtime(progress: Progress | None = None) -> Runtime:
     """Prepare the runtime once (idempotent); returns its paths."""
     say: Progress = progress or (lambda _m: None)
     if is_ready():

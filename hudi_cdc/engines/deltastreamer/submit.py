@@ -14,9 +14,9 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import fastavro
 
@@ -51,9 +51,12 @@ def landed_schema(pipeline: Pipeline, table: str) -> dict:
     newest = max(files, key=lambda p: (p.stat().st_mtime_ns, p.name))
     try:
         with open(newest, "rb") as fh:
-            return fastavro.reader(fh).writer_schema
+            schema = fastavro.reader(fh).writer_schema
     except (OSError, ValueError) as exc:
         raise DataError(f"cannot read the schema of {newest}: {exc}") from None
+    if not isinstance(schema, dict):
+        raise DataError(f"{newest}: the writer schema is not an Avro record")
+    return schema
 
 
 def target_schema(source: dict, hard_deletes: bool) -> dict:
@@ -64,21 +67,21 @@ def target_schema(source: dict, hard_deletes: bool) -> dict:
     return out
 
 
-def write_schema_files(pipeline: Pipeline, table: str, table_type: str, out_dir: Path) -> Tuple[Path, Path]:
+def write_schema_files(pipeline: Pipeline, table: str, table_type: str, out_dir: Path) -> tuple[Path, Path]:
     """Write <table>.source.avsc and <table>_<cow|mor>.target.avsc; unchanged files are left alone."""
     out_dir.mkdir(parents=True, exist_ok=True)
     src = landed_schema(pipeline, table)
     tgt = target_schema(src, pipeline.table(table).deletes == "hard")
     paths = (out_dir / f"{table}.source.avsc",
              out_dir / f"{table}_{TYPE_SUFFIX[table_type]}.target.avsc")
-    for path, schema in zip(paths, (src, tgt)):
+    for path, schema in zip(paths, (src, tgt), strict=True):
         text = json.dumps(schema, indent=2) + "\n"
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
     return paths
 
 
-def schema_flags(pipeline: Pipeline, job: render.Job, schema_dir: Path) -> List[str]:
+def schema_flags(pipeline: Pipeline, job: render.Job, schema_dir: Path) -> list[str]:
     """--hoodie-conf flags pointing FilebasedSchemaProvider at the job's schema files (none with a registry)."""
     if pipeline.source.schema_registry or not render.profile(pipeline).file_schema_provider:
         return []
@@ -87,13 +90,13 @@ def schema_flags(pipeline: Pipeline, job: render.Job, schema_dir: Path) -> List[
             "--hoodie-conf", f"{TARGET_SCHEMA_KEY}=file://{tgt.resolve()}"]
 
 
-def termination_flags(idle_rounds: int) -> List[str]:
+def termination_flags(idle_rounds: int) -> list[str]:
     """End a --continuous job after this many sync rounds in a row found nothing new."""
     return ["--post-write-termination-strategy-class", TERMINATION_CLASS,
             "--hoodie-conf", f"{TERMINATION_ROUNDS_KEY}={idle_rounds}"]
 
 
-def completed_instants(base_path: Path) -> List[Tuple[str, str]]:
+def completed_instants(base_path: Path) -> list[tuple[str, str]]:
     """(instant, action) of the completed instants on a 0.14 (layout 1) timeline, oldest first."""
     hoodie = base_path / ".hoodie"
     if not hoodie.is_dir():
@@ -105,7 +108,7 @@ def completed_instants(base_path: Path) -> List[Tuple[str, str]]:
     return sorted(out)
 
 
-def checkpoint(base_path: Path, instants: Sequence[Tuple[str, str]]) -> Optional[str]:
+def checkpoint(base_path: Path, instants: Sequence[tuple[str, str]]) -> str | None:
     """The checkpoint stored by the newest instant that has one."""
     for instant, action in reversed(list(instants)):
         try:
@@ -119,7 +122,7 @@ def checkpoint(base_path: Path, instants: Sequence[Tuple[str, str]]) -> Optional
 
 
 def argv_for(pipeline: Pipeline, job: render.Job, rt: rt_mod.Runtime, props_dir: Path, schema_dir: Path,
-             extra_flags: Sequence[str] = ()) -> List[str]:
+             extra_flags: Sequence[str] = ()) -> list[str]:
     props = props_dir / render.props_filename(pipeline, job.table, job.table_type)
     jars = [str(rt.classpath_first), *(str(j) for j in rt.jars)]  # classpath-first.jar before the bundle
     return render.real_streamer_local_argv(
@@ -127,7 +130,7 @@ def argv_for(pipeline: Pipeline, job: render.Job, rt: rt_mod.Runtime, props_dir:
         app_jar=str(rt.app_jar), extra_flags=[*schema_flags(pipeline, job, schema_dir), *extra_flags])
 
 
-def _environment(pipeline: Pipeline, rt: rt_mod.Runtime) -> Dict[str, str]:
+def _environment(pipeline: Pipeline, rt: rt_mod.Runtime) -> dict[str, str]:
     java = rt.java()
     env = dict(os.environ)
     env.update(registry_env(pipeline))
@@ -140,7 +143,7 @@ def _environment(pipeline: Pipeline, rt: rt_mod.Runtime) -> Dict[str, str]:
 
 
 def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progress: Progress = print, *,
-             idle_rounds: Optional[int] = None, timeout_seconds: Optional[float] = None) -> List[dict]:
+             idle_rounds: int | None = None, timeout_seconds: float | None = None) -> list[dict]:
     """Run each job through the real HoodieDeltaStreamer, one spark-submit after the other.
 
     idle_rounds bounds --continuous jobs (NoNewDataTerminationStrategy); timeout_seconds bounds any
@@ -182,15 +185,15 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
     return results
 
 
-def _run(argv: List[str], env: Dict[str, str], cwd: Path, log_path: Path,
-         timeout_seconds: Optional[float]) -> Tuple[Optional[int], List[str]]:
+def _run(argv: list[str], env: dict[str, str], cwd: Path, log_path: Path,
+         timeout_seconds: float | None) -> tuple[int | None, list[str]]:
     """Run argv with its output in log_path; (exit code or None on timeout, the output's last lines)."""
     with open(log_path, "w") as log:
         log.write("argv: " + json.dumps(argv) + "\n")
         log.flush()
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(cwd))
         try:
-            code: Optional[int] = proc.wait(timeout=timeout_seconds)
+            code: int | None = proc.wait(timeout=timeout_seconds)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

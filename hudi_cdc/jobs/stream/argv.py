@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
 
 
 @dataclass
@@ -15,14 +15,14 @@ class Target:
     target_base_path: str
     target_table: str
     op: str = "UPSERT"
-    source_ordering_fields: Optional[str] = None
+    source_ordering_fields: str | None = None
     filter_dupes: bool = False
     enable_sync: bool = False
     continuous: bool = False
     min_sync_interval_seconds: int = 0
     source_limit: int = sys.maxsize
-    max_rounds: Optional[int] = None  # for tests of continuous mode
-    hoodie_conf: List[str] = field(default_factory=list)  # key=value overrides, as HoodieStreamer's --hoodie-conf
+    max_rounds: int | None = None  # for tests of continuous mode
+    hoodie_conf: list[str] = field(default_factory=list)  # key=value overrides, as HoodieStreamer's --hoodie-conf
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,9 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse_argv(argv: Sequence[str]) -> List[Target]:
+def parse_argv(argv: Sequence[str]) -> list[Target]:
     """One or more HoodieStreamer-style flag groups, separated by `--next` (SystemExit when bad)."""
-    groups: List[List[str]] = [[]]
+    groups: list[list[str]] = [[]]
     for a in argv:
         if a == "--next":
             groups.append([])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Dict, List, Optional, Tuple
 
 from hudi_cdc import storage
 from hudi_cdc.causes import first_line
@@ -13,15 +12,15 @@ from hudi_cdc.properties import local_path
 from .errors import JobInputError
 
 IGNORED_PREFIXES = storage.IGNORED_PREFIXES
-SourceFile = Tuple[str, int, int]  # (local path or s3:// URI, modification time in ms, size)
+SourceFile = tuple[str, int, int]  # (local path or s3:// URI, modification time in ms, size)
 
 
-def _walk(root: str) -> List[SourceFile]:
+def _walk(root: str) -> list[SourceFile]:
     """Local files by os.walk, S3 objects by a listing (LastModified as the modification time)."""
     return storage.walk_files(root)
 
 
-def list_source_files(root: str, checkpoint: Optional[str], source_limit: int) -> Tuple[List[SourceFile], Optional[str]]:
+def list_source_files(root: str, checkpoint: str | None, source_limit: int) -> tuple[list[SourceFile], str | None]:
     """Files newer than the checkpoint, oldest first, as DFSPathSelector picks them.
 
     Returns ([(path, mtime_ms, size)], new_checkpoint). Unlike DFSPathSelector, a round always
@@ -31,7 +30,7 @@ def list_source_files(root: str, checkpoint: Optional[str], source_limit: int) -
     if not storage.is_dir(local):
         raise JobInputError(f"landing directory {root} does not exist")
     last = int(checkpoint) if checkpoint not in (None, "") else None
-    picked: List[SourceFile] = []
+    picked: list[SourceFile] = []
     total = 0
     for path, mtime, size in _walk(local):
         if last is not None and mtime <= last:
@@ -44,13 +43,13 @@ def list_source_files(root: str, checkpoint: Optional[str], source_limit: int) -
     return picked, new_cp
 
 
-def validate_avro_files(files: List[SourceFile], required_fields: List[str]) -> List[dict]:
+def validate_avro_files(files: list[SourceFile], required_fields: list[str]) -> list[dict]:
     """Read every file through fastavro before Spark touches the table: a corrupt or truncated
     file, or one whose schema lacks a required field, fails the round with its name, and nothing
     is written. Returns the distinct writer schemas seen."""
     import fastavro  # an install requirement of hudi-cdc
 
-    schemas: Dict[str, dict] = {}
+    schemas: dict[str, dict] = {}
     for path, _, _ in files:
         try:
             data = storage.read_bytes(path)
@@ -63,6 +62,8 @@ def validate_avro_files(files: List[SourceFile], required_fields: List[str]) -> 
                     pass
         except Exception as exc:  # fastavro raises many types for corrupt input
             raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
+        if not isinstance(schema, dict):
+            raise JobInputError(f"the writer schema of {path} is not an Avro record")
         names = {f["name"] for f in schema.get("fields", [])}
         for f in required_fields:
             if f not in names:

@@ -7,7 +7,7 @@ import json
 import shlex
 import sys
 import time
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 from hudi_cdc.causes import root_cause
 from hudi_cdc.spark_conf import configure
@@ -21,11 +21,11 @@ RESULT_MARK = "HUDI_CDC_RESULT "
 ERROR_MARK = "HUDI_CDC_ERROR "
 
 
-def run_targets(spark, targets: List[Target], log=print) -> List[RoundResult]:
+def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
     """One round per target; in continuous mode, round after round over every target in turn
     (never stuck on the first, as HoodieMultiTableStreamer's continuous mode is)."""
     props = {id(t): target_properties(t) for t in targets}
-    out: List[RoundResult] = []
+    out: list[RoundResult] = []
     continuous = any(t.continuous for t in targets)
     interval = max((t.min_sync_interval_seconds for t in targets), default=0)
     max_rounds = min((t.max_rounds for t in targets if t.max_rounds is not None), default=None)
@@ -52,7 +52,7 @@ def _mark(mark: str, payload) -> None:
     print(mark + json.dumps(payload), flush=True)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         targets = parse_argv(argv)

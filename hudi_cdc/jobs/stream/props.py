@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Dict, Optional
-
 from hudi_cdc import properties
 
 from .argv import Target
 from .errors import JobInputError
 
 
-def load_properties(path: str) -> Dict[str, str]:
+def load_properties(path: str) -> dict[str, str]:
     """The streamer properties file (DFSPropertiesConfiguration's dialect), includes resolved."""
     try:
         return properties.load_properties(path)
@@ -18,7 +16,7 @@ def load_properties(path: str) -> Dict[str, str]:
         raise JobInputError(str(exc)) from None
 
 
-def target_properties(t: Target) -> Dict[str, str]:
+def target_properties(t: Target) -> dict[str, str]:
     props = load_properties(t.props)
     for kv in t.hoodie_conf:
         k, _, v = kv.partition("=")
@@ -26,6 +24,6 @@ def target_properties(t: Target) -> Dict[str, str]:
     return props
 
 
-def streamer_prop(props: Dict[str, str], name: str) -> Optional[str]:
+def streamer_prop(props: dict[str, str], name: str) -> str | None:
     """hoodie.streamer.<name>, falling back to the pre-0.14 hoodie.deltastreamer.<name>."""
     return props.get(f"hoodie.streamer.{name}") or props.get(f"hoodie.deltastreamer.{name}")

@@ -4,10 +4,8 @@ changes nothing, so it is dropped before the write."""
 
 from __future__ import annotations
 
-from typing import List
 
-
-def drop_unchanged(spark, df, base_path: str, keys: List[str], ordering: List[str]):
+def drop_unchanged(spark, df, base_path: str, keys: list[str], ordering: list[str]):
     """Remove non-delete events whose key the table already holds with an ordering value at least
     as new (lexicographic over the ordering fields): a redelivered event (same key, same ordering
     value) or a late, stale one. Hudi's EVENT_TIME_ORDERING lets an equal ordering value win, so
@@ -30,6 +28,7 @@ def drop_unchanged(spark, df, base_path: str, keys: List[str], ordering: List[st
     for o in reversed(ordering):
         s, e = F.col(f"__s_{o}"), F.col(o)
         at_least = (s >= e) if at_least is None else ((s > e) | ((s == e) & at_least))
+    assert cond is not None and at_least is not None  # a table has record keys and an ordering field here
     unchanged = cond & at_least
     if "_hoodie_is_deleted" in df.columns:
         unchanged = unchanged & ~F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))

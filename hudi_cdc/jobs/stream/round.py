@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
 
 from hudi_cdc.causes import root_cause
 
@@ -37,12 +36,12 @@ class RoundResult:
     table: str
     base_path: str
     operation: str
-    files: List[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
     records_in: int = 0
     records_written: int = 0
     deletes: int = 0
-    checkpoint: Optional[str] = None
-    commit: Optional[str] = None
+    checkpoint: str | None = None
+    commit: str | None = None
     skipped: bool = False
     stale_ignored: int = 0
     unchanged_ignored: int = 0
@@ -51,7 +50,7 @@ class RoundResult:
         return self.__dict__.copy()
 
 
-def writer_options(props: Dict[str, str], t: Target) -> Dict[str, str]:
+def writer_options(props: dict[str, str], t: Target) -> dict[str, str]:
     """The Hudi writer's options: every hoodie.* key the streamer does not consume, plus the target's."""
     opts = {k: v for k, v in props.items() if k.startswith("hoodie.") and not k.startswith(_STREAMER_KEYS)}
     db, _, table = t.target_table.rpartition(".")
@@ -68,11 +67,11 @@ def writer_options(props: Dict[str, str], t: Target) -> Dict[str, str]:
     return opts
 
 
-def _fields(text: Optional[str]) -> List[str]:
+def _fields(text: str | None) -> list[str]:
     return [f.strip() for f in (text or "").split(",") if f.strip()]
 
 
-def _read_events(spark, t: Target, props: Dict[str, str], root: str, files, ordering: List[str], result: RoundResult):
+def _read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result: RoundResult):
     """The round's events: the files read (registry schema if any), transformed, latest per key."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -103,7 +102,7 @@ def _read_events(spark, t: Target, props: Dict[str, str], root: str, files, orde
     return df, record_keys
 
 
-def source_position(events, ordering: List[str]) -> Dict[str, str]:
+def source_position(events, ordering: list[str]) -> dict[str, str]:
     """The newest source event time and ordering value of a round, for the commit metadata."""
     from pyspark.sql import functions as F
 
@@ -123,7 +122,7 @@ def source_position(events, ordering: List[str]) -> Dict[str, str]:
     return out
 
 
-def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult:
+def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult:
     from pyspark.sql import functions as F
 
     root = streamer_prop(props, "source.dfs.root")
@@ -146,7 +145,7 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
     events = df.cache()
     df = events
     is_delete = "_hoodie_is_deleted" in df.columns
-    deleted_keys: List[dict] = []
+    deleted_keys: list[dict] = []
     if is_delete:
         # Hard deletes leave no row to compare a late event with, so the keys and ordering values
         # of deletes are kept as tombstones; a later round drops events no newer than them.
@@ -157,7 +156,8 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
         if tombstones and ordering:
             df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
             if result.stale_ignored:
-                log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) for keys deleted by a newer change")
+                log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) "
+                    "for keys deleted by a newer change")
     if t.op != "BULK_INSERT" and existing and ordering:
         df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
         if result.unchanged_ignored:
@@ -174,6 +174,7 @@ def run_round(spark, t: Target, props: Dict[str, str], log=print) -> RoundResult
         # what --filter-dupes means there (Hudi's row-writer bulk insert refuses drop.duplicates).
         opts["hoodie.datasource.write.insert.drop.duplicates"] = "true"
     opts["hoodie.datasource.write.commitmeta.key.prefix"] = "streamer."
+    assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts[CHECKPOINT_KEY] = new_cp
     opts.update(source_position(events, ordering))
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "

@@ -7,7 +7,6 @@ import base64
 import json
 import os
 import urllib.request
-from typing import List
 
 from hudi_cdc.causes import first_line
 
@@ -36,7 +35,7 @@ def registry_schema(url: str) -> str:
     return schema
 
 
-def check_registry_compat(registry_schema_text: str, file_schemas: List[dict], path_hint: str) -> None:
+def check_registry_compat(registry_schema_text: str, file_schemas: list[dict], path_hint: str) -> None:
     """Every field the landed files carry must exist in the registry schema; otherwise the
     registry was not updated for a source change and reading would silently drop a column."""
     reg = json.loads(registry_schema_text)

@@ -8,7 +8,7 @@ state comes from the timeline's file names (hudi_cdc/instants.py).
 from __future__ import annotations
 
 import json
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from hudi_cdc import s3, storage
 from hudi_cdc.causes import first_line
@@ -31,7 +31,7 @@ def has_completed_commit(base_path: str) -> bool:
     return bool(completed_write_times(local_path(base_path)))
 
 
-def checkpoint_of(extra_metadata: Mapping[str, str]) -> Optional[str]:
+def checkpoint_of(extra_metadata: Mapping[str, str]) -> str | None:
     """The checkpoint a commit's extra metadata carries: the current key first, then the legacy ones."""
     for key in (CHECKPOINT_KEY, *LEGACY_CHECKPOINT_KEYS):
         if extra_metadata.get(key):
@@ -51,7 +51,7 @@ def _hudi_timeline(base_path: str, what: str):
         raise TableReadError(f"{base_path}: hudi-rs cannot read the timeline for {what}: {first_line(exc)}") from None
 
 
-def read_checkpoint(base_path: str) -> Optional[str]:
+def read_checkpoint(base_path: str) -> str | None:
     """The checkpoint of the newest completed commit that carries one; None for a new table.
 
     Never None for a table whose checkpoint cannot be read: the stream would read every file again."""

@@ -7,11 +7,14 @@ commit did not complete (a failed round) is ignored."""
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING
 
 from hudi_cdc import storage
 from hudi_cdc.instants import completed_write_times
 from hudi_cdc.properties import local_path
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 TOMBSTONE_DIR = (".hoodie", ".aux", "hudi-cdc-tombstones")
 
@@ -20,14 +23,14 @@ def _tombstone_dir(base_path: str) -> str:
     return storage.join(local_path(base_path), *TOMBSTONE_DIR)
 
 
-def read_tombstones(base_path: str) -> List[dict]:
+def read_tombstones(base_path: str) -> list[dict]:
     """Tombstones written by completed commits only (a failed round's file is ignored)."""
     d = _tombstone_dir(base_path)
     names = storage.listdir(d)
     if not names:
         return []
     done = completed_write_times(local_path(base_path))
-    rows: List[dict] = []
+    rows: list[dict] = []
     for name in sorted(names):
         if name.endswith(".jsonl") and name[:-len(".jsonl")] in done:
             text = (storage.read_bytes(storage.join(d, name)) or b"").decode("utf-8")
@@ -35,17 +38,18 @@ def read_tombstones(base_path: str) -> List[dict]:
     return rows
 
 
-def write_tombstones(base_path: str, commit: str, rows: List[dict]) -> None:
+def write_tombstones(base_path: str, commit: str, rows: list[dict]) -> None:
     text = "".join(json.dumps(r, default=str) + "\n" for r in rows)
     storage.write_bytes(storage.join(_tombstone_dir(base_path), f"{commit}.jsonl"), text.encode("utf-8"))
 
 
-def drop_stale_after_delete(spark, df, tombstones: List[dict], keys: List[str], ordering: List[str]) -> Tuple[object, int]:
+def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
+                            ordering: list[str]) -> tuple[object, int]:
     """Remove non-delete events whose key was deleted by a change at least as new (lexicographic
     over the ordering fields). Returns (dataframe, how many were removed)."""
     from pyspark.sql import functions as F
 
-    latest: Dict[tuple, dict] = {}
+    latest: dict[tuple, dict] = {}
     for t in tombstones:
         k = tuple(t.get(c) for c in keys)
         o = tuple(t.get(c) for c in ordering)
@@ -55,17 +59,18 @@ def drop_stale_after_delete(spark, df, tombstones: List[dict], keys: List[str], 
                                 [f"__t_{c}" for c in keys + ordering])
     for c in keys + ordering:
         tdf = tdf.withColumn(f"__t_{c}", F.col(f"__t_{c}").cast(df.schema[c].dataType))
-    cond = None
+    cond: Column | None = None
     for c in keys:
         eq = F.col(c) == F.col(f"__t_{c}")
         cond = eq if cond is None else cond & eq
-    newer_or_equal = None  # tombstone ordering >= event ordering, lexicographically
+    newer_or_equal: Column | None = None  # tombstone ordering >= event ordering, lexicographically
     for i in reversed(range(len(ordering))):
-        o = ordering[i]
-        here = F.col(f"__t_{o}") > F.col(o) if newer_or_equal is not None else F.col(f"__t_{o}") >= F.col(o)
+        name = ordering[i]
+        here = F.col(f"__t_{name}") > F.col(name) if newer_or_equal is not None else F.col(f"__t_{name}") >= F.col(name)
         if newer_or_equal is not None:
-            here = here | ((F.col(f"__t_{o}") == F.col(o)) & newer_or_equal)
+            here = here | ((F.col(f"__t_{name}") == F.col(name)) & newer_or_equal)
         newer_or_equal = here
+    assert cond is not None and newer_or_equal is not None  # callers pass record keys and ordering fields
     stale_cond = cond & newer_or_equal & ~F.col("_hoodie_is_deleted")
     kept = df.join(tdf, stale_cond, "left_anti")
     removed = df.join(tdf, stale_cond, "left_semi").count()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable, List, Optional, Tuple
+from collections.abc import Iterable
 
 from ...config import Pipeline
 from ...errors import AwsError, ConfigError
@@ -21,7 +21,7 @@ EMR_HUDI = {
 }
 
 
-def hudi_mismatch(pipeline: Pipeline, release_label: Optional[str]) -> Optional[str]:
+def hudi_mismatch(pipeline: Pipeline, release_label: str | None) -> str | None:
     """A warning when the EMR release runs another Hudi than the one the pipeline renders for."""
     shipped = EMR_HUDI.get(release_label or "")
     if shipped is None:
@@ -56,7 +56,7 @@ _SECRET_PATTERNS = (
 )
 
 
-def secret_values(pipeline: Pipeline) -> List[str]:
+def secret_values(pipeline: Pipeline) -> list[str]:
     """Values that must never appear in a step, a job run, an upload or a printed log."""
     names = list(_AWS_SECRET_ENV)
     for n in (pipeline.source.registry_username_env, pipeline.source.registry_password_env):
@@ -66,7 +66,7 @@ def secret_values(pipeline: Pipeline) -> List[str]:
     return [v for v in vals if len(v) >= 4]
 
 
-def check_no_secrets(pipeline: Pipeline, texts: Iterable[Tuple[str, str]]) -> None:
+def check_no_secrets(pipeline: Pipeline, texts: Iterable[tuple[str, str]]) -> None:
     """Refuse to send ``(where, text)`` pairs that carry a secret value or look like credentials."""
     values = secret_values(pipeline)
     for where, text in texts:

@@ -4,9 +4,10 @@ listing, and the dry-run stand-in that prints each call instead of making it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping
+from typing import Any
 
 from ...errors import AwsError
 
@@ -60,20 +61,20 @@ def mapped(client: Any, operation: str) -> Iterator[None]:
         raise AwsError(f"{service_name(client)}.{operation} failed: {exc}") from exc
 
 
-def call(client: Any, operation: str, **params: Any) -> Dict[str, Any]:
+def call(client: Any, operation: str, **params: Any) -> dict[str, Any]:
     """``client.<operation>(**params)``; every botocore error becomes one AwsError line."""
     with mapped(client, operation):
         return getattr(client, operation)(**params)
 
 
-def items(client: Any, operation: str, key: str, **params: Any) -> List[Dict[str, Any]]:
+def items(client: Any, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
     """Every ``key`` item of every page of ``operation`` (boto3's paginator), errors mapped."""
     with mapped(client, operation):
         return [item for page in client.get_paginator(operation).paginate(**params) for item in page.get(key, [])]
 
 
 # ---- dry run -----------------------------------------------------------------------------------
-def _printable(params: Mapping[str, Any]) -> Dict[str, Any]:
+def _printable(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: f"<{len(v)} bytes>" if isinstance(v, (bytes, bytearray)) else v for k, v in params.items()}
 
 
@@ -85,16 +86,16 @@ class DryRunClient:
 
     service: str
     echo: Callable[[str], None]
-    answers: Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]] = field(default_factory=dict)
+    answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=dict)
 
-    def get_paginator(self, operation: str) -> "_DryRunPaginator":
+    def get_paginator(self, operation: str) -> _DryRunPaginator:
         return _DryRunPaginator(getattr(self, operation))
 
-    def __getattr__(self, operation: str) -> Callable[..., Dict[str, Any]]:
+    def __getattr__(self, operation: str) -> Callable[..., dict[str, Any]]:
         if operation.startswith("_"):
             raise AttributeError(operation)
 
-        def _call(**params: Any) -> Dict[str, Any]:
+        def _call(**params: Any) -> dict[str, Any]:
             self.echo(f"{self.service}.{operation} {json.dumps(_printable(params), sort_keys=True, default=str)}")
             answer = self.answers.get(operation)
             return answer(params) if answer else {}
@@ -106,7 +107,7 @@ class DryRunClient:
 class _DryRunPaginator:
     """A paginator over a DryRunClient operation: one (printed) call, one page."""
 
-    operation: Callable[..., Dict[str, Any]]
+    operation: Callable[..., dict[str, Any]]
 
-    def paginate(self, **params: Any) -> Iterator[Dict[str, Any]]:
+    def paginate(self, **params: Any) -> Iterator[dict[str, Any]]:
         yield self.operation(**params)

@@ -4,7 +4,7 @@ argv a job runs (the renderer's, pointed at the uploaded properties file)."""
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Tuple
+from collections.abc import Iterable
 
 from ... import render as rnd
 from ...config import TYPE_SUFFIX, Pipeline
@@ -24,15 +24,15 @@ def job_name(pipeline: Pipeline, job: Job) -> str:
     return name + (":continuous" if job.continuous else "")
 
 
-def owns_name(pipeline: Pipeline, name: Optional[str]) -> bool:
+def owns_name(pipeline: Pipeline, name: str | None) -> bool:
     return bool(name and name.startswith(f"{TOOL}:{pipeline.pipeline}:"))
 
 
-def writes_table(pipeline: Pipeline, name: Optional[str], job: Job) -> bool:
+def writes_table(pipeline: Pipeline, name: str | None, job: Job) -> bool:
     return bool(name and name.startswith(table_key(pipeline, job.table, job.table_type) + ":"))
 
 
-def require(value: Optional[str], key: str, pipeline: Pipeline, hint: str = "") -> str:
+def require(value: str | None, key: str, pipeline: Pipeline, hint: str = "") -> str:
     if not value:
         extra = f" ({hint})" if hint else ""
         raise ConfigError(f"emr.{key}: required for this target{extra} ({pipeline.source_file})")
@@ -66,7 +66,7 @@ def log_root(pipeline: Pipeline) -> str:
 _S3 = re.compile(r"^s3[an]?://([^/]+)/?(.*)$")
 
 
-def split_s3(uri: str) -> Tuple[str, str]:
+def split_s3(uri: str) -> tuple[str, str]:
     """``s3://b/k`` (also EMR's ``s3n://`` and ``s3a://``) -> (bucket, key)."""
     m = _S3.match(uri)
     if not m:
@@ -74,7 +74,7 @@ def split_s3(uri: str) -> Tuple[str, str]:
     return m.group(1), m.group(2)
 
 
-def job_props_uri(pipeline: Pipeline, job: Job, names: Optional[Iterable[str]] = None) -> str:
+def job_props_uri(pipeline: Pipeline, job: Job, names: Iterable[str] | None = None) -> str:
     """Where the job's properties file is uploaded; checked against the rendered names when given."""
     name = rnd.props_filename(pipeline, job.table, job.table_type)
     if names is not None and name not in set(names):
@@ -82,12 +82,12 @@ def job_props_uri(pipeline: Pipeline, job: Job, names: Optional[Iterable[str]] =
     return f"{properties_root(pipeline)}/{name}"
 
 
-def job_argv(pipeline: Pipeline, job: Job, target: str, names: Optional[Iterable[str]] = None) -> List[str]:
+def job_argv(pipeline: Pipeline, job: Job, target: str, names: Iterable[str] | None = None) -> list[str]:
     """The renderer's spark-submit argv for ``job`` on ``target``, reading the uploaded properties."""
     return list(rnd.streamer_argv(pipeline, job.table, job.table_type, job.op, target=target,
                                   props_uri=job_props_uri(pipeline, job, names), continuous=job.continuous))
 
 
-def props_arg(argv: List[str]) -> str:
+def props_arg(argv: list[str]) -> str:
     """The value of ``--props`` in an argv ('' when absent)."""
     return next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--props"), "")

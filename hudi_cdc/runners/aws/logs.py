@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import gzip
-from typing import Any, Optional
+from typing import Any
 
 from ...errors import AwsError
 from .layout import split_s3
 
 
-def read_log_tail(s3: Any, uri: str, lines: int) -> Optional[str]:
+def read_log_tail(s3: Any, uri: str, lines: int) -> str | None:
     """Last ``lines`` lines of ``uri`` (gzip or plain); None when the object does not exist (yet)."""
     bucket, key = split_s3(uri)
     candidates = [key] if key.endswith(".gz") else [key + ".gz", key]

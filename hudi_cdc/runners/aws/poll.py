@@ -9,25 +9,26 @@ drive both); EMR Serverless has no waiters in botocore, so its probe is a plain 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .client import error
 from .errors import WaitTimeout
 
-Probe = Callable[[], Tuple[str, Dict[str, Any], bool]]
+Probe = Callable[[], tuple[str, dict[str, Any], bool]]
 
 
-def describe_until(describe: Callable[[], Tuple[str, Dict[str, Any]]], stop: Sequence[str]) -> Probe:
+def describe_until(describe: Callable[[], tuple[str, dict[str, Any]]], stop: Sequence[str]) -> Probe:
     """A probe from a describe call: done once the state is one of ``stop``."""
 
-    def probe() -> Tuple[str, Dict[str, Any], bool]:
+    def probe() -> tuple[str, dict[str, Any], bool]:
         state, detail = describe()
         return state, detail, state in stop
 
     return probe
 
 
-def waiter_attempt(client: Any, waiter_name: str, state_of: Callable[[Dict[str, Any]], Tuple[str, Dict[str, Any]]],
+def waiter_attempt(client: Any, waiter_name: str, state_of: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]],
                    stop: Sequence[str], **params: Any) -> Probe:
     """A probe from one attempt of ``client.get_waiter(waiter_name)``: done on the waiter's success
     or failure, or once the state is one of ``stop`` (states its acceptors do not know)."""
@@ -38,7 +39,7 @@ def waiter_attempt(client: Any, waiter_name: str, state_of: Callable[[Dict[str, 
     success = next(a.expected for a in waiter.config.acceptors if a.state == "success")
     operation = xform_name(waiter.config.operation)
 
-    def probe() -> Tuple[str, Dict[str, Any], bool]:
+    def probe() -> tuple[str, dict[str, Any], bool]:
         try:
             waiter.wait(**params, WaiterConfig={"MaxAttempts": 1})
         except WaiterError as exc:
@@ -62,7 +63,7 @@ def poll(
     say: Callable[[str], None],
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
-) -> Tuple[str, Dict[str, Any]]:
+) -> tuple[str, dict[str, Any]]:
     """Probe every ``poll_seconds`` until done; say each state change.
 
     Raises WaitTimeout after ``timeout_seconds`` with the last state seen. Terminal-state handling

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 from ...config import Pipeline
 from ...errors import AwsError
@@ -39,12 +40,12 @@ class RunResult:
     id: str
     name: str
     state: str
-    argv: List[str]
+    argv: list[str]
     props_uri: str
-    log_uri: Optional[str]
+    log_uri: str | None
     job: Job
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "id": self.id, "name": self.name, "table": self.job.table,
                 "operation": self.job.op, "state": self.state, "props_uri": self.props_uri,
                 "log_uri": self.log_uri, "dry_run": self.state == "DRY-RUN"}
@@ -62,14 +63,14 @@ class AwsRunner(ABC):
     service: str  # boto3 service name
     noun: str  # "step" | "job run"
     describe_op: str  # the call that tells a step's / job run's state
-    ACTIVE: Tuple[str, ...]  # states of a job that still writes its table
-    DONE: Tuple[str, ...]  # states a job ends in
+    ACTIVE: tuple[str, ...]  # states of a job that still writes its table
+    DONE: tuple[str, ...]  # states a job ends in
     SUCCESS: str  # the state of a job that ended well
     log_noun = ""  # "driver " where the stderr is the Spark driver's
     logs_late = ""  # what to say when a log is not on S3 (yet)
 
     def __init__(self, pipeline: Pipeline, client: Any = None, *, s3: Any = None, dry_run: bool = False,
-                 progress: Optional[Echo] = None, echo: Optional[Echo] = None,
+                 progress: Echo | None = None, echo: Echo | None = None,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
         self.pipeline = pipeline
         self.settings = pipeline.emr
@@ -83,7 +84,7 @@ class AwsRunner(ABC):
         else:
             self.client = client or aws_client(self.service, self.settings.region)
             self.s3 = s3 or aws_client("s3", self.settings.region)
-        self._uploaded: Optional[Dict[str, str]] = None
+        self._uploaded: dict[str, str] | None = None
         self._warned_version = False
 
     # ---- what each runner fills in -----------------------------------------------------------
@@ -98,23 +99,23 @@ class AwsRunner(ABC):
     def _check_settings(self) -> None:
         """Raise ConfigError when an emr.* setting this target needs is missing."""
 
-    def _dry_answers(self) -> Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]]:
+    def _dry_answers(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
         return {}
 
     @abstractmethod
-    def _list(self, states: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+    def _list(self, states: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Every step / job run (in ``states`` when given), as the list API returns them."""
 
     @abstractmethod
-    def _describe(self, run_id: str) -> Dict[str, Any]:
+    def _describe(self, run_id: str) -> dict[str, Any]:
         """The step / job run as the describe call returns it."""
 
     @abstractmethod
-    def _row(self, item: Dict[str, Any]) -> Dict[str, Any]:
+    def _row(self, item: dict[str, Any]) -> dict[str, Any]:
         """id, name, state, created, reason, ... of a listed or described step / job run."""
 
     @abstractmethod
-    def _start(self, job: Job, name: str, active: List[Dict[str, Any]]) -> RunResult:
+    def _start(self, job: Job, name: str, active: list[dict[str, Any]]) -> RunResult:
         """Upload, check for secrets, start the job; no waiting."""
 
     @abstractmethod
@@ -122,7 +123,7 @@ class AwsRunner(ABC):
         """One look at the job for the wait loop; done once its state is one of ``stop``."""
 
     @abstractmethod
-    def _failure_lines(self, detail: Dict[str, Any]) -> List[str]:
+    def _failure_lines(self, detail: dict[str, Any]) -> list[str]:
         """Why AWS says it failed, one indented line each."""
 
     @abstractmethod
@@ -137,7 +138,7 @@ class AwsRunner(ABC):
     def _cancel(self, run_id: str) -> None:
         """Ask AWS to stop the step / job run."""
 
-    def _log_prefix(self, run_id: str) -> Optional[str]:
+    def _log_prefix(self, run_id: str) -> str | None:
         """The job's log folder for RunResult.log_uri (None when unknown)."""
         return None
 
@@ -149,16 +150,16 @@ class AwsRunner(ABC):
         if not isinstance(self.client, DryRunClient):
             check_credentials()
 
-    def plan(self, jobs: Sequence[Job], label: str = "") -> List[Dict[str, Any]]:
+    def plan(self, jobs: Sequence[Job], label: str = "") -> list[dict[str, Any]]:
         """Print every AWS call the jobs would make, make none; one dict per job."""
         runner = self if self.dry_run else type(self)(self.pipeline, dry_run=True, echo=self.echo)
         return runner._run_all(jobs, label)
 
-    def run(self, jobs: Sequence[Job], label: str = "") -> List[Dict[str, Any]]:
+    def run(self, jobs: Sequence[Job], label: str = "") -> list[dict[str, Any]]:
         """Run the jobs one after another (see the module docstring); one dict per job."""
         return self._run_all(jobs, label)
 
-    def status(self, run_id: Optional[str] = None) -> List[Dict[str, Any]]:
+    def status(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """One step / job run, or all of this pipeline's."""
         if run_id:
             return [self._row(self._describe(run_id))]
@@ -178,22 +179,22 @@ class AwsRunner(ABC):
         return run_id
 
     # ---- the flow ----------------------------------------------------------------------------------
-    def _call(self, op: str, **params: Any) -> Dict[str, Any]:
+    def _call(self, op: str, **params: Any) -> dict[str, Any]:
         return call(self.client, op, **params)
 
-    def _run_all(self, jobs: Sequence[Job], label: str) -> List[Dict[str, Any]]:
+    def _run_all(self, jobs: Sequence[Job], label: str) -> list[dict[str, Any]]:
         jobs = list(jobs)
         if label:
             self.echo(f"{label}: {len(jobs)} job(s) on {self.target}")
         return [self.run_job(j).to_dict() for j in jobs]
 
-    def upload_properties(self) -> Dict[str, str]:
+    def upload_properties(self) -> dict[str, str]:
         """Upload every rendered file once; returns name -> s3 URI."""
         if self._uploaded is None:
             self._uploaded = upload_rendered(self.pipeline, self.s3, self.echo, self.dry_run)
         return self._uploaded
 
-    def _warn_hudi_version(self, release_label: Callable[[], Optional[str]]) -> None:
+    def _warn_hudi_version(self, release_label: Callable[[], str | None]) -> None:
         """Once per runner: say when the EMR release runs another Hudi than the pipeline's."""
         if not self._warned_version:
             self._warned_version = True
@@ -250,7 +251,7 @@ class AwsRunner(ABC):
                                "last completed commit")
         raise JobFailed(self.failure_message(run_id, detail))
 
-    def failure_message(self, run_id: str, detail: Dict[str, Any]) -> str:
+    def failure_message(self, run_id: str, detail: dict[str, Any]) -> str:
         lines = [f"{self.noun} {run_id} ({self._row(detail)['name'] or ''}) FAILED on {self.where}",
                  *self._failure_lines(detail)]
         try:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict
+from collections.abc import Callable
+from typing import Any
 
 from ... import render as rnd
 from ...config import Pipeline
@@ -11,13 +12,13 @@ from .client import call
 from .layout import properties_root, split_s3
 
 
-def upload_rendered(pipeline: Pipeline, s3: Any, echo: Callable[[str], None], dry_run: bool) -> Dict[str, str]:
+def upload_rendered(pipeline: Pipeline, s3: Any, echo: Callable[[str], None], dry_run: bool) -> dict[str, str]:
     """Upload every rendered file to the pipeline's properties root, secrets checked first;
     returns name -> s3 URI."""
     files = rnd.render_properties(pipeline)
     check_no_secrets(pipeline, [(f"properties file {n}", t) for n, t in files.items()])
     root = properties_root(pipeline)
-    out: Dict[str, str] = {}
+    out: dict[str, str] = {}
     for name in sorted(files):
         uri = f"{root}/{name}"
         bucket, key = split_s3(uri)

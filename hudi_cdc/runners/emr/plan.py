@@ -4,7 +4,8 @@ as boto3/Airflow (``api``) or `aws emr add-steps --steps file://` (``cli``) read
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from ... import render as rnd
 from ...config import Pipeline
@@ -18,7 +19,7 @@ COMMAND_RUNNER = "command-runner.jar"
 ACTION_ON_FAILURE = "CONTINUE"  # never terminate or park the cluster because one table failed
 
 
-def step_definition(pipeline: Pipeline, job: Job, names: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+def step_definition(pipeline: Pipeline, job: Job, names: Iterable[str] | None = None) -> dict[str, Any]:
     """The boto3 ``add_job_flow_steps`` / Airflow ``EmrAddStepsOperator`` shape of one step."""
     argv = job_argv(pipeline, job, TARGET, names)
     if not argv or argv[0] != "spark-submit":
@@ -30,7 +31,7 @@ def step_definition(pipeline: Pipeline, job: Job, names: Optional[Iterable[str]]
     }
 
 
-def to_cli_step(step: Dict[str, Any]) -> Dict[str, Any]:
+def to_cli_step(step: dict[str, Any]) -> dict[str, Any]:
     """The same step in the shape `aws emr add-steps --steps file://...` reads (the AWS CLI's own
     flattened form: Type/Name/ActionOnFailure/Jar/Args; it rejects the API's HadoopJarStep)."""
     return {
@@ -42,7 +43,7 @@ def to_cli_step(step: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
-def steps_json(pipeline: Pipeline, jobs: Iterable[Job], flavor: str = "api") -> List[Dict[str, Any]]:
+def steps_json(pipeline: Pipeline, jobs: Iterable[Job], flavor: str = "api") -> list[dict[str, Any]]:
     """``hudi-cdc render --emr-steps``: the list of step definitions (JSON-able).
 
     flavor "api" (default): boto3 ``add_job_flow_steps(Steps=...)`` shape, which Airflow's

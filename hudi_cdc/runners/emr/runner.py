@@ -10,7 +10,8 @@ Modelled on Airflow's EmrHook / waiter_with_logging: a thin boto3 wrapper and a 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...errors import AwsError
 from ...render import Job
@@ -34,7 +35,7 @@ class EmrRunner(AwsRunner):
     SUCCESS = "COMPLETED"
     logs_late = "yet (EMR copies step logs to S3 every few minutes and when the step ends)"
 
-    _log_uri: Optional[str] = None
+    _log_uri: str | None = None
 
     @property
     def cluster_id(self) -> str:
@@ -47,7 +48,7 @@ class EmrRunner(AwsRunner):
     def _check_settings(self) -> None:
         self.cluster_id  # noqa: B018 - raises ConfigError when unset
 
-    def _dry_answers(self) -> Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]]:
+    def _dry_answers(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
         counter = iter(range(1, 10_000))
         emr = self.settings
         return {
@@ -58,16 +59,16 @@ class EmrRunner(AwsRunner):
         }
 
     # -- listing
-    def _list(self, states: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
-        params: Dict[str, Any] = {"ClusterId": self.cluster_id}
+    def _list(self, states: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {"ClusterId": self.cluster_id}
         if states:
             params["StepStates"] = list(states)
         return items(self.client, "list_steps", "Steps", **params)
 
-    def _describe(self, run_id: str) -> Dict[str, Any]:
+    def _describe(self, run_id: str) -> dict[str, Any]:
         return self._call("describe_step", ClusterId=self.cluster_id, StepId=run_id)["Step"]
 
-    def _row(self, s: Dict[str, Any]) -> Dict[str, Any]:
+    def _row(self, s: dict[str, Any]) -> dict[str, Any]:
         st = s.get("Status", {})
         tl = st.get("Timeline", {})
         fd = st.get("FailureDetails") or {}
@@ -82,7 +83,7 @@ class EmrRunner(AwsRunner):
         }
 
     # -- submit
-    def _start(self, job: Job, name: str, active: List[Dict[str, Any]]) -> RunResult:
+    def _start(self, job: Job, name: str, active: list[dict[str, Any]]) -> RunResult:
         step = step_definition(self.pipeline, job, self.upload_properties().keys())
         check_no_secrets(self.pipeline, [(f"step {step['Name']}", json.dumps(step))])
         self._warn_if_it_will_wait(active)
@@ -91,7 +92,7 @@ class EmrRunner(AwsRunner):
         args = step["HadoopJarStep"]["Args"]
         return RunResult(TARGET, step_id, step["Name"], "PENDING", args, props_arg(args), None, job)
 
-    def _warn_if_it_will_wait(self, active: List[Dict[str, Any]]) -> None:
+    def _warn_if_it_will_wait(self, active: list[dict[str, Any]]) -> None:
         """Continuous streams hold a step slot for ever: say so when the new step cannot start."""
         running = [r for r in active if r["state"] in ("RUNNING", "PENDING")]
         cluster = self._call("describe_cluster", ClusterId=self.cluster_id)["Cluster"]
@@ -111,7 +112,7 @@ class EmrRunner(AwsRunner):
         return f"emr.describe_cluster and s3.get_object <LogUri>/{self.cluster_id}/steps/<step id>/stderr.gz"
 
     # -- failure reporting, logs
-    def _failure_lines(self, step: Dict[str, Any]) -> List[str]:
+    def _failure_lines(self, step: dict[str, Any]) -> list[str]:
         status = step.get("Status", {})
         fd = status.get("FailureDetails") or {}
         if not fd:
@@ -124,13 +125,13 @@ class EmrRunner(AwsRunner):
             lines.append(f"  log file: {fd['LogFile']}")
         return lines
 
-    def _cluster_log_uri(self) -> Optional[str]:
+    def _cluster_log_uri(self) -> str | None:
         if self._log_uri is None:
             cluster = self._call("describe_cluster", ClusterId=self.cluster_id)["Cluster"]
             self._log_uri = (cluster.get("LogUri") or self.settings.log_uri or "").rstrip("/") or ""
         return self._log_uri or None
 
-    def _log_prefix(self, run_id: str) -> Optional[str]:
+    def _log_prefix(self, run_id: str) -> str | None:
         root = self._cluster_log_uri()
         if not root:
             return None

@@ -5,7 +5,8 @@ spark-submit options), and the StartJobRun request of one job."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from collections.abc import Iterable
+from typing import Any
 
 from ...config import Pipeline
 from ...errors import AwsError
@@ -24,10 +25,10 @@ _VALUE_OPTS = {
 }
 
 
-def split_spark_submit(argv: List[str]) -> Tuple[List[str], str, List[str]]:
+def split_spark_submit(argv: list[str]) -> tuple[list[str], str, list[str]]:
     """``[spark-submit] <options> <app jar> <app args>`` -> (options, app jar, app args)."""
     rest = argv[1:] if argv and argv[0].endswith("spark-submit") else list(argv)
-    opts: List[str] = []
+    opts: list[str] = []
     i = 0
     while i < len(rest):
         a = rest[i]
@@ -47,7 +48,7 @@ def split_spark_submit(argv: List[str]) -> Tuple[List[str], str, List[str]]:
     raise AwsError("the rendered argv has no application jar (entryPoint) for EMR Serverless")
 
 
-def job_driver(argv: List[str]) -> Dict[str, Any]:
+def job_driver(argv: list[str]) -> dict[str, Any]:
     """StartJobRun's ``jobDriver`` for a spark-submit argv.
 
     EMR Serverless splits sparkSubmitParameters on whitespace, so an option value holding a space
@@ -62,7 +63,7 @@ def job_driver(argv: List[str]) -> Dict[str, Any]:
                             "sparkSubmitParameters": " ".join(opts)}}
 
 
-def argv_of(driver: Dict[str, Any]) -> List[str]:
+def argv_of(driver: dict[str, Any]) -> list[str]:
     """Inverse of job_driver: the spark-submit argv a job run's jobDriver stands for."""
     ss = driver["sparkSubmit"]
     params = ss.get("sparkSubmitParameters") or ""
@@ -70,9 +71,9 @@ def argv_of(driver: Dict[str, Any]) -> List[str]:
 
 
 def start_request(pipeline: Pipeline, job: Job, *, application_id: str, execution_role_arn: str, log_root: str,
-                  names: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+                  names: Iterable[str] | None = None) -> dict[str, Any]:
     """The StartJobRun parameters of one job (without clientToken)."""
-    req: Dict[str, Any] = {
+    req: dict[str, Any] = {
         "applicationId": application_id,
         "executionRoleArn": execution_role_arn,
         "name": job_name(pipeline, job),

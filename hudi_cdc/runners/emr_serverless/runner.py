@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...errors import AwsError
 from ...render import Job
@@ -54,7 +55,7 @@ class EmrServerlessRunner(AwsRunner):
     def _check_settings(self) -> None:
         self.application_id, self.execution_role_arn  # noqa: B018 - raise ConfigError when unset
 
-    def _dry_answers(self) -> Dict[str, Callable[[Dict[str, Any]], Dict[str, Any]]]:
+    def _dry_answers(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
         counter = iter(range(1, 10_000))
         return {
             "list_job_runs": lambda p: {"jobRuns": []},
@@ -64,8 +65,8 @@ class EmrServerlessRunner(AwsRunner):
         }
 
     # -- listing
-    def _list(self, states: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
-        params: Dict[str, Any] = {"applicationId": self.application_id}
+    def _list(self, states: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {"applicationId": self.application_id}
         if states:
             params["states"] = list(states)
         try:
@@ -77,21 +78,21 @@ class EmrServerlessRunner(AwsRunner):
             self._call("get_application", applicationId=self.application_id)
             return []
 
-    def _describe(self, run_id: str) -> Dict[str, Any]:
+    def _describe(self, run_id: str) -> dict[str, Any]:
         return self._call("get_job_run", applicationId=self.application_id, jobRunId=run_id)["jobRun"]
 
-    def _row(self, r: Dict[str, Any]) -> Dict[str, Any]:
+    def _row(self, r: dict[str, Any]) -> dict[str, Any]:
         return {"id": r.get("id") or r.get("jobRunId"), "name": r.get("name"), "state": r.get("state"),
                 "created": r.get("createdAt"), "updated": r.get("updatedAt"), "reason": r.get("stateDetails")}
 
     # -- submit
-    def start_request(self, job: Job) -> Dict[str, Any]:
+    def start_request(self, job: Job) -> dict[str, Any]:
         """The StartJobRun parameters for one job (no AWS call; properties must be uploaded by run)."""
         return start_request(self.pipeline, job, application_id=self.application_id,
                              execution_role_arn=self.execution_role_arn, log_root=log_root(self.pipeline),
                              names=self._uploaded.keys() if self._uploaded is not None else None)
 
-    def _start(self, job: Job, name: str, active: List[Dict[str, Any]]) -> RunResult:
+    def _start(self, job: Job, name: str, active: list[dict[str, Any]]) -> RunResult:
         self._warn_hudi_version(lambda: self._call("get_application", applicationId=self.application_id)
                                 ["application"].get("releaseLabel"))
         self.upload_properties()
@@ -114,7 +115,7 @@ class EmrServerlessRunner(AwsRunner):
         return f"s3.get_object {self._log_dir('<job run id>')}/stderr.gz"
 
     # -- failure reporting, logs
-    def _failure_lines(self, jr: Dict[str, Any]) -> List[str]:
+    def _failure_lines(self, jr: dict[str, Any]) -> list[str]:
         return [f"  details: {jr.get('stateDetails') or 'no stateDetails reported'}"]
 
     def _log_prefix(self, run_id: str) -> str:

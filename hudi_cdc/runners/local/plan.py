@@ -3,8 +3,8 @@ the one spark-submit for all jobs of a command, and the registry credentials for
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence
 
 from ... import jars as jarcache
 from ...config import Pipeline
@@ -24,12 +24,13 @@ def props_dir(pipeline: Pipeline) -> Path:
     return work_dir(pipeline) / "properties"
 
 
-def cached_jar_paths(pipeline: Pipeline) -> List[str]:
+def cached_jar_paths(pipeline: Pipeline) -> list[str]:
     """Where the jars a local job needs are (or will be, once downloaded) in the cache."""
-    return [str(jarcache.cache_dir() / a.filename) for a in jarcache.local_job_artifacts(pipeline.hudi.version, pipeline.uses_s3)]
+    arts = jarcache.local_job_artifacts(pipeline.hudi.version, pipeline.uses_s3)
+    return [str(jarcache.cache_dir() / a.filename) for a in arts]
 
 
-def argv(pipeline: Pipeline, jobs: Sequence[Job], jar_paths: Sequence[str]) -> List[str]:
+def argv(pipeline: Pipeline, jobs: Sequence[Job], jar_paths: Sequence[str]) -> list[str]:
     """The rendered spark-submit argv running ``jobs`` in one JVM (argv[0] as rendered)."""
     return local_argv(pipeline, jobs, props_dir(pipeline), jar_paths, job_script(),
                       name=f"hudi-cdc-{pipeline.pipeline}")

@@ -12,9 +12,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
 
 from ... import jars as jarcache
 from ...causes import root_cause
@@ -27,8 +27,8 @@ from ...profiles import HOODIESTREAMER, engine_for
 from ...registry.credentials import registry_env
 from ...render import Job, write_properties
 from ...s3 import endpoint_env as s3_endpoint_env
-from ...storage import check_roots
 from ...status import record_failure
+from ...storage import check_roots
 from ..base import NotSupported
 from . import plan
 
@@ -55,7 +55,7 @@ class LocalRunner:
         jarcache.ensure_jars(self.pipeline.hudi.version, self.progress, self.pipeline.uses_s3)
         check_roots(self.pipeline)
 
-    def plan(self, jobs: Sequence[Job], label: str = "") -> List[dict]:
+    def plan(self, jobs: Sequence[Job], label: str = "") -> list[dict]:
         """Say what run would write and run; touch nothing."""
         if self.delegate:
             return self.delegate.plan(jobs, label)
@@ -64,7 +64,7 @@ class LocalRunner:
         self.progress("dry run: would run " + json.dumps(argv))
         return [{"dry_run": True, "argv": argv}]
 
-    def run(self, jobs: Sequence[Job], label: str) -> List[dict]:
+    def run(self, jobs: Sequence[Job], label: str) -> list[dict]:
         if self.dry_run:
             return self.plan(jobs, label)
         if self.delegate:
@@ -90,9 +90,9 @@ class LocalRunner:
         env["JAVA_HOME"] = env.get("JAVA_HOME") or str(Path(java).resolve().parent.parent)
         self.progress(f"{label}: spark-submit {len(jobs)} job(s) in one JVM; log {log_path}")
         started = time.time()
-        results: Optional[list] = None
-        error: Optional[dict] = None
-        tail: List[str] = []
+        results: list | None = None
+        error: dict | None = None
+        tail: list[str] = []
         with open(log_path, "w") as log:
             log.write("argv: " + json.dumps(argv) + "\n")
             log.flush()
@@ -123,7 +123,7 @@ class LocalRunner:
         return results
 
     # a local run is a child process of the command that started it: nothing to look up later
-    def status(self, run_id: Optional[str] = None) -> List[dict]:
+    def status(self, run_id: str | None = None) -> list[dict]:
         raise NotSupported("status is for runs on emr or emr-serverless; a local run reports in its own command")
 
     def logs(self, run_id: str, kind: str = "stderr", lines: int = 200) -> str:

@@ -1,0 +1,141 @@
+"""The source database of a pipeline: connection, the tables behind the topics, publication and slot.
+
+Topics name their source table the way Debezium names topics: ``<topic prefix>.<schema>.<table>``.
+Every table of one pipeline shares the topic prefix (one connector per pipeline).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..config import DatabaseSettings, Pipeline
+from ..errors import ConfigError, SourceError
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    name: str  # the pipeline's table name
+    topic: str
+    schema: str
+    table: str
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    @property
+    def sql_name(self) -> str:
+        return f'"{self.schema}"."{self.table}"'
+
+
+def database(pipeline: Pipeline) -> DatabaseSettings:
+    db = pipeline.source.database
+    if db is None:
+        raise ConfigError(f"source.database: needed for capture and verify, not set ({pipeline.source_file})")
+    return db
+
+
+def password(pipeline: Pipeline) -> str | None:
+    db = database(pipeline)
+    if not db.password_env:
+        return None
+    value = os.environ.get(db.password_env)
+    if value is None:
+        raise ConfigError(f"source.database.password_env: environment variable {db.password_env} is not set "
+                          f"({pipeline.source_file})")
+    return value
+
+
+def source_tables(pipeline: Pipeline) -> list[SourceTable]:
+    out = []
+    for name, t in pipeline.tables.items():
+        parts = t.topic.rsplit(".", 2)
+        if len(parts) != 3 or not all(parts):
+            raise ConfigError(f"tables.{name}.topic: {t.topic!r} must be <topic prefix>.<schema>.<table>, as "
+                              f"Debezium names topics ({pipeline.source_file})")
+        out.append(SourceTable(name, t.topic, parts[1], parts[2]))
+    return out
+
+
+def topic_prefix(pipeline: Pipeline) -> str:
+    prefixes = {t.topic.rsplit(".", 2)[0] for t in pipeline.tables.values()}
+    source_tables(pipeline)  # validates every topic
+    if len(prefixes) != 1:
+        raise ConfigError(f"tables: every topic of one pipeline needs the same prefix (one Debezium connector); "
+                          f"found {', '.join(sorted(prefixes))} ({pipeline.source_file})")
+    return prefixes.pop()
+
+
+def source_table(pipeline: Pipeline, name: str) -> SourceTable:
+    pipeline.table(name)
+    return next(t for t in source_tables(pipeline) if t.name == name)
+
+
+def connect(pipeline: Pipeline, autocommit: bool = True):
+    """A psycopg connection as the pipeline's user; a database that is down is one line."""
+    import psycopg
+
+    db = database(pipeline)
+    try:
+        return psycopg.connect(host=db.host, port=db.port, dbname=db.name, user=db.user, password=password(pipeline),
+                               autocommit=autocommit, connect_timeout=10, application_name="hudi-cdc")
+    except psycopg.OperationalError as exc:
+        msg = " ".join(str(exc).split())
+        raise SourceError(f"cannot connect to {db.user}@{db.host}:{db.port}/{db.name}: {msg}") from None
+
+
+def check_logical(conn) -> None:
+    level = conn.execute("SHOW wal_level").fetchone()[0]
+    if level != "logical":
+        raise SourceError(f"wal_level is {level}, change capture needs logical: ALTER SYSTEM SET wal_level = logical; "
+                          "then restart PostgreSQL (on RDS: rds.logical_replication = 1 in the parameter group)")
+
+
+def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None) -> None:
+    """Create the publication for exactly the pipeline's tables when it is missing; when it exists,
+    it must publish them all (the fix is printed, nothing is changed behind the user's back)."""
+    from psycopg import sql
+
+    row = conn.execute("SELECT puballtables FROM pg_publication WHERE pubname = %s", (name,)).fetchone()
+    if row is None:
+        idents = sql.SQL(", ").join(sql.Identifier(t.schema, t.table) for t in tables)
+        try:
+            conn.execute(sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(sql.Identifier(name), idents))
+        except Exception as exc:  # psycopg.Error: privileges, missing table
+            raise SourceError(f"cannot create publication {name}: {' '.join(str(exc).split())}") from None
+        if progress:
+            progress(f"created publication {name} for {', '.join(t.qualified for t in tables)}")
+        return
+    if row[0]:
+        return
+    published = {(s, t) for s, t in conn.execute(
+        "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (name,)).fetchall()}
+    missing = [t for t in tables if (t.schema, t.table) not in published]
+    if missing:
+        names = ", ".join(t.qualified for t in missing)
+        raise SourceError(f"publication {name} does not publish {names}: ALTER PUBLICATION {name} ADD TABLE {names};")
+
+
+def check_slot_free(conn, slot: str) -> dict[str, object]:
+    row = conn.execute("SELECT plugin, active, active_pid, database, current_database() FROM pg_replication_slots "
+                       "WHERE slot_name = %s", (slot,)).fetchone()
+    if row is None:
+        return {}
+    plugin, active, pid, slot_db, here = row
+    if slot_db != here:
+        raise SourceError(f"replication slot {slot} belongs to database {slot_db}, not {here} (slots are per "
+                          "server): name another one in source.database.slot")
+    if plugin != "pgoutput":
+        raise SourceError(f"replication slot {slot} uses {plugin}, capture needs pgoutput: "
+                          f"SELECT pg_drop_replication_slot('{slot}'); (loses its position)")
+    if active:
+        raise SourceError(f"replication slot {slot} is in use (by backend pid {pid}): "
+                          "another capture runs on this pipeline")
+    return {"plugin": plugin}
+
+
+def current_lsn(conn) -> int:
+    text = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
+    hi, lo = text.split("/")
+    return (int(hi, 16) << 32) + int(lo, 16)

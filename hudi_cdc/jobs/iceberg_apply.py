@@ -1,0 +1,62 @@
+"""The Spark driver of `hudi-cdc apply --engine iceberg`: run the rendered Spark SQL statements
+(hudi_cdc/sinks, templates/sql/spark) in order on a session with Iceberg's runtime.
+
+spark-submit runs this file with one argument, a JSON file:
+  {"table": T, "statements": [{"name": N, "sql": S}, ...], "report": {"stage": ..., "target": ...}}
+and it prints one RESULT line (counts of the staged events, files and target rows) or ERROR line.
+Light on purpose: stdlib + pyspark + hudi_cdc's stdlib-only modules.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from hudi_cdc.causes import root_cause
+
+RESULT_MARK = "HUDI_CDC_RESULT "
+ERROR_MARK = "HUDI_CDC_ERROR "
+
+
+def _mark(mark: str, payload) -> None:
+    print(mark + json.dumps(payload), flush=True)
+
+
+def run(spark, plan: dict, log=print) -> dict:
+    report = plan["report"]
+    result: dict = {"table": plan["table"], "statements": []}
+    for st in plan["statements"]:
+        started = time.time()
+        spark.sql(st["sql"])
+        result["statements"].append({"name": st["name"], "seconds": round(time.time() - started, 2)})
+        log(f"{plan['table']}: {st['name']} ({time.time() - started:.1f}s)")
+        if st["name"] == "stage":
+            row = spark.sql(f"SELECT COUNT(*) AS n, COUNT(DISTINCT __file) AS f FROM {report['stage']}").first()
+            result["staged_events"], result["staged_files"] = int(row.n), int(row.f)
+    result["target_rows"] = int(spark.sql(f"SELECT COUNT(*) AS n FROM {report['target']}").first().n)
+    snap = spark.sql(f"SELECT snapshot_id FROM {report['target']}.snapshots ORDER BY committed_at DESC LIMIT 1").first()
+    result["snapshot_id"] = int(snap.snapshot_id) if snap else None
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    from pyspark.sql import SparkSession
+
+    args = sys.argv[1:] if argv is None else argv
+    with open(args[0]) as fh:
+        plan = json.load(fh)
+    spark = SparkSession.builder.appName(f"hudi-cdc-iceberg-{plan['table']}").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    try:
+        result = run(spark, plan, log=lambda m: print("hudi-cdc: " + m, flush=True))
+    except Exception as exc:
+        _mark(ERROR_MARK, {"message": root_cause(exc), "kind": "job"})
+        raise
+    _mark(RESULT_MARK, result)
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""`hudi-cdc apply --engine iceberg`: the rendered Spark SQL (templates/sql/spark) run for real on local
+Spark with Iceberg's Spark runtime from Maven Central and a Hadoop catalog under lake.root/iceberg.
+
+One spark-submit per call (its own JVM: the Hudi session of other commands is not disturbed). The
+high-water mark is the table's applied-files log (<table>__applied_files), written after the merges:
+a crash in between re-applies those files, which changes nothing (stale and redelivered events are
+no newer than the stored rows and tombstones).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from .. import jars as jarcache
+from ..causes import root_cause
+from ..config import Pipeline
+from ..errors import JobError
+from ..java_spark import find_java, spark_home, spark_submit
+from ..maven import Artifact
+from .base import Statement, render_sql
+
+ICEBERG_VERSION = "1.9.2"  # iceberg-spark-runtime-3.5_2.12 on Maven Central; runs on Java 17
+CATALOG = "iceberg"
+JOB_SCRIPT = Path(__file__).resolve().parent.parent / "jobs" / "iceberg_apply.py"
+RESULT_MARK = "HUDI_CDC_RESULT "
+ERROR_MARK = "HUDI_CDC_ERROR "
+
+Progress = Callable[[str], None]
+
+
+def runtime() -> Artifact:
+    return Artifact("org.apache.iceberg", f"iceberg-spark-runtime-3.5_{jarcache.SCALA}", ICEBERG_VERSION)
+
+
+def warehouse(pipeline: Pipeline) -> str:
+    return f"{pipeline.lake_root}/iceberg"
+
+
+def table_location(pipeline: Pipeline, table: str) -> str:
+    """Where the Hadoop catalog keeps the table (for readers such as pyiceberg)."""
+    return f"{warehouse(pipeline)}/{pipeline.lake.hive_database}/{table}"
+
+
+def session_conf(pipeline: Pipeline) -> dict[str, str]:
+    conf = {
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        f"spark.sql.catalog.{CATALOG}": "org.apache.iceberg.spark.SparkCatalog",
+        f"spark.sql.catalog.{CATALOG}.type": "hadoop",
+        f"spark.sql.catalog.{CATALOG}.warehouse": warehouse(pipeline),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(pipeline.spark.shuffle_partitions),
+        "spark.driver.memory": pipeline.spark.driver_memory,
+        "spark.ui.enabled": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+    }
+    conf.update(pipeline.spark.conf)
+    return conf
+
+
+def plan(pipeline: Pipeline, table: str, statements: list[Statement] | None = None) -> dict:
+    sts = statements if statements is not None else render_sql(pipeline, "spark", table)
+    ns = f"{CATALOG}.`{pipeline.lake.hive_database}`"
+    return {"table": table, "statements": [{"name": s.name, "sql": s.sql} for s in sts],
+            "report": {"stage": f"{ns}.`{table}__stage`", "target": f"{ns}.`{table}`"}}
+
+
+def argv(pipeline: Pipeline, plan_file: str, jar_paths: list[str]) -> list[str]:
+    out = [str(spark_submit()), "--master", pipeline.spark.master, "--name", f"hudi-cdc-iceberg-{pipeline.pipeline}",
+           "--jars", ",".join(jar_paths)]
+    for k, v in session_conf(pipeline).items():
+        out += ["--conf", f"{k}={v}"]
+    return out + [str(JOB_SCRIPT), plan_file]
+
+
+def apply(pipeline: Pipeline, table: str, progress: Progress = print) -> dict:
+    """Apply the landed files not applied yet to the Iceberg table; returns the job's counts."""
+    java = find_java(17, "Spark")
+    jar_paths = [str(jarcache.ensure(a, progress)) for a in (runtime(), jarcache.spark_avro())]
+    work = Path(pipeline.base_dir) / ".hudi-cdc"
+    logs = work / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    label = f"iceberg-{table}"
+    log_path = logs / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}.log"
+    with tempfile.NamedTemporaryFile("w", suffix=".json", dir=work, delete=False) as fh:
+        json.dump(plan(pipeline, table), fh)
+        plan_file = fh.name
+    cmd = argv(pipeline, plan_file, jar_paths)
+    env = dict(os.environ)
+    env["SPARK_HOME"] = str(spark_home())
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env["JAVA_HOME"] = env.get("JAVA_HOME") or str(Path(java).resolve().parent.parent)
+    progress(f"{label}: spark-submit (Iceberg {ICEBERG_VERSION}); log {log_path}")
+    started = time.time()
+    result: dict | None = None
+    error: dict | None = None
+    tail: list[str] = []
+    try:
+        with open(log_path, "w") as log:
+            log.write("argv: " + json.dumps(cmd) + "\n")
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                    cwd=str(work), bufsize=1)
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(line)
+                if line.startswith(RESULT_MARK):
+                    result = json.loads(line[len(RESULT_MARK):])
+                elif line.startswith(ERROR_MARK):
+                    error = json.loads(line[len(ERROR_MARK):])
+                elif line.startswith("hudi-cdc: "):
+                    progress("  " + line[len("hudi-cdc: "):].rstrip())
+                tail = (tail + [line.rstrip("\n")])[-300:]
+            code = proc.wait()
+    finally:
+        Path(plan_file).unlink(missing_ok=True)
+    if code != 0 or result is None:
+        cause = error["message"] if error else root_cause(tail)
+        raise JobError(f"{label} failed: {cause} (log: {log_path})")
+    result["seconds"] = round(time.time() - started, 1)
+    progress(f"{label}: {result.get('staged_events', 0)} event(s) from {result.get('staged_files', 0)} file(s); "
+             f"{result['target_rows']} row(s); done in {result['seconds']:.0f}s")
+    return result
