@@ -153,6 +153,24 @@ class TableSettings(_Model):
         return [self.ordering_field] if isinstance(self.ordering_field, str) else list(self.ordering_field)
 
 
+class StorageSettings(_Model):
+    """How local runs and readers reach s3:// roots (EMR uses EMRFS and ignores this).
+
+    Credentials never go here: the AWS default chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, ...)."""
+
+    s3_endpoint: str | None = Field(None, description="e.g. http://127.0.0.1:9000 (`hudi-cdc local up --s3`); "
+                                                         "default: AWS_ENDPOINT_URL, else AWS")
+    s3_region: str | None = None  # default: AWS_REGION / AWS_DEFAULT_REGION, else us-east-1
+    s3_path_style: bool | None = None  # default: on with an endpoint, off on AWS
+
+    @field_validator("s3_endpoint")
+    @classmethod
+    def _http(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://[^/\s]+/?$", v):
+            raise ValueError(f"{v!r} is not an http(s)://host:port endpoint")
+        return v
+
+
 class EmrSettings(_Model):
     """Where the AWS runners put things; credentials only through boto3's standard chain."""
 
@@ -176,6 +194,7 @@ class Pipeline(_Model):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     stream: StreamSettings = Field(default_factory=StreamSettings)
     emr: EmrSettings = Field(default_factory=EmrSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
     tables: dict[str, TableSettings]
     # Where the pipeline file lives; relative paths are resolved against it.
     base_dir: str = Field(default=".", exclude=True)
@@ -245,6 +264,17 @@ class Pipeline(_Model):
     def lake_root(self) -> str:
         return self.resolve_uri(self.lake.root)
 
+    @property
+    def uses_s3(self) -> bool:
+        return is_s3_uri(self.source_root) or is_s3_uri(self.lake_root)
+
+    def s3_endpoint(self):
+        """The S3 endpoint of local runs and readers (hudi_cdc.s3.Endpoint)."""
+        from . import s3
+
+        st = self.storage
+        return s3.endpoint(st.s3_endpoint, st.s3_region, st.s3_path_style)
+
     def topic_dir(self, table: str) -> str:
         return f"{self.source_root}/{self.table(table).topic}/partition={self.source.partition}"
 
@@ -261,6 +291,10 @@ class Pipeline(_Model):
             for tt in self.table(name).table_types:
                 out.append((name, tt))
         return out
+
+
+def is_s3_uri(uri: str) -> bool:
+    return uri.startswith(("s3://", "s3a://"))
 
 
 def uri_to_path(uri: str) -> Path:
@@ -312,4 +346,9 @@ def load_pipeline(path: str | os.PathLike | None = None) -> Pipeline:
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{p}:{where}: malformed YAML: {problem}") from None
-    return parse_pipeline(data, str(p), str(p.resolve().parent))
+    pipeline = parse_pipeline(data, str(p), str(p.resolve().parent))
+    if pipeline.storage.s3_endpoint:  # readers and checks in this process reach S3 there
+        from . import s3
+
+        s3.use(pipeline.s3_endpoint())
+    return pipeline

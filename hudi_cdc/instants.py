@@ -78,7 +78,12 @@ def completed_writes_of(names: Iterable[str]) -> list[Instant]:
 
 
 def local_timeline_names(base_path: str) -> list[str]:
-    """The file names of a local table's timeline folders (layout 2 and layout 1); none for a non-table."""
+    """The file names of a table's timeline folders (layout 2 and layout 1); none for a non-table.
+    A local path or an s3:// URI (listed with boto3, hudi_cdc/storage.py)."""
+    if base_path.startswith(("s3://", "s3a://")):
+        from . import storage
+
+        return [n for parts in TIMELINE_DIRS for n in storage.listdir(storage.join(base_path, *parts))]
     out: list[str] = []
     for parts in TIMELINE_DIRS:
         folder = os.path.join(base_path, *parts)

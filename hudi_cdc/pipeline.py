@@ -6,7 +6,8 @@ import shutil
 import time
 from collections.abc import Callable
 
-from .config import Pipeline, uri_to_path
+from . import storage
+from .config import Pipeline, is_s3_uri, uri_to_path
 from .errors import DataError, TableStateError
 from .jobs.streamer import has_completed_commit
 from .lock import table_locks
@@ -22,23 +23,38 @@ def _is_local(uri: str) -> bool:
     return uri.startswith("file://")
 
 
-def table_exists(pipeline: Pipeline, table: str, table_type: str) -> bool:
+def _readable(pipeline: Pipeline, target: str, uri: str) -> bool:
+    """Can this process look at uri? Local paths always; s3:// when the run is local (the endpoint and
+    credentials of the local run are this process's); other targets check on their own side."""
+    return _is_local(uri) or (is_s3_uri(uri) and target == "local")
+
+
+def table_exists(pipeline: Pipeline, table: str, table_type: str, target: str = "local") -> bool:
     base = pipeline.base_path(table, table_type)
-    return _is_local(base) and has_completed_commit(base)
+    return _readable(pipeline, target, base) and has_completed_commit(base)
 
 
-def check_landing(pipeline: Pipeline, table: str) -> None:
+def check_landing(pipeline: Pipeline, table: str, target: str = "local") -> None:
     d = pipeline.topic_dir(table)
-    if _is_local(d) and not uri_to_path(d).is_dir():
-        raise DataError(f"table {table}: landing directory {uri_to_path(d)} does not exist "
+    if not _readable(pipeline, target, d):
+        return
+    if is_s3_uri(d):
+        storage.check_roots(pipeline)  # a missing bucket or an endpoint that is down: one line
+        missing = not storage.is_dir(d)
+    else:
+        missing = not uri_to_path(d).is_dir()
+    if missing:
+        shown = d if is_s3_uri(d) else uri_to_path(d)
+        raise DataError(f"table {table}: landing directory {shown} does not exist "
                         f"(topic {pipeline.table(table).topic}; land data first, e.g. `hudi-cdc sample moma`)")
 
 
-def plan_bootstrap(pipeline: Pipeline, table: str | None = None, force: bool = False) -> list[Job]:
+def plan_bootstrap(pipeline: Pipeline, table: str | None = None, force: bool = False,
+                   target: str = "local") -> list[Job]:
     jobs = []
     for name, tt in pipeline.targets(table):
-        check_landing(pipeline, name)
-        if table_exists(pipeline, name, tt) and not force:
+        check_landing(pipeline, name, target)
+        if table_exists(pipeline, name, tt, target) and not force:
             raise TableStateError(
                 f"table {name} ({tt}) already exists at {pipeline.base_path(name, tt)}; "
                 "bootstrap refuses to overwrite it (use --force to rebuild it from the landed files)")
@@ -73,11 +89,11 @@ def _restore(moved: list[tuple], progress: Progress) -> None:
 def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = False, target: str = "local",
               dry_run: bool = False, progress: Progress = print, runner: Runner | None = None) -> list[dict]:
     if dry_run:
-        jobs = plan_bootstrap(pipeline, table, force)
+        jobs = plan_bootstrap(pipeline, table, force, target)
         return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, "bootstrap")
     # one writer per table: refused while another bootstrap/stream writes one of the tables
     with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets(table)), "bootstrap", progress):
-        jobs = plan_bootstrap(pipeline, table, force)
+        jobs = plan_bootstrap(pipeline, table, force, target)
         runner = runner or make_runner(pipeline, target, progress, dry_run)
         runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
         moved = _set_aside(pipeline, jobs, progress)
@@ -98,15 +114,16 @@ def _local_targets(pipeline: Pipeline, target: str, targets: list[tuple]) -> lis
     return [(t, tt) for t, tt in targets if _is_local(pipeline.base_path(t, tt))]
 
 
-def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | None = None) -> list[Job]:
+def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | None = None,
+                target: str = "local") -> list[Job]:
     t = pipeline.table(table)
-    check_landing(pipeline, table)
+    check_landing(pipeline, table, target)
     jobs = []
     for tt in t.table_types:
         if table_type and tt != table_type:
             continue
         base = pipeline.base_path(table, tt)
-        if _is_local(base) and not table_exists(pipeline, table, tt):
+        if _readable(pipeline, target, base) and not table_exists(pipeline, table, tt, target):
             raise TableStateError(f"table {table} ({tt}) does not exist at {base}; run `hudi-cdc bootstrap` first")
         jobs.append(Job(table, tt, "UPSERT", continuous=not once))
     return jobs
@@ -117,11 +134,11 @@ def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: st
            runner: Runner | None = None) -> list[dict]:
     label = f"stream-{table}"
     if dry_run:
-        jobs = plan_stream(pipeline, table, once, table_type)
+        jobs = plan_stream(pipeline, table, once, table_type, target)
         return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, label)
     wanted = [(table, tt) for tt in pipeline.table(table).table_types if not table_type or tt == table_type]
     with table_locks(pipeline, _local_targets(pipeline, target, wanted), "stream", progress):
-        jobs = plan_stream(pipeline, table, once, table_type)
+        jobs = plan_stream(pipeline, table, once, table_type, target)
         runner = runner or make_runner(pipeline, target, progress, dry_run)
         runner.preflight()
         if once or target != "local" or getattr(runner, "delegate", None) is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import s3
 from .causes import first_line
 from .config import Pipeline
 from .errors import TableStateError
@@ -11,12 +12,12 @@ from .errors import TableStateError
 
 def read_table(base_uri: str, columns: Sequence[str] | None = None, read_optimized: bool = False) -> list[dict]:
     try:
+        import hudi  # noqa: F401
         import pyarrow as pa
-        from hudi import HudiTableBuilder
     except ImportError as exc:  # pragma: no cover
         raise TableStateError(f"the hudi package (hudi-rs) is needed to read tables: {exc}") from None
     try:
-        builder = HudiTableBuilder.from_base_uri(base_uri)
+        builder = s3.hudi_table_builder(base_uri)
         if read_optimized:
             builder = builder.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
         table = builder.build()

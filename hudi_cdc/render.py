@@ -188,6 +188,10 @@ def spark_confs_local(pipeline: Pipeline) -> list[str]:
     if pipeline.lake.hive_metastore:
         confs["spark.hadoop.hive.metastore.uris"] = pipeline.lake.hive_metastore
         confs["spark.sql.catalogImplementation"] = "hive"
+    if pipeline.uses_s3:  # s3a (hadoop-aws) serves s3:// too; keys come from the AWS default chain
+        from .s3 import hadoop_conf
+
+        confs.update(hadoop_conf(pipeline.s3_endpoint()))
     confs.update(s.conf)
     return [f"{k}={v}" for k, v in confs.items()]
 

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .config import TYPE_SUFFIX, Pipeline, uri_to_path
+from . import storage
+from .config import TYPE_SUFFIX, Pipeline, is_s3_uri, uri_to_path
 from .errors import TableStateError
 from .inspect.metadata import commit_metadata
 from .inspect.table import Table, open_table
@@ -153,7 +154,7 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
 def _backlog(pipeline: Pipeline, table: str, checkpoint: str | None, st: TableStatus) -> None:
     """Landed files newer than the checkpoint: what the next rounds will read."""
     landing = pipeline.topic_dir(table)
-    if not uri_to_path(landing).is_dir():
+    if not storage.is_dir(landing if is_s3_uri(landing) else str(uri_to_path(landing))):
         return
     pending, _ = streamer.list_source_files(landing, checkpoint, 1 << 62)
     st.backlog_files, st.backlog_bytes = len(pending), sum(f[2] for f in pending)

@@ -63,20 +63,27 @@ def write_sample_pipeline(directory: Path, registry: str = "", metastore: str = 
     return f"wrote {path}"
 
 
-def landing_root(directory: str | None, load_pipeline: Callable) -> Path:
-    """DIRECTORY, else the pipeline's source.root, else landing/topics when there is no pipeline file."""
-    from .config import uri_to_path
+def landing_root(directory: str | None, load_pipeline: Callable) -> Path | str:
+    """DIRECTORY, else the pipeline's source.root, else landing/topics when there is no pipeline file.
+    An s3:// root stays a URI."""
+    from .config import is_s3_uri, uri_to_path
 
     if directory:
-        return Path(directory)
+        return directory if is_s3_uri(directory) else Path(directory)
     try:
-        return uri_to_path(load_pipeline().source_root)
+        root = load_pipeline().source_root
+        return root if is_s3_uri(root) else uri_to_path(root)
     except ConfigError:
         return DEFAULT_LANDING
 
 
-def land_sample(root: Path, stage: str, count: int | None, progress: Callable[[str], None]) -> list[Path]:
-    """Land the snapshot (op=r) files, the seed's change files (the next COUNT, or all), or both."""
+def land_sample(root: Path | str, stage: str, count: int | None, progress: Callable[[str], None]) -> list:
+    """Land the snapshot (op=r) files, the seed's change files (the next COUNT, or all), or both.
+    Into a local folder, or into s3://bucket/prefix (hudi_cdc/sample_s3.py)."""
+    if isinstance(root, str):
+        from .sample_s3 import land_to_s3
+
+        return land_to_s3(root, lambda staging: land_sample(staging, stage, count, lambda m: None), progress)
     landed: list[Path] = []
     if stage in ("snapshot", "all"):
         landed += sample.land_snapshot(root, progress=progress)

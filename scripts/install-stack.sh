@@ -2,7 +2,11 @@
 # Fetch what `hudi-cdc local up` needs, once, into the cache ($HUDI_CDC_HOME, default ~/.cache/hudi-cdc):
 #   - Apicurio Registry (io.apicurio:apicurio-registry-app:<v>:tar.gz:all) from Maven Central,
 #     unpacked to $HUDI_CDC_HOME/apicurio/<v>/ (quarkus-run.jar);
-#   - the Hudi Spark bundle and spark-avro jars ($HUDI_CDC_HOME/jars/).
+#   - the Hudi Spark bundle and spark-avro jars ($HUDI_CDC_HOME/jars/);
+#   - unless HUDI_CDC_SKIP_S3=1: s3proxy (org.gaul:s3proxy:<v>:jar:jar-with-dependencies, ~55 MB) for
+#     `local up --s3` ($HUDI_CDC_HOME/s3proxy/), and hadoop-aws 3.3.4 + aws-java-sdk-bundle 1.12.262
+#     (~280 MB) that local runs on s3:// roots put on the classpath ($HUDI_CDC_HOME/jars/).
+#     Measured: ~50 s and 336 MB on a fresh cache (Maven also keeps a copy in ~/.m2).
 # Idempotent: anything already in the cache is kept. Maven (`mvn dependency:copy`) does the
 # download when it is on PATH (its proxies/mirrors apply), else HTTPS from Maven Central.
 # Then it checks the Java runtimes: Apicurio 3.3 needs Java 21+, Spark/Hive run on Java 17.
@@ -29,6 +33,17 @@ from hudi_cdc.jars import ensure_jars
 for p in ensure_jars(sys.argv[1], progress=print):
     print(f"jar: {p}")
 PYEOF
+
+# The S3 endpoint and Hadoop's s3a, through the same code `local up --s3` and local S3 runs use
+if [ "${HUDI_CDC_SKIP_S3:-0}" != "1" ]; then
+HUDI_CDC_HOME="$HOME_DIR" "$PY" - <<'PYEOF'
+from hudi_cdc.jars import ensure, s3a_artifacts
+from hudi_cdc.stack.s3proxy import ensure_jar
+print(f"s3proxy: {ensure_jar(progress=print)}")
+for a in s3a_artifacts():
+    print(f"jar: {ensure(a, progress=print)}")
+PYEOF
+fi
 
 # Java: Apicurio's classes say which Java they need; Spark 3.5 and Hive 2.3 need 17 (with javac
 # for the metastore launcher).

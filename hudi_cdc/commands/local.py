@@ -9,7 +9,7 @@ import click
 from .. import local_stack
 from ..output import Output, output_option, progress, render
 
-SERVICE_CHOICE = click.Choice(["registry", "metastore", "thriftserver"])
+SERVICE_CHOICE = click.Choice(["registry", "metastore", "thriftserver", "s3"])
 
 
 def _data_dir_option(f):
@@ -20,7 +20,8 @@ def _data_dir_option(f):
 
 def _only_option(f):
     return click.option("--only", "only", type=SERVICE_CHOICE, multiple=True,
-                        help="act on this service only (repeatable); default: all three")(f)
+                        help="act on this service only (repeatable); default: the registry, metastore and thrift "
+                             "server (and the S3 endpoint when it runs)")(f)
 
 
 @click.group("local")
@@ -38,14 +39,25 @@ def local():
               help="turn on registry basic auth: an admin user named by this environment variable")
 @click.option("--registry-password-env", default=None, metavar="VAR",
               help="... with the password in this environment variable (never written anywhere)")
+@click.option("--s3", "with_s3", is_flag=True,
+              help="also start the S3-compatible endpoint (s3proxy, filesystem backend) with a bucket")
+@click.option("--s3-port", type=int, default=None, help="S3 endpoint port (default 9000)")
+@click.option("--s3-bucket", default=None, help="bucket to create on the S3 endpoint (default hudi-cdc)")
 @_only_option
 @output_option
 def up_cmd(data_dir, registry_port, metastore_port, thrift_port, apicurio_version,
-           registry_username_env, registry_password_env, only, output):
-    """Start the stack in the background on 127.0.0.1 and wait until every service answers."""
+           registry_username_env, registry_password_env, with_s3, s3_port, s3_bucket, only, output):
+    """Start the stack in the background on 127.0.0.1 and wait until every service answers.
+
+    With --s3 the S3 endpoint too: clients reach it with AWS_ENDPOINT_URL=http://127.0.0.1:9000,
+    AWS_ACCESS_KEY_ID=hudi-cdc-local and AWS_SECRET_ACCESS_KEY=hudi-cdc-local-secret (README "S3")."""
     changes = {"registry_port": registry_port, "metastore_port": metastore_port, "thrift_port": thrift_port,
-               "apicurio_version": apicurio_version}
+               "apicurio_version": apicurio_version, "s3_port": s3_port, "s3_bucket": s3_bucket}
     users = local_stack.registry_users(registry_username_env, registry_password_env)
+    if with_s3 and only and "s3" not in only:
+        only = (*only, "s3")
+    elif with_s3 and not only:
+        only = ("registry", "metastore", "thriftserver", "s3")
     rows = local_stack.up(data_dir, changes, users, only, progress)
     render(Output.rows(rows, ["service", "state", "pid", "url", "seconds"]), output)
 

@@ -1,5 +1,6 @@
 """The few storage calls inspection makes itself (hudi-rs does the rest): read one small file and
-list one folder, on a local path, a file:// URI or s3:// (boto3, imported only for S3)."""
+list one folder, on a local path, a file:// URI or s3:// (boto3 with the pipeline's or the
+environment's endpoint, hudi_cdc/s3.py; imported only for S3)."""
 
 from __future__ import annotations
 
@@ -29,21 +30,12 @@ def _bucket_key(uri: str) -> tuple[str, str]:
     return u.netloc, u.path.lstrip("/")
 
 
-def _s3():
-    import boto3  # only for tables on S3
-
-    return boto3.client("s3")
-
-
 def read_bytes(uri: str) -> bytes | None:
     """The file's bytes, or None when it does not exist."""
     if is_s3(uri):
-        bucket, key = _bucket_key(uri)
-        client = _s3()
-        try:
-            return client.get_object(Bucket=bucket, Key=key)["Body"].read()
-        except client.exceptions.NoSuchKey:
-            return None
+        from .. import s3
+
+        return s3.read_bytes(uri)
     try:
         with open(uri, "rb") as f:
             return f.read()
@@ -56,10 +48,10 @@ def list_files(uri: str) -> list[tuple[str, int]]:
     if is_s3(uri):
         bucket, prefix = _bucket_key(uri)
         prefix = prefix.rstrip("/") + "/"
-        out: list[tuple[str, int]] = []
-        for page in _s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
-            out.extend((o["Key"][len(prefix):], o["Size"]) for o in page.get("Contents", []))
-        return out
+        from .. import s3
+
+        return [(o["Key"][len(prefix):], o["Size"])
+                for o in s3.list_objects(f"s3://{bucket}/{prefix}", delimiter="/")]
     try:
         with os.scandir(uri) as it:
             return [(e.name, e.stat().st_size) for e in it if e.is_file()]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
 
+from .. import s3
 from ..causes import first_line
 from ..errors import TableStateError
 from ..properties import parse_properties
@@ -71,10 +72,8 @@ class Table:
     @cached_property
     def hudi(self):
         """The hudi-rs table (imported on first use)."""
-        from hudi import HudiTableBuilder
-
         try:
-            return HudiTableBuilder.from_base_uri(self.uri).build()
+            return s3.hudi_table_builder(self.uri).build()
         except Exception as exc:  # hudi-rs raises HudiCoreError for everything
             raise TableStateError(f"{self.uri}: hudi-rs cannot open the table: {exc}") from None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import s3
 from ..causes import first_line
 from ..errors import TableStateError
 from .filters import Condition, check_columns, matches, parse_where, partition_filters
@@ -33,13 +34,13 @@ class NativeEngine:
               where: str | None) -> list[dict[str, Any]]:
         import pyarrow as pa
 
-        hudi = _hudi()
+        _hudi()  # a clear error when hudi-rs is missing
         conds = list(conditions) + (parse_where(where) if where else [])
         pruning = partition_filters(conds, qt.partition_fields)
         if pruning:
             options = options.with_filters(pruning)
         try:
-            table = hudi.HudiTableBuilder.from_base_uri(qt.read_uri).build()
+            table = s3.hudi_table_builder(qt.read_uri).build()
             batches = table.read(options)
             schema = table.get_schema_with_meta_fields()
         except Exception as exc:

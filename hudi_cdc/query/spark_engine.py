@@ -91,20 +91,23 @@ def start_session(pipeline=None, app_name: str = "hudi-cdc-query"):
 
     from pyspark.sql import SparkSession
 
-    from .. import jars, render
+    from .. import jars, render, s3
     from ..config import CURRENT_HUDI
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     version = pipeline.hudi.version if pipeline is not None else CURRENT_HUDI
+    # s3a for s3:// tables: a pipeline on S3, or (no pipeline, --path) an endpoint in the environment
+    use_s3 = pipeline.uses_s3 if pipeline is not None else bool(s3.endpoint().url)
     builder = (SparkSession.builder.master(pipeline.spark.master if pipeline is not None else "local[2]")
                .appName(app_name)
-               .config("spark.jars", ",".join(str(p) for p in jars.ensure_jars(version)))
+               .config("spark.jars", ",".join(str(p) for p in jars.ensure_jars(version, s3=use_s3)))
                .config("spark.driver.memory", pipeline.spark.driver_memory if pipeline is not None else "2g")
                .config("spark.ui.showConsoleProgress", "false"))
     confs = render.spark_confs_local(pipeline) if pipeline is not None else [
         "spark.ui.enabled=false", "spark.sql.shuffle.partitions=2", "spark.default.parallelism=2",
         *as_pairs(HUDI_SESSION_CONF),
         "spark.driver.host=127.0.0.1", "spark.driver.bindAddress=127.0.0.1",
+        *(as_pairs(s3.hadoop_conf(s3.endpoint())) if use_s3 else []),
     ]
     for kv in confs:
         k, _, v = kv.partition("=")

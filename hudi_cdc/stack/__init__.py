@@ -1,9 +1,10 @@
-"""The local stack: Apicurio Registry, a Hive metastore and the Spark Thrift Server on 127.0.0.1.
+"""The local stack: Apicurio Registry, a Hive metastore, the Spark Thrift Server and
+(optionally) an S3-compatible endpoint (s3proxy) on 127.0.0.1.
 
-One module per service (apicurio, metastore, thriftserver) over a shared Service base, and a
+One module per service (apicurio, metastore, thriftserver, s3proxy) over a shared Service base, and a
 manager that starts, waits for, reports and stops them. The CLI is hudi_cdc/commands/local.py.
 """
 
-from .manager import SERVICES, Stack, StackConfig, default_data_dir
+from .manager import ALL_SERVICES, SERVICES, Stack, StackConfig, default_data_dir
 
-__all__ = ["SERVICES", "Stack", "StackConfig", "default_data_dir"]
+__all__ = ["ALL_SERVICES", "SERVICES", "Stack", "StackConfig", "default_data_dir"]

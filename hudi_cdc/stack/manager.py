@@ -21,10 +21,15 @@ from . import process
 from .apicurio import DEFAULT_VERSION as APICURIO_VERSION
 from .apicurio import Apicurio
 from .metastore import Metastore
+from .s3proxy import DEFAULT_BUCKET as S3_BUCKET
+from .s3proxy import DEFAULT_VERSION as S3PROXY_VERSION
+from .s3proxy import S3Proxy
 from .service import Service
 from .thriftserver import ThriftServer
 
-SERVICES = ("registry", "metastore", "thriftserver")
+SERVICES = ("registry", "metastore", "thriftserver")  # what `up` starts by default
+OPTIONAL = ("s3",)  # started when asked for (`up --s3` or `--only s3`)
+ALL_SERVICES = SERVICES + OPTIONAL
 STATE_FILE = "stack.json"
 
 
@@ -44,6 +49,9 @@ class StackConfig:
     registry_heap: str = "512m"
     metastore_heap: str = "512m"
     thrift_memory: str = "1g"
+    s3_port: int = 9000
+    s3proxy_version: str = S3PROXY_VERSION
+    s3_bucket: str = S3_BUCKET
     # user -> (password, role: sr-admin | sr-developer | sr-readonly); empty = no auth
     registry_users: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -58,6 +66,10 @@ class StackConfig:
     @property
     def metastore_uri(self) -> str:
         return f"thrift://{self.host}:{self.metastore_port}"
+
+    @property
+    def s3_endpoint(self) -> str:
+        return f"http://{self.host}:{self.s3_port}"
 
     def to_state(self) -> dict[str, object]:
         d = asdict(self)
@@ -79,12 +91,12 @@ class StackConfig:
 
 
 def services_of(cfg: StackConfig, names: Sequence[str] | None = None) -> list[Service]:
-    classes = {"registry": Apicurio, "metastore": Metastore, "thriftserver": ThriftServer}
+    classes = {"registry": Apicurio, "metastore": Metastore, "thriftserver": ThriftServer, "s3": S3Proxy}
     wanted = list(names) if names else list(SERVICES)
     unknown = [n for n in wanted if n not in classes]
     if unknown:
-        raise EnvironmentProblem(f"unknown service(s) {', '.join(unknown)}; known: {', '.join(SERVICES)}")
-    return [classes[n](cfg) for n in SERVICES if n in wanted]
+        raise EnvironmentProblem(f"unknown service(s) {', '.join(unknown)}; known: {', '.join(ALL_SERVICES)}")
+    return [classes[n](cfg) for n in ALL_SERVICES if n in wanted]
 
 
 class Stack:
@@ -120,6 +132,11 @@ class Stack:
                 self._wait(svc, started, results)
         for svc in later:
             self._wait(svc, started, results)
+        for svc in services:
+            if isinstance(svc, S3Proxy) and svc.create_bucket(self.cfg.s3_bucket):
+                self.progress(f"s3: created bucket {self.cfg.s3_bucket}")
+            if isinstance(svc, S3Proxy):
+                results[svc.name]["url"] = f"{svc.url} (bucket s3://{self.cfg.s3_bucket})"
         return [results[s.name] for s in services]
 
     def _start(self, svc: Service, started: dict[str, float], results: dict[str, dict[str, Any]]) -> None:
@@ -171,8 +188,10 @@ class Stack:
     def down(self, names: Sequence[str] | None = None) -> list[dict[str, object]]:
         rows: list[dict[str, object]] = []
         # stop in reverse order: the thrift server first, the metastore it uses after
-        for svc in reversed(services_of(self.cfg, names)):
+        for svc in reversed(services_of(self.cfg, names or ALL_SERVICES)):
             pid = svc.pid()
+            if pid is None and not names and svc.name in OPTIONAL:
+                continue  # an optional service that was not started: nothing to say
             if pid is None:
                 state = "not running"
             else:
@@ -184,5 +203,11 @@ class Stack:
         return list(reversed(rows))
 
     def status(self, names: Sequence[str] | None = None) -> list[dict[str, object]]:
-        return [svc.describe() for svc in services_of(self.cfg, names)]
+        """Every service asked for; by default the three of `up` and any optional one that runs."""
+        if names:
+            return [svc.describe() for svc in services_of(self.cfg, names)]
+        rows = [svc.describe() for svc in services_of(self.cfg, SERVICES)]
+        rows += [row for row in (svc.describe() for svc in services_of(self.cfg, OPTIONAL))
+                 if row["state"] != "stopped"]
+        return rows
 

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
+import io
 import json
-import os
 
+from hudi_cdc import storage
 from hudi_cdc.causes import first_line
 from hudi_cdc.properties import local_path
 
 from .errors import JobInputError
 
-IGNORED_PREFIXES = (".", "_")
-SourceFile = tuple[str, int, int]  # (path, modification time in ms, size)
+IGNORED_PREFIXES = storage.IGNORED_PREFIXES
+SourceFile = tuple[str, int, int]  # (local path or s3:// URI, modification time in ms, size)
 
 
-def _walk(local: str) -> list[SourceFile]:
-    files = []
-    for dirpath, dirnames, filenames in os.walk(local):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(IGNORED_PREFIXES))
-        for name in filenames:
-            if name.startswith(IGNORED_PREFIXES):
-                continue
-            full = os.path.join(dirpath, name)
-            st = os.stat(full)
-            files.append((full, st.st_mtime_ns // 1_000_000, st.st_size))
-    files.sort(key=lambda f: (f[1], f[0]))
-    return files
+def _walk(root: str) -> list[SourceFile]:
+    """Local files by os.walk, S3 objects by a listing (LastModified as the modification time)."""
+    return storage.walk_files(root)
 
 
 def list_source_files(root: str, checkpoint: str | None, source_limit: int) -> tuple[list[SourceFile], str | None]:
@@ -35,7 +27,7 @@ def list_source_files(root: str, checkpoint: str | None, source_limit: int) -> t
     takes at least one file, so a file larger than the source limit cannot stall the stream.
     """
     local = local_path(root)
-    if not os.path.isdir(local):
+    if not storage.is_dir(local):
         raise JobInputError(f"landing directory {root} does not exist")
     last = int(checkpoint) if checkpoint not in (None, "") else None
     picked: list[SourceFile] = []
@@ -60,7 +52,10 @@ def validate_avro_files(files: list[SourceFile], required_fields: list[str]) -> 
     schemas: dict[str, dict] = {}
     for path, _, _ in files:
         try:
-            with open(path, "rb") as fh:
+            data = storage.read_bytes(path)
+            if data is None:
+                raise FileNotFoundError(f"{path} is gone")
+            with io.BytesIO(data) as fh:
                 reader = fastavro.reader(fh)
                 schema = reader.writer_schema
                 for _ in reader:

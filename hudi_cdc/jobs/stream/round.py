@@ -86,7 +86,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         schema_text = registry_schema(reg_url)
         check_registry_compat(schema_text, file_schemas, root)
         reader = reader.option("avroSchema", schema_text)
-    df = reader.load([f"file://{f[0]}" if not f[0].startswith("file:") else f[0] for f in files])
+    df = reader.load([f[0] if "://" in f[0] else f"file://{f[0]}" for f in files])
     result.records_in = df.count()
     sql = streamer_prop(props, "transformer.sql")
     if sql:

@@ -8,9 +8,9 @@ state comes from the timeline's file names (hudi_cdc/instants.py).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 
+from hudi_cdc import s3, storage
 from hudi_cdc.causes import first_line
 from hudi_cdc.instants import completed_write_times
 from hudi_cdc.properties import local_path
@@ -41,12 +41,12 @@ def checkpoint_of(extra_metadata: Mapping[str, str]) -> str | None:
 
 def _hudi_timeline(base_path: str, what: str):
     try:
-        from hudi import HudiTableBuilder
+        import hudi  # noqa: F401
     except ImportError as exc:
         raise TableReadError(f"{base_path}: the hudi package (hudi-rs) is needed to read {what} "
                              f"(pip install hudi): {first_line(exc)}") from None
     try:
-        return HudiTableBuilder.from_base_uri(base_path).build().get_timeline()
+        return s3.hudi_table_builder(base_path).build().get_timeline()
     except Exception as exc:  # hudi-rs raises HudiCoreError and OSError
         raise TableReadError(f"{base_path}: hudi-rs cannot read the timeline for {what}: {first_line(exc)}") from None
 
@@ -55,7 +55,7 @@ def read_checkpoint(base_path: str) -> str | None:
     """The checkpoint of the newest completed commit that carries one; None for a new table.
 
     Never None for a table whose checkpoint cannot be read: the stream would read every file again."""
-    if not os.path.exists(os.path.join(local_path(base_path), ".hoodie", "hoodie.properties")):
+    if not storage.exists(storage.join(local_path(base_path), ".hoodie", "hoodie.properties")):
         return None
     tl = _hudi_timeline(base_path, "the streamer checkpoint")
     try:

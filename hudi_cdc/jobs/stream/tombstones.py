@@ -12,9 +12,9 @@ commit is completed on the active timeline.)"""
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING
 
+from hudi_cdc import storage
 from hudi_cdc.instants import completed_write_times
 from hudi_cdc.properties import local_path
 
@@ -25,7 +25,7 @@ TOMBSTONE_DIR = (".hoodie", ".aux", "hudi-cdc-tombstones")
 
 
 def _tombstone_dir(base_path: str) -> str:
-    return os.path.join(local_path(base_path), *TOMBSTONE_DIR)
+    return storage.join(local_path(base_path), *TOMBSTONE_DIR)
 
 
 _PREFIX = "cp-"
@@ -41,29 +41,23 @@ def _counts(name: str, checkpoint: str | None, done: set[str]) -> bool:
 def read_tombstones(base_path: str, checkpoint: str | None) -> list[dict]:
     """Tombstones of the rounds the table's committed `checkpoint` has reached."""
     d = _tombstone_dir(base_path)
-    if not os.path.isdir(d):
+    names = storage.listdir(d)
+    if not names:
         return []
     done = completed_write_times(local_path(base_path))
     rows: list[dict] = []
-    for name in sorted(os.listdir(d)):
+    for name in sorted(names):
         if name.endswith(".jsonl") and not name.startswith(".") and _counts(name, checkpoint, done):
-            with open(os.path.join(d, name), encoding="utf-8") as fh:
-                rows.extend(json.loads(line) for line in fh if line.strip())
+            text = (storage.read_bytes(storage.join(d, name)) or b"").decode("utf-8")
+            rows.extend(json.loads(line) for line in text.splitlines() if line.strip())
     return rows
 
 
 def write_tombstones(base_path: str, checkpoint: str, rows: list[dict]) -> None:
     """Durably, before the round's commit: the deletes of the round that commits `checkpoint`."""
-    d = _tombstone_dir(base_path)
-    os.makedirs(d, exist_ok=True)
     name = f"{_PREFIX}{int(checkpoint):020d}.jsonl"
-    tmp = os.path.join(d, f".{name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, os.path.join(d, name))
+    text = "".join(json.dumps(r, default=str) + "\n" for r in rows)
+    storage.write_bytes(storage.join(_tombstone_dir(base_path), name), text.encode("utf-8"))
 
 
 def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],

@@ -26,7 +26,8 @@ def props_dir(pipeline: Pipeline) -> Path:
 
 def cached_jar_paths(pipeline: Pipeline) -> list[str]:
     """Where the jars a local job needs are (or will be, once downloaded) in the cache."""
-    return [str(jarcache.cache_dir() / a.filename) for a in jarcache.local_job_artifacts(pipeline.hudi.version)]
+    arts = jarcache.local_job_artifacts(pipeline.hudi.version, pipeline.uses_s3)
+    return [str(jarcache.cache_dir() / a.filename) for a in arts]
 
 
 def argv(pipeline: Pipeline, jobs: Sequence[Job], jar_paths: Sequence[str]) -> list[str]:

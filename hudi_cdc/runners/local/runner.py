@@ -28,7 +28,9 @@ from ...jobs import streamer
 from ...profiles import HOODIESTREAMER, engine_for
 from ...registry.credentials import registry_env
 from ...render import Job, write_properties
+from ...s3 import endpoint_env as s3_endpoint_env
 from ...status import record_failure
+from ...storage import check_roots
 from ..base import NotSupported
 from . import plan
 
@@ -65,7 +67,8 @@ class LocalRunner:
             return self.delegate.preflight()
         find_java(17, "Spark")
         spark_submit()
-        jarcache.ensure_jars(self.pipeline.hudi.version, self.progress)
+        jarcache.ensure_jars(self.pipeline.hudi.version, self.progress, self.pipeline.uses_s3)
+        check_roots(self.pipeline)
 
     def plan(self, jobs: Sequence[Job], label: str = "") -> list[dict]:
         """Say what run would write and run; touch nothing."""
@@ -84,7 +87,8 @@ class LocalRunner:
         wd = plan.work_dir(self.pipeline)
         java = find_java(17, "Spark")
         write_properties(self.pipeline, plan.props_dir(self.pipeline))
-        jar_paths = [str(p) for p in jarcache.ensure_jars(self.pipeline.hudi.version, self.progress)]
+        jar_paths = [str(p) for p in jarcache.ensure_jars(self.pipeline.hudi.version, self.progress,
+                                                          self.pipeline.uses_s3)]
         argv = plan.argv(self.pipeline, jobs, jar_paths)
         argv[0] = str(spark_submit())
         logs = wd / "logs"
@@ -92,6 +96,8 @@ class LocalRunner:
         log_path = logs / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}.log"
         env = dict(os.environ)
         env.update(registry_env(self.pipeline))
+        if self.pipeline.uses_s3:  # the endpoint (never a key) for the driver's own S3 calls
+            env.update(s3_endpoint_env(self.pipeline.s3_endpoint()))
         env["SPARK_HOME"] = str(spark_home())
         env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, never the machine's public address
         env["PYSPARK_PYTHON"] = sys.executable
