@@ -45,6 +45,16 @@ def java_version(java: Path) -> int | None:
     return _major(out, "version ")
 
 
+def _install_patterns() -> list[str]:
+    """Where JDKs are usually installed; HUDI_CDC_JAVA_DIRS (glob patterns joined by ':') replaces
+    the list, and set empty it limits the search to HUDI_CDC_JAVA_HOME, JAVA_HOME and PATH."""
+    if "HUDI_CDC_JAVA_DIRS" in os.environ:
+        return [p for p in os.environ["HUDI_CDC_JAVA_DIRS"].split(":") if p]
+    return ["/usr/lib/jvm/*/bin/java", "/opt/java/*/bin/java", "/opt/*jdk*/bin/java",
+            "/Library/Java/JavaVirtualMachines/*/Contents/Home/bin/java",
+            str(Path.home() / ".sdkman/candidates/java/*/bin/java")]
+
+
 def _candidates() -> Iterable[Path]:
     for var in ("HUDI_CDC_JAVA_HOME", "JAVA_HOME"):
         if os.environ.get(var):
@@ -52,10 +62,7 @@ def _candidates() -> Iterable[Path]:
     on_path = shutil.which("java")
     if on_path:
         yield Path(on_path)
-    patterns = ["/usr/lib/jvm/*/bin/java", "/opt/java/*/bin/java", "/opt/*jdk*/bin/java",
-                "/Library/Java/JavaVirtualMachines/*/Contents/Home/bin/java",
-                str(Path.home() / ".sdkman/candidates/java/*/bin/java")]
-    for pat in patterns:
+    for pat in _install_patterns():
         for p in sorted(glob.glob(pat)):
             yield Path(p)
 

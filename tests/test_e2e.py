@@ -114,6 +114,8 @@ def test_missing_java_is_reported(demo, tmp_path):
     bindir.mkdir()
     os.symlink(sys.executable, bindir / "python")
     env["PATH"] = str(bindir)
+    env["HUDI_CDC_JAVA_DIRS"] = ""  # and none in the usual install folders
     proc = cli("bootstrap", "--force", "--table", "artists", cwd=d, env=env)
-    assert proc.returncode == 5 and "Java not found" in proc.stderr
+    assert proc.returncode == 5 and "Spark needs Java 17+; found: none" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
     assert (d / "lake" / "artists_cow" / ".hoodie").exists()  # nothing was removed
