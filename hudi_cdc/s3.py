@@ -137,7 +137,10 @@ def client(ep: Endpoint | None = None):
 
         cfg = Config(s3={"addressing_style": "path" if ep.path_style else "auto"},
                      retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=5, read_timeout=60)
-        _clients[ep] = boto3.client("s3", endpoint_url=ep.url, region_name=ep.region, config=cfg)
+        # a session of its own: boto3's default session keeps the credentials it resolved first, so a
+        # process whose AWS_* variables change (another endpoint, other keys) would sign with stale ones
+        session = boto3.session.Session()
+        _clients[ep] = session.client("s3", endpoint_url=ep.url, region_name=ep.region, config=cfg)
     return _clients[ep]
 
 
