@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple] = {
     "sample": ("hudi_cdc.commands.core", "sample_cmd", "Land the MoMA sample as Kafka Connect S3-sink Avro files."),
     "bootstrap": ("hudi_cdc.commands.core", "bootstrap_cmd", "BULK_INSERT everything landed so far into new tables."),
     "stream": ("hudi_cdc.commands.core", "stream_cmd", "UPSERT new landed files into a table (continuous or --once)."),
+    "add-table": ("hudi_cdc.commands.onboard", "add_table_cmd",
+                  "Register, bootstrap alone and stream one more table while the others stream."),
     "demo": ("hudi_cdc.commands.core", "demo_cmd", "Sample -> bootstrap -> changes -> stream --once, then show rows."),
     "show": ("hudi_cdc.commands.core", "show_cmd", "Show current rows of a table (hudi-rs, no JVM)."),
     "query": ("hudi_cdc.commands.query", "query", "Time travel, history, incremental reads."),
@@ -35,10 +37,15 @@ COMMANDS: dict[str, tuple] = {
     "hive": ("hudi_cdc.commands.hive", "hive", "Hive metastore helpers over PyHive."),
     "sync": ("hudi_cdc.commands.hive", "sync_cmd", "Re-sync a table to the Hive metastore without writing data."),
     "status": ("hudi_cdc.commands.status", "status_cmd", "Freshness, backlog and compaction state per table (no JVM)."),
+    "report": ("hudi_cdc.commands.report", "report_cmd",
+               "Static HTML page with charts per table: commits, freshness, file sizes, MoR log growth."),
     "emr": ("hudi_cdc.commands.emr", "emr", "Status, logs and cancel for submitted EMR steps and job runs."),
     "capture": ("hudi_cdc.commands.capture", "capture_cmd",
                 "Land a PostgreSQL database's changes with Debezium (--once)."),
     "verify": ("hudi_cdc.commands.capture", "verify_cmd", "Compare a Hudi table with its source database table."),
+    "source": ("hudi_cdc.commands.capture", "source", "Check the source database is ready for change capture."),
+    "connectors": ("hudi_cdc.commands.capture", "connectors",
+                   "Kafka Connect configs: Debezium PostgreSQL source and S3 sink connectors."),
 }
 
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from .causes import error_lines
 from .errors import ConfigError, JobError
@@ -44,12 +46,22 @@ def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: s
     return argv
 
 
-def _classpath(hudi_version: str, progress=None) -> str:
+def _classpath(pipeline, conf_dir: Path, progress=None) -> str:
+    """The Hudi bundle and Spark's jars; on s3:// lakes also s3a and a core-site.xml (conf_dir) with
+    the endpoint settings (no keys: s3a finds them through the AWS default chain)."""
     from .jars import ensure_jars
     from .java_spark import spark_jars
 
-    bundle = [str(p) for p in ensure_jars(hudi_version, progress) if "hudi-spark" in p.name]
-    return os.pathsep.join(bundle + [f"{spark_jars()}/*"])
+    jars = ensure_jars(pipeline.hudi.version, progress, s3=pipeline.uses_s3)
+    bundle = [str(p) for p in jars if "hudi-spark" in p.name or p.name.startswith(("hadoop-aws", "aws-java-sdk"))]
+    head: list[str] = []
+    if pipeline.uses_s3:
+        from .s3 import hadoop_conf
+        from .stack.metastore import hive_site
+
+        (conf_dir / "core-site.xml").write_text(hive_site(hadoop_conf(pipeline.s3_endpoint(), prefix="")))
+        head = [str(conf_dir)]
+    return os.pathsep.join(head + bundle + [f"{spark_jars()}/*"])
 
 
 def _java() -> str:
@@ -72,21 +84,31 @@ def sync(pipeline, table: str | None = None, table_type: str | None = None,
     targets = [(n, tt) for n, tt in pipeline.targets(table) if table_type is None or tt == table_type]
     if not targets:
         raise ConfigError(f"table {table!r} has no {table_type} target in {pipeline.source_file}")
-    from .config import uri_to_path
+    with tempfile.TemporaryDirectory(prefix="hudi-cdc-hive-sync-") as conf_dir:
+        cp = _classpath(pipeline, Path(conf_dir), progress)
+        return _sync_each(pipeline, targets, uri, cp, progress, timeout)
 
-    cp = _classpath(pipeline.hudi.version, progress)
+
+def _sync_each(pipeline, targets, uri: str, cp: str, progress, timeout: float) -> list[dict[str, object]]:
+    from . import storage
+
     java = _java()
     rows = []
+    env = None
+    if pipeline.uses_s3:
+        from .s3 import endpoint_env
+
+        env = {**os.environ, **endpoint_env(pipeline.s3_endpoint())}
     for name, tt in targets:
         base = pipeline.base_path(name, tt)
-        if base.startswith("file://") and not (uri_to_path(base) / ".hoodie").is_dir():
+        if not storage.is_dir(storage.join(base, ".hoodie")):
             raise JobError(f"{base} is not a Hudi table yet (no .hoodie); run hudi-cdc bootstrap first")
         argv = sync_argv(pipeline, name, tt, uri, java, cp)
         if progress:
             progress(f"syncing {base} -> {pipeline.hive_db(tt)}.{name} ({uri})")
         t0 = time.monotonic()
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             raise JobError(f"hive sync of {name} ({tt}) did not finish within {int(timeout)}s") from None
         out = proc.stdout + proc.stderr

@@ -87,6 +87,53 @@ def read_holder(path: Path) -> Holder | None:
         return None
 
 
+@dataclass(frozen=True)
+class LockState:
+    """Whether a writer holds a table, seen from outside (``probe``), and who it says it is."""
+
+    held: bool
+    holder: Holder | None
+    lock: str
+
+    def as_dict(self, now: float | None = None) -> dict:
+        h = self.holder if self.held else None
+        age = None if h is None else round(max(0.0, (now or time.time()) - h.since), 3)
+        return {"held": self.held, "pid": h.pid if h else None, "host": h.host if h else None,
+                "command": h.command if h else None, "age_seconds": age}
+
+    def describe(self, now: float | None = None) -> str:
+        if not self.held:
+            return ""
+        return self.holder.describe(now) if self.holder else "a process that has not recorded itself yet"
+
+
+def _flocked(path: Path) -> bool | None:
+    """Is there a ``flock`` on this file? Read from /proc/locks (Linux), so nothing is locked to find
+    out; None where /proc/locks is unavailable."""
+    try:
+        st = path.stat()
+        text = Path("/proc/locks").read_text()
+    except FileNotFoundError:
+        return False if not path.exists() else None
+    except OSError:
+        return None
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    return any(len(f) > 5 and f[1] == "FLOCK" and f[5] == key
+               for f in (line.split() for line in text.splitlines()))
+
+
+def probe(pipeline: Pipeline, table: str, table_type: str) -> LockState:
+    """Whether a writer holds the table, WITHOUT taking its lock (a `status` must never block or
+    refuse a writer). On Linux the kernel's lock table says it (also for a spark-submit child that
+    inherited the lock from a killed ``hudi-cdc``); elsewhere the recorded holder's process."""
+    path = lock_path(pipeline, table, table_type)
+    holder = read_holder(path)
+    held = _flocked(path)
+    if held is None:
+        held = holder is not None and holder.alive()
+    return LockState(held=held, holder=holder, lock=str(path))
+
+
 def held_fds() -> list[int]:
     """Descriptors of the table locks this process holds (for a child job to inherit)."""
     return list(_held.values())

@@ -11,6 +11,7 @@ from .config import Pipeline, is_s3_uri, uri_to_path
 from .errors import DataError, TableStateError
 from .jobs.streamer import has_completed_commit
 from .lock import table_locks
+from .registry.preflight import check_subjects
 from .render import Job
 from .runners import Runner, make_runner
 from .runners.local.plan import work_dir
@@ -86,6 +87,13 @@ def _restore(moved: list[tuple], progress: Progress) -> None:
         progress(f"restored {path}")
 
 
+def _check_registry(pipeline: Pipeline, jobs: list[Job], target: str) -> None:
+    """A local job's registry subjects, before Spark starts (an AWS job reaches the registry from
+    the cluster, which this machine may not)."""
+    if target == "local":
+        check_subjects(pipeline, [job.table for job in jobs])
+
+
 def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = False, target: str = "local",
               dry_run: bool = False, progress: Progress = print, runner: Runner | None = None) -> list[dict]:
     if dry_run:
@@ -96,6 +104,7 @@ def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = Fal
         jobs = plan_bootstrap(pipeline, table, force, target)
         runner = runner or make_runner(pipeline, target, progress, dry_run)
         runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
+        _check_registry(pipeline, jobs, target)
         moved = _set_aside(pipeline, jobs, progress)
         try:
             results = runner.run(jobs, "bootstrap")
@@ -141,6 +150,7 @@ def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: st
         jobs = plan_stream(pipeline, table, once, table_type, target)
         runner = runner or make_runner(pipeline, target, progress, dry_run)
         runner.preflight()
+        _check_registry(pipeline, jobs, target)
         if once or target != "local" or getattr(runner, "delegate", None) is not None:
             return runner.run(jobs, label)  # the real HoodieDeltaStreamer (engines/) runs unsupervised
         # continuous on hudi-cdc's streamer: restarted when it crashes, stopped cleanly by SIGTERM/Ctrl-C

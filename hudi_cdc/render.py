@@ -17,6 +17,7 @@ import jinja2
 from .config import TYPE_SUFFIX, Pipeline
 from .errors import ConfigError
 from .job_package import JOB_SCRIPT_NAME, JOB_ZIP_NAME
+from .lock_provider import lock_flags
 from .profiles import HUDI_CDC, Profile, engine_for, profile_for
 from .spark_conf import HUDI_SESSION_CONF
 
@@ -241,6 +242,7 @@ def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, t
         return hudi_cdc_aws_argv(pipeline, job, props_uri)
     flags = [prof.emr_ordering_flag if f == prof.ordering_flag else f for f in streamer_flags(pipeline, job, props_uri)]
     flags += async_compaction_flags(prof, job)
+    flags += lock_flags(pipeline, table, table_type, prof.name)
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
                    confs=list(prof.emr_confs), jars=list(prof.emr_jars), streamer_class=prof.streamer_class,
                    app_jar=prof.emr_app_jar, streamer_flags=flags)
@@ -269,7 +271,9 @@ def hudi_cdc_aws_argv(pipeline: Pipeline, job: Job, props_uri: str) -> list[str]
     script, zip_uri = job_file_uris(props_uri)
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
                    confs=[*prof.emr_confs, *HUDI_CDC_AWS_CONFS], jars=list(HUDI_CDC_AWS_JARS), py_files=[zip_uri],
-                   streamer_class=None, app_jar=script, streamer_flags=streamer_flags(pipeline, job, props_uri))
+                   streamer_class=None, app_jar=script,
+                   streamer_flags=streamer_flags(pipeline, job, props_uri)
+                   + lock_flags(pipeline, job.table, job.table_type, prof.name))
     return _lines(text)
 
 

@@ -5,7 +5,8 @@ Per table and type: the last commit and its age, the newest source event applied
 writes the largest `__source_ts_ms` and ordering value of every round into the commit metadata),
 freshness = now - that event time, the landing backlog (files and bytes newer than the checkpoint),
 MoR compaction state (pending compactions, delta commits since the last completed one), small
-files, and the last failed round the local runner recorded. `breaches()` names every bound a table
+files, the last failed round the local runner recorded, and whether a writer holds the table (its
+lock, probed without taking it: pid, host, command, age). `breaches()` names every bound a table
 exceeds, so schedulers can alert on the exit code.
 """
 
@@ -26,6 +27,7 @@ from .inspect.table import Table, open_table
 from .inspect.timeline import completed_writes, read_timeline
 from .instants import Instant
 from .jobs import streamer
+from .lock import probe
 
 SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)
 FAILURES_DIR = ("state", "failures")  # under the pipeline's work dir (.hudi-cdc/)
@@ -62,10 +64,20 @@ class TableStatus:
     avg_file_bytes: float | None = None
     inflight: list[str] = field(default_factory=list)
     last_failure: dict | None = None
+    writer_held: bool = False
+    writer: dict | None = None  # the holder while writer_held: pid, host, command, age_seconds
     breaches: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def text_row(self) -> dict:
+        """as_dict with the writer as one phrase, for the text and csv tables."""
+        row = self.as_dict()
+        w = self.writer
+        row["writer"] = (f"pid {w['pid']} on {w['host']} ({w['command'] or '?'}), {w['age_seconds']:.0f}s"
+                         if w else "-")
+        return row
 
 
 def instant_epoch(instant: str) -> float:
@@ -116,6 +128,7 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
     now = time.time() if now is None else now
     base = pipeline.base_path(table, table_type)
     st = TableStatus(table=table, table_type=table_type, base_path=base, exists=False)
+    _writer(pipeline, table, table_type, st, now)
     try:
         tbl = open_table(base)
     except TableStateError:
@@ -149,6 +162,15 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
             1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
     st.last_failure = _last_failure(pipeline, table, table_type, last_epoch)
     return st
+
+
+def _writer(pipeline: Pipeline, table: str, table_type: str, st: TableStatus, now: float) -> None:
+    """Who holds the table's writer lock (local tables; S3 tables rely on Hudi's own lock providers)."""
+    if not st.base_path.startswith("file://") or is_s3_uri(pipeline.lake_root):
+        return
+    state = probe(pipeline, table, table_type)
+    st.writer_held = state.held
+    st.writer = state.as_dict(now) if state.held else None
 
 
 def _backlog(pipeline: Pipeline, table: str, checkpoint: str | None, st: TableStatus) -> None:
@@ -201,4 +223,4 @@ def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: st
 
 COLUMNS: Sequence[str] = ("table", "table_type", "last_commit", "last_commit_age_seconds", "freshness_seconds",
                           "backlog_files", "backlog_bytes", "pending_compactions", "deltacommits_since_compaction",
-                          "files", "small_files", "last_failure")
+                          "files", "small_files", "last_failure", "writer")

@@ -23,13 +23,15 @@ from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception, w
 
 from .config import StreamSettings
 from .errors import DataError, JobError
+from .registry.errors import RegistryUnavailable
 
 T = TypeVar("T")
 Progress = Callable[[str], None]
 
-# what a restart can cure: a job that died (OOM, killed, lost executor) or input that may be fixed
-# meanwhile (a file still being uploaded); not configuration, environment, table state or a lock
-RESTARTABLE = (JobError, DataError)
+# what a restart can cure: a job that died (OOM, killed, lost executor), input that may be fixed
+# meanwhile (a file still being uploaded) or a registry that went away; not configuration, credentials
+# the registry refuses, environment (a full disk), table state or a lock
+RESTARTABLE = (JobError, DataError, RegistryUnavailable)
 STOP_ENV = "HUDI_CDC_STOP_FILE"
 
 

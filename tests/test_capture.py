@@ -349,3 +349,23 @@ def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
     assert killed_snapshot or killed_stream, "capture finished before it could be killed: make the tables larger"
     events = len(_records(_files(p, "artists")))
     assert events >= 6000 + 6000 + 600  # everything at least once (redelivered events come on top)
+
+
+@pytest.mark.postgres
+def test_truncated_offsets_file_is_restored_not_resnapshotted(tmp_path, pg_database):
+    """Kafka's FileOffsetBackingStore writes its file in place and loads a truncated one as "no
+    offsets": a kill during that write would make the next capture take a new snapshot, and rows deleted
+    meanwhile would never get their delete events. The copy of the last finished run is restored."""
+    from hudi_cdc.capture.capture import capture_once, offsets_file
+
+    db = pg_database("cap_trunc")
+    _sql(db, ARTISTS_DDL, ARTWORKS_DDL,
+         "INSERT INTO artists SELECT g, 'name ' || g, 'N' || (g % 7), 'Male', 1900, NULL FROM generate_series(1, 50) g")
+    p = _write_pipeline(tmp_path, db, flush_size=500)
+    capture_once(p, progress=lambda m: None, timeout_seconds=600)
+    _sql(db, "DELETE FROM artists WHERE artist_id <= 10")
+    offsets_file(p).write_bytes(b"")  # what a kill during FileOffsetBackingStore.save leaves
+    notes: list[str] = []
+    capture_once(p, progress=notes.append, timeout_seconds=600)
+    assert any("was truncated" in n for n in notes), notes
+    assert _landed_state(p, "artists", "artist_id") == _db_state(db, "artists", "artist_id")

@@ -171,6 +171,21 @@ def test_handover_without_gap_or_overlap(lake):
     lake.assert_matches()
 
 
+def test_bootstrap_of_landed_files_with_deletes_then_a_stale_event(tmp_path, spark):
+    """A new table bootstrapped from files that already hold deletes (add-table, bootstrap --force):
+    the deleted keys are absent, and their tombstones (kept after the first commit, since Hudi refuses
+    a .hoodie folder it did not create) stop an older event from bringing a row back."""
+    lake = Lake(tmp_path, spark, types=("COPY_ON_WRITE",))
+    lake.land(SNAPSHOT[:6])
+    lake.land([ev(2, 200, deleted=True), ev(3, 210, nat="German", name="moved")])
+    assert [r.records_written for r in lake.run("BULK_INSERT")] == [5]
+    lake.assert_matches()
+    lake.land([ev(2, 150, name="older than the delete")])
+    assert [r.stale_ignored for r in lake.run("UPSERT")] == [1]
+    lake.assert_matches()
+    assert 2 not in lake.table("COPY_ON_WRITE")
+
+
 def test_soft_deletes_keep_the_row(tmp_path, spark):
     lake = Lake(tmp_path, spark, deletes="soft", types=("COPY_ON_WRITE",))
     lake.land(SNAPSHOT[:5])

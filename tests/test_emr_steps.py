@@ -43,8 +43,17 @@ def seed_pipeline():
     return parse_pipeline(data, "hudi-cdc.yaml", "/")
 
 
+def locked_pipeline():
+    """Hudi's optimistic concurrency with the DynamoDB lock provider (lake.lock_provider)."""
+    data = pipeline_data(cluster_id="j-EXAMPLE")
+    data["lake"]["lock_provider"] = "dynamodb"
+    data["lake"]["lock_options"] = {"dynamodb.table": "moma-locks"}
+    return parse_pipeline(data, "hudi-cdc.yaml", "/")
+
+
 CASES = {
     "emr_steps.json": (current_pipeline, "api"),
+    "emr_steps_locks.json": (locked_pipeline, "api"),
     "emr_steps_cli.json": (current_pipeline, "cli"),
     "emr_steps_seed.json": (seed_pipeline, "api"),
 }

@@ -114,3 +114,41 @@ def test_locks_are_local_runs_of_local_tables_only(tmp_path):
     targets = p.targets("artists")
     assert pipe._local_targets(p, "local", targets) == targets
     assert pipe._local_targets(p, "emr", targets) == []
+
+
+def test_status_names_the_writer_holding_a_table_without_taking_its_lock(tmp_path, capsys, monkeypatch):
+    p = _pipeline(tmp_path)
+    config = ["--config", str(tmp_path / "hudi-cdc.yaml")]
+    assert not lock.probe(p, "artists", "COPY_ON_WRITE").held  # no lock file yet
+    proc = _holder(tmp_path)
+    try:
+        state = lock.probe(p, "artists", "COPY_ON_WRITE")
+        assert state.held and state.holder is not None and state.holder.pid == proc.pid
+        assert not lock.probe(p, "artists", "MERGE_ON_READ").held
+        assert main([*config, "status", "--table", "artists", "-o", "json"]) == 0
+        rows = {r["table_type"]: r for r in json.loads(capsys.readouterr().out)}
+        cow, mor = rows["COPY_ON_WRITE"], rows["MERGE_ON_READ"]
+        assert cow["writer_held"] is True and mor["writer_held"] is False and mor["writer"] is None
+        assert cow["writer"]["pid"] == proc.pid and cow["writer"]["host"] == socket.gethostname()
+        assert cow["writer"]["command"] == "stream" and 0 <= cow["writer"]["age_seconds"] < 60
+        assert main([*config, "status", "--table", "artists", "--type", "cow"]) == 0
+        assert f"pid {proc.pid} on {socket.gethostname()} (stream)" in capsys.readouterr().out
+        # probing took nothing: the holder still holds, and a writer here is still refused
+        with pytest.raises(TableLocked):
+            with lock.table_lock(p, "artists", "COPY_ON_WRITE", "bootstrap"):
+                pass
+        # without /proc/locks: the recorded holder's process decides
+        monkeypatch.setattr(lock, "_flocked", lambda path: None)
+        assert lock.probe(p, "artists", "COPY_ON_WRITE").held
+        monkeypatch.undo()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    # a killed writer leaves its holder file behind, but no lock: not held
+    assert lock.lock_path(p, "artists", "COPY_ON_WRITE").with_suffix(".json").exists()
+    assert not lock.probe(p, "artists", "COPY_ON_WRITE").held
+    assert main([*config, "status", "--table", "artists", "--type", "cow", "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["writer_held"] is False
+    # and a probe leaves the lock free for the next writer
+    with lock.table_lock(p, "artists", "COPY_ON_WRITE", "stream", progress=lambda m: None):
+        pass

@@ -81,3 +81,22 @@ def test_status_backlog_bounds_and_failures_through_the_cli(lake, capsys):
         assert out[0]["last_failure"]["message"] == "Hudi write failed: disk full"
     finally:
         os.remove(extra)
+
+
+@pytest.mark.spark
+def test_report_figures_equal_status_on_the_pipeline_tables(lake, tmp_path):
+    """`report` over the pipeline's tables (the streamer wrote them): the page's figures are status's."""
+    from hudi_cdc.report import pipeline_report
+    from tests.test_report import _cells
+
+    page, tables = pipeline_report(lake.pipeline, tmp_path, "artists")
+    cells = _cells(page.read_text())
+    for st in pipeline_status(lake.pipeline, "artists"):
+        label = f"artists_{'cow' if st.table_type == 'COPY_ON_WRITE' else 'mor'}"
+        summary = cells[(label, None)]
+        assert summary["commits"] == st.commits and summary["files"] == st.files
+        assert summary["source_ts_ms"] == st.source_ts_ms is not None
+        assert summary["pending_compactions"] == (st.pending_compactions or 0)
+        report = next(r for r in tables if r.label == label)
+        writes = [p for p in report.commits if not p.compaction]
+        assert writes[-1].source_ts_ms == st.source_ts_ms and writes[-1].freshness_seconds > 0

@@ -53,7 +53,7 @@ def test_properties_include_and_comments(tmp_path):
 
 def test_validate_accepts_the_real_s3_sink_file():
     schemas = streamer.validate_avro_files([(str(REAL), 0, REAL.stat().st_size)], ["artist_id", "__lsn"])
-    assert [f["name"] for f in schemas[0]["fields"]][:2] == ["artist_id", "name"]
+    assert [f["name"] for f in schemas[0][1]["fields"]][:2] == ["artist_id", "name"]
 
 
 def test_validate_names_corrupt_truncated_and_keyless_files(tmp_path):

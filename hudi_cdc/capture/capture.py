@@ -15,12 +15,14 @@ Connect), never lose them.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -50,6 +52,54 @@ def work_dir(pipeline: Pipeline) -> Path:
 
 def offsets_file(pipeline: Pipeline) -> Path:
     return work_dir(pipeline) / f"offsets-{pipeline.slot_name}.dat"
+
+
+def _good_copy(pipeline: Pipeline) -> Path:
+    f = offsets_file(pipeline)
+    return f.with_name(f.name + ".good")
+
+
+def _offsets_loadable(path: Path) -> bool:
+    """Kafka's FileOffsetBackingStore writes its file in place: a kill during the write leaves it
+    truncated, and its load() then silently starts from no offsets (a new snapshot, whose rows deleted
+    meanwhile never get their delete events). Read it as the store does (needs the JVM)."""
+    from jpype import JClass
+
+    try:
+        stream = JClass("java.io.ObjectInputStream")(JClass("java.io.FileInputStream")(str(path)))
+        try:
+            stream.readObject()
+        finally:
+            stream.close()
+        return True
+    except Exception:  # noqa: BLE001 - EOFException, StreamCorruptedException, ...: not loadable
+        return False
+
+
+def guard_offsets(pipeline: Pipeline, progress: Progress) -> None:
+    """Before the engine starts: a truncated offsets file is replaced by the copy saved after the last
+    run that finished (older offsets: the changes since come again, which the Hudi side absorbs); with
+    no such copy, refuse rather than take a new snapshot silently."""
+    f, good = offsets_file(pipeline), _good_copy(pipeline)
+    if not f.exists() or _offsets_loadable(f):
+        return
+    if good.exists() and _offsets_loadable(good):
+        tmp = f.with_name(f.name + ".restore")
+        tmp.write_bytes(good.read_bytes())
+        tmp.replace(f)
+        progress(f"{f.name} was truncated (a kill while Debezium wrote it): restored the copy of the last "
+                 "finished run; the changes since come again")
+        return
+    raise SourceError(f"{f}: Debezium's offsets file is truncated (a kill while it was written) and there is no "
+                      "good copy; capture --drop-slot and capture again would take a new snapshot")
+
+
+def _save_good_copy(pipeline: Pipeline) -> None:
+    f, good = offsets_file(pipeline), _good_copy(pipeline)
+    if f.exists() and _offsets_loadable(f):
+        tmp = good.with_name(good.name + ".tmp")
+        tmp.write_bytes(f.read_bytes())
+        tmp.replace(good)
 
 
 def marker_prefix(pipeline: Pipeline) -> str:
@@ -105,8 +155,10 @@ class CaptureResult:
 class _Consumer:
     """Debezium's ChangeConsumer: lands records, marks what is durable, spots this run's marker."""
 
-    def __init__(self, landing: Landing, message_topic: str, prefix: str, run_id: str):
+    def __init__(self, landing: Landing, message_topic: str, prefix: str, run_id: str, continuous: bool = False):
         self.landing = landing
+        self.continuous = continuous
+        self.lock = threading.Lock()  # the engine's thread lands, the main thread rotates by time
         self.message_topic = message_topic
         self.prefix = prefix
         self.run_id = run_id
@@ -129,6 +181,14 @@ class _Consumer:
         return text == self.run_id
 
     def handle_batch(self, records, committer) -> None:
+        with self.lock:
+            self._handle_batch(records, committer)
+
+    def rotate(self, seconds: float) -> int:
+        with self.lock:
+            return self.landing.rotate(seconds)
+
+    def _handle_batch(self, records, committer) -> None:
         if self.done.is_set():
             return  # after the marker: leave the rest unmarked, the next run gets it again
         landing = self.landing
@@ -143,7 +203,8 @@ class _Consumer:
                 if topic in landing.topic_dirs:
                     if value is not None:
                         landing.append(self.seq, topic, record.valueSchema(), value)
-                elif topic == self.message_topic and value is not None and self._is_marker(record):
+                elif (not self.continuous and topic == self.message_topic and value is not None
+                      and self._is_marker(record)):
                     landing.flush_all()
                     reached = True
                     break
@@ -216,6 +277,22 @@ def _emit_marker(pipeline: Pipeline, run_id: str) -> None:
 def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: int | None = None,
                  timeout_seconds: float | None = None, marker_interval: float = 2.0) -> CaptureResult:
     """Snapshot if there are no offsets yet, then every change committed so far; then return."""
+    return _capture(pipeline, progress, flush_size, timeout_seconds=timeout_seconds, marker_interval=marker_interval)
+
+
+def capture_continuous(pipeline: Pipeline, stop: threading.Event, progress: Progress = print, *,
+                       flush_size: int | None = None, rotate_seconds: float = 60.0) -> CaptureResult:
+    """Snapshot if there are no offsets yet, then every change as it comes, until `stop` is set. A
+    file is closed at flush_size records or after rotate_seconds open (as the sink's
+    rotate.schedule.interval.ms); on stop, open files are dropped: their records were never
+    committed, the next run gets them again."""
+    return _capture(pipeline, progress, flush_size, stop=stop, rotate_seconds=rotate_seconds)
+
+
+def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, timeout_seconds: float | None = None,
+             marker_interval: float = 2.0, stop: threading.Event | None = None,
+             rotate_seconds: float = 60.0) -> CaptureResult:
+    continuous = stop is not None
     started = time.monotonic()
     tables = src.source_tables(pipeline)
     password = src.password(pipeline)
@@ -233,11 +310,12 @@ def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: 
     wd = work_dir(pipeline)
     wd.mkdir(parents=True, exist_ok=True)  # the offset store's directory, also when the JVM runs already
     log = jvm.start_jvm(wd)
+    guard_offsets(pipeline, progress)
     from jpype import JClass
 
     run_id = uuid.uuid4().hex
     landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size, uri_to_path(pipeline.source_root))
-    consumer = _Consumer(landing, f"{props['topic.prefix']}.message", marker_prefix(pipeline), run_id)
+    consumer = _Consumer(landing, f"{props['topic.prefix']}.message", marker_prefix(pipeline), run_id, continuous)
     state: dict = {}
     jprops = JClass("java.util.Properties")()
     for k, v in props.items():
@@ -252,10 +330,14 @@ def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: 
             now = time.monotonic()
             if not thread.is_alive():
                 break
-            if timeout_seconds and now - started > timeout_seconds:
+            if stop is not None:
+                if stop.is_set():
+                    break
+                consumer.rotate(rotate_seconds)
+            elif timeout_seconds and now - started > timeout_seconds:
                 raise SourceError(f"capture did not catch up within {timeout_seconds:.0f} s "
                                   f"({sum(s.records for s in landing.stats.values())} events landed; log: {log})")
-            if now - last_marker >= marker_interval:
+            elif now - last_marker >= marker_interval:
                 _emit_marker(pipeline, run_id)
                 last_marker = now
             if now - last_note >= 10:
@@ -267,17 +349,27 @@ def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: 
         except Exception:  # noqa: BLE001 - it stopped by itself (failure): the callback has why
             pass
         thread.join(120)
-        if not consumer.reached:
-            landing.abort()
+        locked = consumer.lock.acquire(timeout=30)  # the engine's thread may still be in a batch
+        try:
+            if not consumer.reached:
+                landing.abort()
+        finally:
+            if locked:
+                consumer.lock.release()
     if consumer.error is not None:
         raise SourceError(f"capture failed while landing files: {consumer.error}") from None
-    if not consumer.reached:
+    if continuous and not thread.is_alive() and stop is not None and not stop.is_set():
+        why = state.get("error") or state.get("message") or "the engine stopped"
+        raise SourceError(f"capture stopped: {' '.join(why.split())} (log: {log})")
+    if not continuous and not consumer.reached:
         why = state.get("error") or state.get("message") or "the engine stopped"
         raise SourceError(f"capture stopped before catching up: {' '.join(why.split())} (log: {log})")
 
-    if not offsets_file(pipeline).exists():
+    if consumer.reached and not offsets_file(pipeline).exists():
         raise SourceError(f"capture landed its files but Debezium saved no offsets to {offsets_file(pipeline)} "
                           f"(log: {log})")
+    if consumer.reached:
+        _save_good_copy(pipeline)
     seconds = time.monotonic() - started
     result = CaptureResult(snapshot=snapshot, seconds=round(seconds, 2))
     for topic, st in landing.stats.items():
@@ -288,3 +380,71 @@ def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: 
             progress(f"landed {topic}: {st.records} events in {len(st.files)} file(s)")
     result.events_per_second = round(result.events / seconds, 1) if seconds else 0.0
     return result
+
+
+@contextlib.contextmanager
+def stop_on_signals(progress: Progress = print) -> Iterator[threading.Event]:
+    """An event SIGTERM or Ctrl-C sets (the handlers are restored on exit): a continuous capture's stop."""
+    stop = threading.Event()
+
+    def handler(signum: int, _frame: object) -> None:
+        progress(f"{signal.Signals(signum).name}: stopping capture (records in files still open come again "
+                 "next run)")
+        stop.set()
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            old[sig] = signal.signal(sig, handler)
+    try:
+        yield stop
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def for_table(pipeline: Pipeline, table: str) -> Pipeline:
+    """The pipeline narrowed to one table, on a slot, publication and offsets of its own
+    (<slot>_<table>): capturing one table never moves the pipeline's slot past the others' changes."""
+    pipeline.table(table)  # unknown table -> ConfigError
+    db = src.database(pipeline)
+
+    def own(name: str) -> str:
+        return re.sub(r"[^a-z0-9_]", "_", f"{name}_{table}".lower())[:63]
+
+    narrowed_db = db.model_copy(update={"slot": own(pipeline.slot_name),
+                                        "publication": own(pipeline.publication_name)})
+    return pipeline.model_copy(update={"tables": {table: pipeline.table(table)},
+                                       "source": pipeline.source.model_copy(update={"database": narrowed_db})})
+
+
+def drop_slot(pipeline: Pipeline, progress: Progress = print) -> dict[str, bool]:
+    """Remove what capture created on purpose: the replication slot (refused while a capture reads
+    it), the publication and the offsets (they point into the dropped slot: the next capture takes a
+    new snapshot). Returns what existed and was dropped."""
+    from psycopg import sql
+
+    slot, pub = pipeline.slot_name, pipeline.publication_name
+    with src.connect(pipeline) as conn:
+        src.check_slot_free(conn, slot)  # active -> one-line refusal
+        had_slot = conn.execute("SELECT count(*) FROM pg_replication_slots WHERE slot_name = %s",
+                                (slot,)).fetchone()[0] > 0
+        if had_slot:
+            conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+            progress(f"dropped replication slot {slot}")
+        had_pub = conn.execute("SELECT count(*) FROM pg_publication WHERE pubname = %s", (pub,)).fetchone()[0] > 0
+        if had_pub:
+            try:
+                conn.execute(sql.SQL("DROP PUBLICATION {}").format(sql.Identifier(pub)))
+            except Exception as exc:  # psycopg.Error: not its owner
+                raise SourceError(f"cannot drop publication {pub}: {' '.join(str(exc).split())}") from None
+            progress(f"dropped publication {pub}")
+    offsets = offsets_file(pipeline)
+    had_offsets = offsets.exists()
+    if had_offsets:
+        offsets.unlink()
+        progress(f"removed {offsets} (the next capture takes a new snapshot)")
+    _good_copy(pipeline).unlink(missing_ok=True)
+    if not (had_slot or had_pub or had_offsets):
+        progress(f"nothing to drop: no slot {slot}, publication {pub} or offsets")
+    return {"slot": had_slot, "publication": had_pub, "offsets": had_offsets}

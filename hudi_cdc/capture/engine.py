@@ -74,7 +74,8 @@ def start_jvm(work_dir: Path, level: str = "WARN") -> Path:
     conf = work_dir / "log4j2.properties"
     conf.write_text(LOG4J2.format(level=level, log=work_dir / "capture.log"))
     # Our log configuration wins over the one pydbzengine puts on the classpath (INFO to stdout).
-    dbzjvm.ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={conf}", "-Xmx1g"],
+    # -Xrs: SIGTERM/SIGINT stay Python's, so a continuous capture stops cleanly on them
+    dbzjvm.ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={conf}", "-Xmx1g", "-Xrs"],
                               jvm_path=find_java17_libjvm())
     _log_file = work_dir / "capture.log"
     return _log_file

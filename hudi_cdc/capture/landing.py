@@ -67,6 +67,7 @@ class _OpenFile:
     schema: Any  # the Connect schema of every record in the file
     first_seq: int
     count: int = 0
+    opened: float = field(default_factory=time.monotonic)  # for rotation by time
 
 
 @dataclass
@@ -153,6 +154,15 @@ class Landing:
         """Close every open file (end of a --once run)."""
         for topic in list(self.open):
             self._close(topic)
+
+    def rotate(self, seconds: float) -> int:
+        """Close the files open for `seconds` or more (the sink's rotate.schedule.interval.ms: a quiet
+        topic's records are landed too). Returns how many were closed."""
+        now = time.monotonic()
+        old = [t for t, f in self.open.items() if now - f.opened >= seconds]
+        for topic in old:
+            self._close(topic)
+        return len(old)
 
     def abort(self) -> None:
         """Drop open files without landing them (their records were never committed)."""

@@ -74,11 +74,15 @@ def source_table(pipeline: Pipeline, name: str) -> SourceTable:
 
 def connect(pipeline: Pipeline, autocommit: bool = True):
     """A psycopg connection as the pipeline's user; a database that is down is one line."""
+    return connect_to(database(pipeline), password(pipeline), autocommit)
+
+
+def connect_to(db: DatabaseSettings, password: str | None, autocommit: bool = True):
+    """A psycopg connection from database settings alone (init --from-database has no pipeline yet)."""
     import psycopg
 
-    db = database(pipeline)
     try:
-        return psycopg.connect(host=db.host, port=db.port, dbname=db.name, user=db.user, password=password(pipeline),
+        return psycopg.connect(host=db.host, port=db.port, dbname=db.name, user=db.user, password=password,
                                autocommit=autocommit, connect_timeout=10, application_name="hudi-cdc")
     except psycopg.OperationalError as exc:
         msg = " ".join(str(exc).split())

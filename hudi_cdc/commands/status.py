@@ -20,11 +20,13 @@ TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 @output_option
 @click.pass_context
 def status_cmd(ctx, table, ttype, max_freshness, max_backlog_files, output):
-    """Per table and type: last commit, freshness, landing backlog, MoR compaction, small files, failures."""
+    """Per table and type: last commit, freshness, landing backlog, MoR compaction, small files, failures,
+    and the writer holding the table (pid, host, command, age) if one does."""
     from ..status import COLUMNS, Bounds, pipeline_status
 
     rows = pipeline_status(pipeline_from(ctx), table, TYPES.get(ttype), Bounds(max_freshness, max_backlog_files))
-    emit([r.as_dict() for r in rows], output, None if output == "json" else list(COLUMNS))
+    as_json = output == "json"
+    emit([r.as_dict() if as_json else r.text_row() for r in rows], output, None if as_json else list(COLUMNS))
     problems = [b for r in rows for b in r.breaches]
     for line in problems:
         progress(f"status: {line}")

@@ -52,6 +52,9 @@ class StackConfig:
     s3_port: int = 9000
     s3proxy_version: str = S3PROXY_VERSION
     s3_bucket: str = S3_BUCKET
+    # `up --s3`: the metastore and the thrift server also read and write table locations on the stack's
+    # S3 endpoint (s3a jars and settings, the endpoint's fixed local keys in their environment)
+    s3: bool = False
     # user -> (password, role: sr-admin | sr-developer | sr-readonly); empty = no auth
     registry_users: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
 

@@ -20,6 +20,7 @@ from xml.sax.saxutils import escape
 from ..errors import EnvironmentProblem
 from ..java_spark import find_java, spark_jars
 from . import process
+from .s3proxy import s3a_support
 from .service import Launch, Service
 
 LAUNCHER = "LoopbackMetaStore"
@@ -107,7 +108,9 @@ class Metastore(Service):
         classes = _compile_launcher(java, jars, self.dir)
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         self.warehouse.mkdir(parents=True, exist_ok=True)
+        s3a_jars, s3a_conf, env = s3a_support(self.cfg, progress)  # Hive checks table locations itself
         (self.conf_dir / "hive-site.xml").write_text(hive_site({
+            **s3a_conf,
             "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={self.dir / 'metastore_db'};create=true",
             "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
             "datanucleus.schema.autoCreateAll": "true",
@@ -118,9 +121,10 @@ class Metastore(Service):
         }))
         argv: list[str] = [str(java), f"-Xmx{self.cfg.metastore_heap}", process.marker(self.cfg.data_dir),
                            f"-Dderby.system.home={self.dir}",
-                           "-cp", os.pathsep.join([str(self.conf_dir), str(classes), f"{jars}/*"]),
+                           "-cp", os.pathsep.join([str(self.conf_dir), str(classes), f"{jars}/*",
+                                                   *map(str, s3a_jars)]),
                            LAUNCHER, self.host, str(self.port)]
-        return Launch(argv=argv, cwd=self.dir)
+        return Launch(argv=argv, env=env, cwd=self.dir)
 
     def quick_probe(self) -> bool:
         return process.port_open(self.host, self.port)

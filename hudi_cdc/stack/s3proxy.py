@@ -109,3 +109,17 @@ class S3Proxy(Service):
             return False
         client.create_bucket(Bucket=bucket)
         return True
+
+
+def s3a_support(cfg, progress=None) -> tuple[list[Path], dict[str, str], dict[str, str]]:
+    """What a stack JVM (metastore, thrift server) needs to use table locations on the stack's S3
+    endpoint: (s3a jars, Hadoop settings without prefix, environment with the endpoint's local keys).
+    Nothing when the stack runs without S3 (`local up` without --s3)."""
+    if not cfg.s3:
+        return [], {}, {}
+    from .. import s3
+    from ..jars import ensure, s3a_artifacts
+
+    jars = [ensure(a, progress) for a in s3a_artifacts()]
+    ep = s3.Endpoint(url=cfg.s3_endpoint, path_style=True)
+    return jars, s3.hadoop_conf(ep, prefix=""), {**local_credentials_env(), **s3.endpoint_env(ep)}

@@ -12,6 +12,7 @@ import os
 from ..java_spark import spark_submit
 from ..spark_conf import HUDI_SESSION_CONF
 from . import process
+from .s3proxy import s3a_support
 from .service import Launch, Service
 
 MAIN_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
@@ -34,6 +35,8 @@ class ThriftServer(Service):
 
         submit = spark_submit()
         jars = ensure_jars(self.cfg.hudi_version, progress)
+        s3a_jars, s3a_conf, s3_env = s3a_support(self.cfg, progress)
+        jars = [*jars, *s3a_jars]
         warehouse = self.cfg.data_dir / "warehouse"
         tmp = self.dir / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
@@ -47,6 +50,7 @@ class ThriftServer(Service):
             "spark.driver.host": self.host,
             "spark.driver.bindAddress": self.host,
             "spark.local.dir": str(tmp),
+            **{f"spark.hadoop.{k}": v for k, v in s3a_conf.items()},
         }
         argv: list[str] = [str(submit), "--master", "local[1]", "--driver-memory", self.cfg.thrift_memory,
                            "--name", "hudi-cdc-thriftserver", "--class", MAIN_CLASS,
@@ -61,7 +65,7 @@ class ThriftServer(Service):
         argv += ["--hiveconf", f"hive.server2.thrift.port={self.port}",
                  "--hiveconf", f"hive.server2.thrift.bind.host={self.host}",
                  "spark-internal"]
-        return Launch(argv=argv, env={"SPARK_LOG_DIR": str(self.dir)}, cwd=self.dir)
+        return Launch(argv=argv, env={"SPARK_LOG_DIR": str(self.dir), **s3_env}, cwd=self.dir)
 
     def probe(self) -> None:
         from pyhive import hive

@@ -1,5 +1,6 @@
-"""The real local S3 endpoint for tests: s3proxy (filesystem backend) started once per session on a
-free port in a temp data dir, stopped at the end (``Stack.down``), also on failure.
+"""The real local S3 endpoint for tests: s3proxy (filesystem backend) started once per session in the
+session's stack (tests/plugins/stack.py: same data dir and ports, so the stack's metastore and thrift
+server reach it), stopped at the end (``Stack.down``), also on failure.
 
 - ``s3_endpoint``: the endpoint URL; the session's environment carries AWS_ENDPOINT_URL and the
   endpoint's fixed local keys (as a user exports them, README "S3"), so every client finds them.
@@ -9,37 +10,30 @@ free port in a temp data dir, stopped at the end (``Stack.down``), also on failu
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 
 import pytest
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
-def s3_endpoint(tmp_path_factory):
+def s3_endpoint(stack_config, _stack_processes):
     from hudi_cdc import s3
-    from hudi_cdc.stack import Stack, StackConfig
+    from hudi_cdc.stack import Stack
     from hudi_cdc.stack.s3proxy import local_credentials_env
 
-    cfg = StackConfig(data_dir=tmp_path_factory.mktemp("s3stack"), s3_port=_free_port())
+    cfg = stack_config
     stack = Stack(cfg)
     saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                                             "AWS_REGION")}
     try:
-        stack.up(["s3"])
+        _stack_processes.up(stack, ["s3"])
         os.environ.update(local_credentials_env())
         os.environ.update({"AWS_ENDPOINT_URL": cfg.s3_endpoint, "AWS_REGION": "us-east-1"})
         s3._clients.clear()
         s3.use(None)
         yield cfg.s3_endpoint
     finally:
-        stack.down()
+        stack.down(["s3"])
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

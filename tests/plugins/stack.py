@@ -74,8 +74,10 @@ def stack_config(tmp_path_factory):
     reuse = os.environ.get("HUDI_CDC_TEST_STACK_DIR")
     if reuse:
         return StackConfig.saved(Path(reuse))
+    # s3=True: the metastore and thrift server can use table locations on the session's S3 endpoint
+    # (tests/plugins/s3.py starts it in this same stack)
     return StackConfig(data_dir=tmp_path_factory.mktemp("stack"), registry_port=_free_port_pair(),
-                       metastore_port=_free_port(), thrift_port=_free_port())
+                       metastore_port=_free_port(), thrift_port=_free_port(), s3_port=_free_port(), s3=True)
 
 
 @pytest.fixture(scope="session")

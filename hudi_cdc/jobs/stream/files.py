@@ -43,30 +43,53 @@ def list_source_files(root: str, checkpoint: str | None, source_limit: int) -> t
     return picked, new_cp
 
 
-def validate_avro_files(files: list[SourceFile], required_fields: list[str]) -> list[dict]:
-    """Read every file through fastavro before Spark touches the table: a corrupt or truncated
-    file, or one whose schema lacks a required field, fails the round with its name, and nothing
-    is written. Returns the distinct writer schemas seen."""
+def _missing_key(record: dict, record_keys: list[str]) -> bool:
+    """Hudi's key generators refuse a record whose key fields are all null or empty."""
+    return all(record.get(k) in (None, "") for k in record_keys)
+
+
+def validate_avro_files(files: list[SourceFile], required_fields: list[str], record_keys: list[str] = (),  # type: ignore[assignment]
+                        reader_schema: dict | None = None) -> list[tuple[str, dict]]:
+    """Read every file through fastavro before Spark touches the table: a file that vanished since
+    the listing, an empty (0-byte) or corrupt or truncated file, one whose schema lacks a required
+    field or cannot be read with the registry's schema (`reader_schema`, Avro's resolution rules),
+    or a record without a record key, fails the round with the file's name, and nothing is written.
+    A header-only file (a schema, no records) is valid and adds nothing. Returns the distinct
+    writer schemas seen, each with the first file that carries it."""
     import fastavro  # an install requirement of hudi-cdc
 
-    schemas: dict[str, dict] = {}
+    parsed_reader = fastavro.parse_schema(reader_schema) if reader_schema else None
+    schemas: dict[str, tuple[str, dict]] = {}
     for path, _, _ in files:
+        data = storage.read_bytes(path)
+        if data is None:
+            raise JobInputError(f"landing file {path} vanished between listing and reading (moved or deleted "
+                                "by another process); nothing was written, the next round lists again")
+        if not data:
+            raise JobInputError(f"empty (0-byte) Avro file {path}: not an Avro container file (an upload "
+                                "cut short?); replace or remove it")
+        schema = None
         try:
-            data = storage.read_bytes(path)
-            if data is None:
-                raise FileNotFoundError(f"{path} is gone")
             with io.BytesIO(data) as fh:
                 reader = fastavro.reader(fh)
                 schema = reader.writer_schema
-                for _ in reader:
-                    pass
+            if not isinstance(schema, dict):
+                raise JobInputError(f"the writer schema of {path} is not an Avro record")
+            names = {f["name"] for f in schema.get("fields", [])}
+            for f in required_fields:
+                if f not in names:
+                    raise JobInputError(f"field {f!r} (record key/ordering) is missing from the schema of {path}")
+            with io.BytesIO(data) as fh:
+                for i, record in enumerate(fastavro.reader(fh, reader_schema=parsed_reader)):
+                    if record_keys and _missing_key(record, list(record_keys)):  # type: ignore[arg-type]
+                        raise JobInputError(f"record {i} of {path} has no record key: "
+                                            f"{', '.join(record_keys)} null or empty")
+        except JobInputError:
+            raise
+        except fastavro.read.SchemaResolutionError as exc:
+            raise JobInputError(f"the schema of {path} disagrees with the registry's: {first_line(exc)}; "
+                                "register the file's schema version (hudi-cdc schemas register)") from None
         except Exception as exc:  # fastavro raises many types for corrupt input
             raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
-        if not isinstance(schema, dict):
-            raise JobInputError(f"the writer schema of {path} is not an Avro record")
-        names = {f["name"] for f in schema.get("fields", [])}
-        for f in required_fields:
-            if f not in names:
-                raise JobInputError(f"field {f!r} (record key/ordering) is missing from the schema of {path}")
-        schemas[json.dumps(schema, sort_keys=True)] = schema
+        schemas.setdefault(json.dumps(schema, sort_keys=True), (path, schema))
     return list(schemas.values())

@@ -14,7 +14,7 @@ from hudi_cdc.causes import root_cause
 from hudi_cdc.spark_conf import configure
 
 from .argv import Target, parse_argv
-from .errors import JobInputError
+from .errors import DISK_FULL, DiskFull, JobInputError, RegistryReadError, is_disk_full
 from .props import target_properties
 from .round import RoundResult, run_round
 
@@ -43,7 +43,14 @@ def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
     while True:
         started = time.time()
         for t in targets:
-            out.append(run_round(spark, t, props[id(t)], log))
+            try:
+                out.append(run_round(spark, t, props[id(t)], log))
+            except Exception as exc:
+                if is_disk_full(exc) and not isinstance(exc, JobInputError):
+                    raise DiskFull(f"{t.target_table} ({t.target_base_path}): {DISK_FULL} while writing the round "
+                                   f"({root_cause(exc, 300)}); nothing was committed, free space and run again"
+                                   ) from exc
+                raise
         rounds += 1
         if not continuous or (max_rounds is not None and rounds >= max_rounds) or stop_requested():
             return out
@@ -76,8 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         results = run_targets(spark, targets, log=lambda m: print("hudi-cdc: " + m, flush=True))
     except JobInputError as exc:
-        _mark(ERROR_MARK, {"message": str(exc), "kind": "input"})
-        return 3
+        _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
+        return 7 if isinstance(exc, RegistryReadError) else 3
+    except DiskFull as exc:
+        _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
+        return 5
     except Exception as exc:
         _mark(ERROR_MARK, {"message": root_cause(exc), "kind": "job"})
         raise

@@ -4,9 +4,11 @@ write with Hudi's datasource and record the new checkpoint and tombstones with t
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 
+from hudi_cdc import storage
 from hudi_cdc.causes import root_cause
 
 from .argv import Target
@@ -22,6 +24,7 @@ from .table import (
     SOURCE_TS_FIELD,
     SOURCE_TS_KEY,
     has_completed_commit,
+    is_initialized,
     latest_instant,
     read_checkpoint,
 )
@@ -79,15 +82,20 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     record_keys = _fields(props.get("hoodie.datasource.write.recordkey.field"))
     if not record_keys:
         raise JobInputError(f"{t.props}: hoodie.datasource.write.recordkey.field is not set")
-    file_schemas = validate_avro_files(files, record_keys + ordering)
-    reader = spark.read.format("avro")
     reg_url = streamer_prop(props, "schemaprovider.registry.url")
-    if reg_url:
-        schema_text = registry_schema(reg_url)
-        check_registry_compat(schema_text, file_schemas, root)
+    schema_text = registry_schema(reg_url) if reg_url else None
+    file_schemas = validate_avro_files(files, record_keys + ordering, record_keys,
+                                       json.loads(schema_text) if schema_text else None)
+    reader = spark.read.format("avro")
+    if schema_text:
+        check_registry_compat(schema_text, file_schemas)
         reader = reader.option("avroSchema", schema_text)
-    df = reader.load([f[0] if "://" in f[0] else f"file://{f[0]}" for f in files])
-    result.records_in = df.count()
+    try:
+        df = reader.load([f[0] if "://" in f[0] else f"file://{f[0]}" for f in files])
+        result.records_in = df.count()
+    except Exception:
+        _raise_if_vanished(files)
+        raise
     sql = streamer_prop(props, "transformer.sql")
     if sql:
         view = f"hudi_cdc_src_{int(time.time() * 1000)}"
@@ -100,6 +108,14 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         w = Window.partitionBy(*record_keys).orderBy(*[F.col(o).desc_nulls_last() for o in ordering])
         df = df.withColumn("__hudi_cdc_rn", F.row_number().over(w)).where("__hudi_cdc_rn = 1").drop("__hudi_cdc_rn")
     return df, record_keys
+
+
+def _raise_if_vanished(files) -> None:
+    """A file Spark could not read because it is gone since it was checked: one line naming it."""
+    gone = [f[0] for f in files if not storage.exists(f[0])]
+    if gone:
+        raise JobInputError(f"landing file {gone[0]} vanished between listing and reading (moved or deleted "
+                            "by another process); nothing was written, the next round lists again")
 
 
 def source_position(events, ordering: list[str]) -> dict[str, str]:
@@ -177,7 +193,11 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts[CHECKPOINT_KEY] = new_cp
     opts.update(source_position(events, ordering))
-    if deleted_keys:  # before the commit: a crash after it must not lose them (tombstones.py)
+    # before the commit: a crash after it must not lose them (tombstones.py). Not into a table Hudi has
+    # not created yet (a bootstrap whose landed files hold deletes): Hudi refuses a .hoodie folder
+    # without hoodie.properties, so a new table's tombstones follow its first commit.
+    tombstones_first = bool(deleted_keys) and is_initialized(t.target_base_path)
+    if tombstones_first:
         write_tombstones(t.target_base_path, new_cp, deleted_keys)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
@@ -190,10 +210,13 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
             part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
             part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
     except Exception as exc:
+        _raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
     finally:
         events.unpersist()
         df.unpersist()
+    if deleted_keys and not tombstones_first:
+        write_tombstones(t.target_base_path, new_cp, deleted_keys)
     result.commit = latest_instant(t.target_base_path)
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp}")
     return result

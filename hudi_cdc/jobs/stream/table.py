@@ -51,11 +51,16 @@ def _hudi_timeline(base_path: str, what: str):
         raise TableReadError(f"{base_path}: hudi-rs cannot read the timeline for {what}: {first_line(exc)}") from None
 
 
+def is_initialized(base_path: str) -> bool:
+    """Has Hudi created the table (its hoodie.properties)?"""
+    return storage.exists(storage.join(local_path(base_path), ".hoodie", "hoodie.properties"))
+
+
 def read_checkpoint(base_path: str) -> str | None:
     """The checkpoint of the newest completed commit that carries one; None for a new table.
 
     Never None for a table whose checkpoint cannot be read: the stream would read every file again."""
-    if not storage.exists(storage.join(local_path(base_path), ".hoodie", "hoodie.properties")):
+    if not is_initialized(base_path):
         return None
     tl = _hudi_timeline(base_path, "the streamer checkpoint")
     try:

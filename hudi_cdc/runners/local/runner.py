@@ -22,11 +22,13 @@ from ... import lock
 from ...causes import root_cause
 from ...config import Pipeline
 from ...engines.deltastreamer.engine import DeltaStreamerEngine
-from ...errors import DataError, JobError
+from ...errors import DataError, EnvironmentProblem, HudiCdcError, JobError, RegistryError
 from ...java_spark import find_java, spark_home, spark_submit
 from ...jobs import streamer
+from ...jobs.stream.errors import DISK_FULL
 from ...profiles import HOODIESTREAMER, engine_for
 from ...registry.credentials import registry_env
+from ...registry.errors import RegistryUnavailable
 from ...render import Job, write_properties
 from ...s3 import endpoint_env as s3_endpoint_env
 from ...status import record_failure
@@ -46,6 +48,22 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+def _job_error(error: dict | None, label: str, cause: str, tail: list[str], log_path: Path) -> HudiCdcError:
+    """hudi-cdc's error (and exit code) for the kind of failure the job reported."""
+    kind = (error or {}).get("kind")
+    if kind in (None, "job") and any(DISK_FULL in line for line in tail):  # the JVM died of it, unreported
+        kind = "disk"
+    if kind == "input":
+        return DataError(f"{error['message']} (table left unchanged; log: {log_path})")  # type: ignore[index]
+    if kind == "registry":
+        return RegistryError(f"{cause} (table left unchanged; log: {log_path})")
+    if kind == "registry_unavailable":
+        return RegistryUnavailable(f"{cause} (table left unchanged; log: {log_path})")
+    if kind == "disk":
+        return EnvironmentProblem(f"{label} failed: {cause if error else DISK_FULL} (log: {log_path})")
+    return JobError(f"{label} failed: {cause} (log: {log_path})")
 
 
 class LocalRunner:
@@ -135,9 +153,7 @@ class LocalRunner:
                 cause = error["message"] if error else root_cause(tail)
             for job in jobs:  # `hudi-cdc status` shows it until a later round commits
                 record_failure(self.pipeline, job.table, job.table_type, label, cause)
-            if error and error.get("kind") == "input":
-                raise DataError(f"{error['message']} (table left unchanged; log: {log_path})")
-            raise JobError(f"{label} failed: {cause} (log: {log_path})")
+            raise _job_error(error, label, cause, tail, log_path)
         self.progress(f"{label}: done in {elapsed:.0f}s")
         return results
 

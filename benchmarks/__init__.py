@@ -1,0 +1,1 @@
+"""On-demand benchmarks (never timed tests): `python -m benchmarks.run`, see benchmarks/README.md."""

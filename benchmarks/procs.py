@@ -1,0 +1,84 @@
+"""Whole processes, timed, with the peak resident memory of their process tree (psutil sampling)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+SAMPLE_SECONDS = 0.1
+
+
+@dataclass
+class Measured:
+    seconds: float
+    peak_rss_mb: float
+    rc: int
+    log: str
+
+
+class PeakRss:
+    """Samples the summed RSS of a process and all its descendants (spark-submit's JVM included)."""
+
+    def __init__(self, pid: int):
+        self.proc = psutil.Process(pid)
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            total = 0
+            try:
+                for p in [self.proc, *self.proc.children(recursive=True)]:
+                    try:
+                        total += p.memory_info().rss
+                    except psutil.Error:
+                        pass
+            except psutil.Error:
+                break
+            self.peak = max(self.peak, total)
+            self._stop.wait(SAMPLE_SECONDS)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak / 1024 / 1024
+
+
+def env() -> dict[str, str]:
+    """The environment of every measured process: this checkout's hudi_cdc first on the path."""
+    root = str(Path(__file__).resolve().parents[1])
+    out = dict(os.environ)
+    out["PYTHONPATH"] = root + (os.pathsep + out["PYTHONPATH"] if out.get("PYTHONPATH") else "")
+    return out
+
+
+def hudi_cdc(*args: str) -> list[str]:
+    """The CLI as a user runs it (python -m hudi_cdc.cli, so this checkout's code is measured)."""
+    return [sys.executable, "-m", "hudi_cdc.cli", *args]
+
+
+def run(argv: list[str], log: Path, cwd: Path | None = None, check: bool = True,
+        timeout: float = 3600, extra_env: dict[str, str] | None = None) -> Measured:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env={**env(), **(extra_env or {})})
+        rss = PeakRss(proc.pid)
+        try:
+            rc = proc.wait(timeout=timeout)
+        finally:
+            peak = rss.stop()
+        seconds = time.perf_counter() - start
+    if check and rc != 0:
+        tail = log.read_text(errors="replace").splitlines()[-15:]
+        raise RuntimeError(f"{' '.join(argv[:6])}... exited {rc} after {seconds:.1f}s; log {log}:\n" + "\n".join(tail))
+    return Measured(seconds, peak, rc, str(log))

@@ -1,0 +1,263 @@
+"""`hudi-cdc source check`: is the source database ready for change capture, and how to fix it if not.
+
+Two steps: `gather` reads the facts from the database as the pipeline's user (settings, the role's
+rights, the publication, each table's primary key and REPLICA IDENTITY, the replication slots and the
+WAL they retain); `evaluate` turns facts into checks (ok | warn | fail), each failing one with the
+exact SQL or setting that fixes it (and the RDS parameter-group name, as the seed runs on RDS).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..config import Pipeline
+from .source import SourceTable, connect, current_lsn, source_tables
+
+RESTART = "then restart PostgreSQL"
+INDEX_KEYS = ("hoodie.index.type",)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TableFacts:
+    table: SourceTable
+    exists: bool
+    can_select: bool = False
+    primary_key: list[str] = field(default_factory=list)
+    replica_identity: str = "d"  # pg_class.relreplident: d default, f full, i index, n nothing
+
+
+@dataclass
+class SlotFacts:
+    name: str
+    plugin: str | None
+    database: str | None
+    active: bool
+    active_pid: int | None
+    retained_bytes: int | None  # WAL kept for it: current LSN - restart_lsn
+
+
+@dataclass
+class Facts:
+    user: str
+    database: str
+    wal_level: str
+    max_replication_slots: int
+    max_wal_senders: int
+    slots_used: int
+    senders_used: int
+    replication: bool  # REPLICATION attribute, superuser, or RDS's rds_replication role
+    rds: bool  # the rds_replication role exists: an RDS/Aurora instance
+    publication: str
+    publication_exists: bool = False
+    publication_all_tables: bool = False
+    publication_actions: dict[str, bool] = field(default_factory=dict)
+    published: set[tuple[str, str]] = field(default_factory=set)
+    tables: list[TableFacts] = field(default_factory=list)
+    slots: list[SlotFacts] = field(default_factory=list)
+
+
+def _one(conn, sql: str, params: tuple = ()) -> Any:
+    return conn.execute(sql, params).fetchone()
+
+
+def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
+    user, db = _one(conn, "SELECT current_user, current_database()")
+    rolrepl, rolsuper = _one(conn, "SELECT rolreplication, rolsuper FROM pg_roles WHERE rolname = current_user")
+    rds = _one(conn, "SELECT count(*) FROM pg_roles WHERE rolname = 'rds_replication'")[0] > 0
+    rds_member = rds and _one(conn, "SELECT pg_has_role(current_user, 'rds_replication', 'member')")[0]
+    facts = Facts(
+        user=user, database=db,
+        wal_level=_one(conn, "SHOW wal_level")[0],
+        max_replication_slots=int(_one(conn, "SHOW max_replication_slots")[0]),
+        max_wal_senders=int(_one(conn, "SHOW max_wal_senders")[0]),
+        slots_used=_one(conn, "SELECT count(*) FROM pg_replication_slots")[0],
+        senders_used=_one(conn, "SELECT count(*) FROM pg_stat_replication")[0],
+        replication=bool(rolrepl or rolsuper or rds_member), rds=rds,
+        publication=pipeline.publication_name)
+    pub = _one(conn, "SELECT puballtables, pubinsert, pubupdate, pubdelete FROM pg_publication WHERE pubname = %s",
+               (facts.publication,))
+    if pub is not None:
+        facts.publication_exists, facts.publication_all_tables = True, pub[0]
+        facts.publication_actions = {"insert": pub[1], "update": pub[2], "delete": pub[3]}
+        facts.published = {(s, t) for s, t in conn.execute(
+            "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (facts.publication,))}
+    for t in tables:
+        row = _one(conn, "SELECT c.oid, c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                         "WHERE n.nspname = %s AND c.relname = %s AND c.relkind IN ('r', 'p')", (t.schema, t.table))
+        if row is None:
+            facts.tables.append(TableFacts(t, exists=False))
+            continue
+        oid, ident = row
+        pk = [r[0] for r in conn.execute(
+            "SELECT a.attname FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, n) ON true "
+            "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+            "WHERE i.indrelid = %s AND i.indisprimary ORDER BY k.n", (oid,))]
+        select = _one(conn, "SELECT has_table_privilege(%s::oid, 'SELECT')", (oid,))[0]
+        facts.tables.append(TableFacts(t, True, bool(select), pk, ident))
+    lsn = current_lsn(conn)
+    for name, plugin, database, active, pid, restart in conn.execute(
+            "SELECT slot_name, plugin, database, active, active_pid, restart_lsn::text FROM pg_replication_slots "
+            "ORDER BY slot_name"):
+        retained = None
+        if restart:
+            hi, lo = restart.split("/")
+            retained = max(0, lsn - ((int(hi, 16) << 32) + int(lo, 16)))
+        facts.slots.append(SlotFacts(name, plugin, database, bool(active), pid, retained))
+    return facts
+
+
+def _setting(name: str, value: str, rds_name: str | None = None, rds_value: str | None = None) -> str:
+    """The fix of a server setting: ALTER SYSTEM here, the parameter group's name and value on RDS."""
+    return (f"ALTER SYSTEM SET {name} = {value}; {RESTART} (on RDS: {rds_name or name} = {rds_value or value} "
+            "in the DB parameter group, then reboot)")
+
+
+def _server_checks(pipeline: Pipeline, f: Facts) -> list[Check]:
+    out = []
+    if f.wal_level == "logical":
+        out.append(Check("wal_level", "ok", "logical"))
+    else:
+        out.append(Check("wal_level", "fail", f"{f.wal_level}: change capture needs logical",
+                         _setting("wal_level", "logical", "rds.logical_replication", "1")))
+    own_slot = any(s.name == pipeline.slot_name for s in f.slots)
+    free_slots = f.max_replication_slots - f.slots_used
+    if own_slot or free_slots > 0:
+        out.append(Check("max_replication_slots", "ok", f"{f.max_replication_slots} ({f.slots_used} in use)"))
+    else:
+        out.append(Check("max_replication_slots", "fail",
+                         f"{f.max_replication_slots}, all in use: no slot left for {pipeline.slot_name}",
+                         _setting("max_replication_slots", str(f.max_replication_slots + 1))))
+    if f.max_wal_senders - f.senders_used > 0:
+        out.append(Check("max_wal_senders", "ok", f"{f.max_wal_senders} ({f.senders_used} in use)"))
+    else:
+        out.append(Check("max_wal_senders", "fail", f"{f.max_wal_senders}, all in use: no WAL sender for capture",
+                         _setting("max_wal_senders", str(f.max_wal_senders + 1))))
+    if f.replication:
+        out.append(Check("replication role", "ok", f"{f.user} may replicate"))
+    else:
+        fix = f"GRANT rds_replication TO {f.user};" if f.rds else f"ALTER ROLE {f.user} WITH REPLICATION;"
+        out.append(Check("replication role", "fail", f"{f.user} has no REPLICATION right", fix))
+    return out
+
+
+def _publication_checks(f: Facts, tables: list[TableFacts]) -> list[Check]:
+    names = ", ".join(t.table.qualified for t in tables)
+    if not f.publication_exists:
+        return [Check("publication", "warn", f"{f.publication} does not exist; capture creates it (the user must own "
+                      "the tables)", f"CREATE PUBLICATION {f.publication} FOR TABLE {names};")]
+    out = []
+    missing = [a for a, on in f.publication_actions.items() if not on]
+    if missing:
+        out.append(Check("publication", "fail", f"{f.publication} does not publish {', '.join(missing)}",
+                         f"ALTER PUBLICATION {f.publication} SET (publish = 'insert, update, delete, truncate');"))
+    if f.publication_all_tables:
+        out.append(Check("publication tables", "ok", f"{f.publication} publishes all tables"))
+        return out
+    absent = [t.table.qualified for t in tables if (t.table.schema, t.table.table) not in f.published]
+    if absent:
+        out.append(Check("publication tables", "fail", f"{f.publication} does not publish {', '.join(absent)}",
+                         f"ALTER PUBLICATION {f.publication} ADD TABLE {', '.join(absent)};"))
+    else:
+        out.append(Check("publication tables", "ok", f"{f.publication} publishes {names}"))
+    return out
+
+
+def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
+    name, q = t.table.name, t.table.qualified
+    if not t.exists:
+        return [Check(f"{name}: table", "fail", f"{q} does not exist in database {f.database}",
+                      f"create it, or fix tables.{name}.topic (<prefix>.<schema>.<table>)")]
+    out = []
+    if not t.can_select:
+        out.append(Check(f"{name}: privileges", "fail", f"{f.user} cannot SELECT {q} (the snapshot reads it)",
+                         f"GRANT SELECT ON {q} TO {f.user};"))
+    settings = pipeline.table(name)
+    keys = settings.record_keys
+    if not t.primary_key:
+        out.append(Check(f"{name}: primary key", "warn", f"{q} has none: Debezium keys its events by "
+                         f"record_key {', '.join(keys)} only with REPLICA IDENTITY FULL",
+                         f"ALTER TABLE {q} ADD PRIMARY KEY ({', '.join(keys)});"))
+    elif sorted(t.primary_key) != sorted(keys):
+        out.append(Check(f"{name}: primary key", "warn", f"({', '.join(t.primary_key)}) differs from record_key "
+                         f"({', '.join(keys)})", f"tables.{name}.record_key: {t.primary_key}"))
+    else:
+        out.append(Check(f"{name}: primary key", "ok", ", ".join(t.primary_key)))
+    ident = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}.get(t.replica_identity, "?")
+    full = f"ALTER TABLE {q} REPLICA IDENTITY FULL;"
+    if t.replica_identity == "n" or (t.replica_identity == "d" and not t.primary_key):
+        why = " without a primary key" if t.replica_identity == "d" else ""
+        out.append(Check(f"{name}: replica identity", "fail", f"{ident}{why}: updates and deletes carry no key", full))
+    else:
+        out.append(Check(f"{name}: replica identity", "ok", ident))
+    part = settings.partition_field
+    index = next((settings.hudi_options[k] for k in INDEX_KEYS if k in settings.hudi_options), "GLOBAL_SIMPLE")
+    if part and part not in t.primary_key:
+        if t.replica_identity != "f" and not index.upper().startswith("GLOBAL"):
+            out.append(Check(f"{name}: partition field", "warn", f"{part} is null in delete events (REPLICA IDENTITY "
+                             f"{ident}) and hoodie.index.type={index} is not global: deletes miss the row",
+                             f"{full} or drop hoodie.index.type from tables.{name}.hudi_options"))
+        elif not index.upper().startswith("GLOBAL"):
+            out.append(Check(f"{name}: partition field", "warn", f"{part} can change (not in the primary key) and "
+                             f"hoodie.index.type={index} is not global: a changed value duplicates the row",
+                             f"drop hoodie.index.type from tables.{name}.hudi_options"))
+        else:
+            out.append(Check(f"{name}: partition field", "ok", f"{part}: mutable, null in key-only deletes; "
+                             f"{index} index finds the row in any partition"))
+    return out
+
+
+def _slot_checks(pipeline: Pipeline, f: Facts) -> list[Check]:
+    out = []
+    mine = next((s for s in f.slots if s.name == pipeline.slot_name), None)
+    if mine is None:
+        out.append(Check("slot", "ok", f"{pipeline.slot_name} not created yet (capture creates it)"))
+    elif mine.database != f.database:
+        out.append(Check("slot", "fail", f"{mine.name} belongs to database {mine.database}, not {f.database}",
+                         "name another one in source.database.slot"))
+    elif mine.plugin != "pgoutput":
+        out.append(Check("slot", "fail", f"{mine.name} uses {mine.plugin}, capture needs pgoutput",
+                         f"SELECT pg_drop_replication_slot('{mine.name}'); (loses its position)"))
+    else:
+        state = f"active (pid {mine.active_pid})" if mine.active else "inactive"
+        out.append(Check("slot", "ok", f"{mine.name}: pgoutput, {state}, retains {_bytes(mine.retained_bytes)} of WAL"))
+    for s in f.slots:
+        if s.name != pipeline.slot_name and not s.active:
+            out.append(Check(f"slot {s.name}", "warn", f"inactive, retains {_bytes(s.retained_bytes)} of WAL "
+                             "(the disk fills while nobody reads it)",
+                             f"SELECT pg_drop_replication_slot('{s.name}'); (if nothing will read it again)"))
+    return out
+
+
+def _bytes(n: int | None) -> str:
+    from ..output import human_bytes
+
+    return "no" if n is None else human_bytes(n)
+
+
+def evaluate(pipeline: Pipeline, f: Facts) -> list[Check]:
+    checks = _server_checks(pipeline, f) + _publication_checks(f, f.tables)
+    for t in f.tables:
+        checks += _table_checks(pipeline, f, t)
+    return checks + _slot_checks(pipeline, f)
+
+
+def source_check(pipeline: Pipeline, table: str | None = None) -> list[Check]:
+    """Every check for the pipeline's tables (or one table) against the live database."""
+    tables = source_tables(pipeline)
+    if table is not None:
+        pipeline.table(table)  # unknown table -> ConfigError
+        tables = [t for t in tables if t.name == table]
+    with connect(pipeline) as conn:
+        return evaluate(pipeline, gather(conn, pipeline, tables))

@@ -1,0 +1,239 @@
+"""`hudi-cdc init --from-database`: the pipeline file's tables section from a live PostgreSQL database.
+
+Each table of the chosen schemas (or the named tables) becomes an entry: topic
+`<topic prefix>.<schema>.<table>` (as Debezium names it), record_key = the primary key, the ordering
+field, the partition field only when given (the candidates are listed in a comment), and the warnings
+`source check` would give as comments. A table without a primary key is left out, with the fix.
+
+Idempotent: an existing file keeps every line it has (comments too); only tables it does not name yet
+(by topic) are added, at the end of its `tables:` block; a second run changes nothing. The result is
+validated as a pipeline file before it is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..config import DatabaseSettings, Pipeline, load_pipeline, parse_pipeline
+from ..errors import ConfigError
+from .source import connect_to, source_tables, topic_prefix
+
+PIPELINE_FILE = "hudi-cdc.yaml"
+IDENTITY = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}
+CANDIDATE_TYPES = ("text", "character varying", "character", "date", "boolean", "smallint", "integer")
+
+
+@dataclass
+class DbTable:
+    schema: str
+    table: str
+    columns: list[tuple[str, str]]  # (name, type as format_type shows it)
+    primary_key: list[str]
+    replica_identity: str  # d default, f full, i index, n nothing
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    def candidates(self) -> list[str]:
+        return [n for n, t in self.columns if n not in self.primary_key and t.split("(")[0] in CANDIDATE_TYPES]
+
+
+@dataclass
+class InitResult:
+    path: Path
+    text: str
+    changed: bool
+    added: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "<schema.table>: why, fix"
+
+    def summary(self, dry_run: bool) -> str:
+        if not self.changed:
+            return f"{self.path} unchanged: every table is in it ({', '.join(self.kept) or 'none'})"
+        verb = "would write" if dry_run else "wrote"
+        kept = f"; kept {', '.join(self.kept)}" if self.kept else ""
+        return f"{verb} {self.path}: added {', '.join(self.added)}{kept}"
+
+
+def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[DbTable]:
+    """The ordinary and partitioned tables of `schemas` (or exactly `only`: schema.table or table)."""
+    rows = conn.execute(
+        "SELECT c.oid, n.nspname, c.relname, c.relreplident FROM pg_class c "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition "
+        "AND n.nspname = ANY(%s) ORDER BY n.nspname, c.relname", (schemas,)).fetchall()
+    wanted = None if not only else {t if "." in t else f"{schemas[0]}.{t}" for t in only}
+    out = []
+    for oid, schema, table, ident in rows:
+        if wanted is not None and f"{schema}.{table}" not in wanted:
+            continue
+        cols = [(n, t) for n, t in conn.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
+            "AND NOT attisdropped ORDER BY attnum", (oid,))]
+        pk = [r[0] for r in conn.execute(
+            "SELECT a.attname FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, n) ON true "
+            "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+            "WHERE i.indrelid = %s AND i.indisprimary ORDER BY k.n", (oid,))]
+        out.append(DbTable(schema, table, cols, pk, ident))
+    if wanted is not None:
+        missing = sorted(wanted - {t.qualified for t in out})
+        if missing:
+            raise ConfigError(f"--table: no such table in the database: {', '.join(missing)}")
+    return out
+
+
+def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | None, indent: str) -> str:
+    i2 = indent * 2
+    keys = t.primary_key[0] if len(t.primary_key) == 1 else "[" + ", ".join(t.primary_key) + "]"
+    ident = IDENTITY.get(t.replica_identity, "?")
+    lines = [f"{indent}{name}:  # {t.qualified}: {len(t.columns)} columns, REPLICA IDENTITY {ident}",
+             f"{i2}topic: {prefix}.{t.schema}.{t.table}",
+             f"{i2}record_key: {keys}  # the primary key",
+             f"{i2}ordering_field: {ordering}"]
+    cands = t.candidates()
+    if partition:
+        lines.append(f"{i2}partition_field: {partition}")
+        if t.replica_identity != "f":
+            lines.append(f"{i2}# {partition} is null in key-only deletes (REPLICA IDENTITY not FULL): the default "
+                         "GLOBAL_SIMPLE index still finds the row; keep the index global")
+        if partition not in t.primary_key:
+            lines.append(f"{i2}# {partition} can change (not in the primary key): the global index moves the row")
+    else:
+        lines.append(f"{i2}# partition_field: <column>  # candidates: {', '.join(cands) if cands else 'none'}")
+    lines.append(f"{i2}table_types: [COPY_ON_WRITE, MERGE_ON_READ]")
+    return "\n".join(lines) + "\n"
+
+
+def _table_name(t: DbTable, taken: set[str], tables: list[DbTable]) -> str:
+    same = sum(1 for o in tables if o.table == t.table) > 1
+    name = re.sub(r"[^A-Za-z0-9_]", "_", f"{t.schema}_{t.table}" if same else t.table)
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _new_file(db: DatabaseSettings, pipeline_name: str, entries: str) -> str:
+    lines = [f"pipeline: {pipeline_name}", "source:", "  root: landing/topics", "  database:",
+             f"    host: {db.host}", f"    port: {db.port}", f"    name: {db.name}", f"    user: {db.user}"]
+    if db.password_env:
+        lines.append(f"    password_env: {db.password_env}  # the name of an env var, never the value")
+    lines += ["lake:", "  root: lake", f"  hive_database: {pipeline_name}", "tables:"]
+    return "\n".join(lines) + "\n" + entries
+
+
+def _insert_entries(text: str, entries: str) -> str:
+    """`entries` at the end of the top-level `tables:` block, every other line kept."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if re.match(r"^tables:\s*(\{\s*\})?\s*(#.*)?$", ln)), None)
+    if start is None:
+        raise ConfigError("the pipeline file has no top-level `tables:` block to add to")
+    lines[start] = re.sub(r"\{\s*\}", "", lines[start]).rstrip() + "\n"
+    end = next((i for i in range(start + 1, len(lines)) if re.match(r"^[A-Za-z_]", lines[i])), len(lines))
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    if lines[end - 1] and not lines[end - 1].endswith("\n"):
+        lines[end - 1] += "\n"
+    return "".join(lines[:end]) + entries + "".join(lines[end:])
+
+
+def _indent_of(text: str) -> str:
+    m = re.search(r"^tables:.*\n(?:\s*#.*\n|\s*\n)*( +)\S", text, re.M)
+    return m.group(1) if m else "  "
+
+
+def init_from_database(directory: Path, db: DatabaseSettings | None, password: str | None, *,
+                       schemas: list[str], tables: list[str] | None = None,
+                       partition_fields: dict[str, str] | None = None, ordering_field: str = "__lsn",
+                       prefix: str | None = None, pipeline_name: str | None = None,
+                       progress=None) -> InitResult:
+    """The resulting pipeline file (not written: see write()). With an existing file, its
+    source.database is used and `db` must be None."""
+    path = directory / PIPELINE_FILE
+    partition_fields = dict(partition_fields or {})
+    existing: Pipeline | None = load_pipeline(path) if path.exists() else None
+    if existing is not None:
+        if existing.source.database is None:
+            raise ConfigError(f"{path}: has no source.database block; add it (or init into a new directory)")
+        db = existing.source.database
+        from .source import password as pipeline_password
+
+        password = pipeline_password(existing)
+        prefix = prefix or topic_prefix(existing)
+    if db is None:
+        raise ConfigError("init --from-database: --dbname and --user are needed for a new pipeline file")
+    prefix = prefix or db.name
+    with connect_to(db, password) as conn:
+        found = introspect(conn, schemas, tables)
+    known = {(t.schema, t.table) for t in source_tables(existing)} if existing else set()
+    taken = set(existing.tables) if existing else set()
+    indent = _indent_of(path.read_text()) if existing else "  "
+    result = InitResult(path, "", False)
+    entries = ""
+    for t in found:
+        if (t.schema, t.table) in known:
+            result.kept.append(t.qualified)
+            continue
+        if not t.primary_key:
+            result.skipped.append(f"{t.qualified}: no primary key (ALTER TABLE {t.qualified} ADD PRIMARY KEY (...); "
+                                  "or add it by hand with record_key and REPLICA IDENTITY FULL)")
+            continue
+        name = _table_name(t, taken, found)
+        taken.add(name)
+        part = partition_fields.pop(name, None) or partition_fields.pop(t.qualified, None)
+        if part is not None and part not in {c for c, _ in t.columns}:
+            raise ConfigError(f"--partition-field {name}={part}: {t.qualified} has no column {part}")
+        entries += _entry(t, name, prefix, ordering_field, part, indent)
+        result.added.append(name)
+    if partition_fields:
+        raise ConfigError(f"--partition-field: no table added named {', '.join(sorted(partition_fields))}")
+    for s in result.skipped:
+        if progress:
+            progress(f"skipped {s}")
+    if existing is not None:
+        old = path.read_text()
+        result.text = _insert_entries(old, entries) if entries else old
+    else:
+        if not entries:
+            raise ConfigError(f"no table with a primary key in schema(s) {', '.join(schemas)} of database {db.name}")
+        result.text = _new_file(db, pipeline_name or re.sub(r"[^A-Za-z0-9_]", "_", db.name), entries)
+    result.changed = bool(entries)
+    parse_pipeline(yaml.safe_load(result.text), str(path), str(directory))  # what we write must load
+    return result
+
+
+def partition_fields(specs: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """TABLE=COLUMN options as a mapping."""
+    out = {}
+    for spec in specs:
+        name, sep, col = spec.partition("=")
+        if not sep or not name or not col:
+            raise ConfigError(f"--partition-field {spec!r}: expected TABLE=COLUMN")
+        out[name] = col
+    return out
+
+
+def new_database(directory: Path, host: str, port: int, dbname: str | None, user: str | None,
+                 password_env: str | None) -> tuple[DatabaseSettings | None, str | None]:
+    """The database of a new pipeline file from options, and its password from the named env var
+    (None, None when DIRECTORY already has a pipeline file: its source.database is used)."""
+    if (directory / PIPELINE_FILE).exists() or not (dbname and user):
+        return None, None
+    try:
+        db = DatabaseSettings(host=host, port=port, name=dbname, user=user, password_env=password_env)
+    except ValueError as exc:  # pydantic's ValidationError
+        raise ConfigError(f"init --from-database: {' '.join(str(exc).split())}") from None
+    if password_env and password_env not in os.environ:
+        raise ConfigError(f"--password-env: environment variable {password_env} is not set")
+    return db, os.environ.get(password_env) if password_env else None
+
+
+def write(result: InitResult) -> None:
+    result.path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = result.path.with_suffix(".yaml.tmp")
+    tmp.write_text(result.text)
+    tmp.replace(result.path)
