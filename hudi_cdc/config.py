@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
+from .table_types import TYPE_SUFFIX  # re-exported: config.TYPE_SUFFIX
 
 DEFAULT_CONFIG = "hudi-cdc.yaml"
 CURRENT_HUDI = "1.2.0"
@@ -23,7 +24,6 @@ SUPPORTED_HUDI = (SEED_HUDI, V014_HUDI, CURRENT_HUDI)
 
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
 TABLE_TYPES: tuple[TableType, ...] = ("COPY_ON_WRITE", "MERGE_ON_READ")
-TYPE_SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .config import TYPE_SUFFIX
 from .errors import ConfigError
+from .table_types import TYPE_SUFFIX
 
 BY_SUFFIX = {suffix: table_type for table_type, suffix in TYPE_SUFFIX.items()}  # cow -> COPY_ON_WRITE
 
