@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 
-import fastavro
 import pytest
 import yaml
 
@@ -22,7 +21,7 @@ from hudi_cdc.errors import ConfigError
 from hudi_cdc.jobs.stream.table import read_checkpoint
 from hudi_cdc.onboard import add_to_file
 from hudi_cdc.reader import read_table
-from tests.faults.harness import DATA_COLS, SCHEMA, TYPES, FaultLake, ev, kill
+from tests.faults.harness import DATA_COLS, TYPES, FaultLake, ev, kill, land_file
 
 PAINTERS = "moma.public.painters"
 
@@ -86,13 +85,7 @@ class Painters:
         self.offset, self.last_ms = 0, 0
 
     def land(self, records):
-        path = self.dir / sample.file_name(PAINTERS, self.offset)
-        tmp = self.dir / f".{path.name}.tmp"
-        with open(tmp, "wb") as fh:
-            fastavro.writer(fh, SCHEMA, records)
-        self.last_ms = max(int(time.time() * 1000), self.last_ms + 1)
-        os.utime(tmp, ns=(self.last_ms * 1_000_000, self.last_ms * 1_000_000))
-        os.replace(tmp, path)
+        _, self.last_ms = land_file(self.dir, PAINTERS, self.offset, records, self.last_ms)
         self.offset += len(records)
         self.events.extend(records)
 

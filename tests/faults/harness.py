@@ -31,6 +31,19 @@ NATIONS = ["American", "French", "German", "Japanese"]
 REPO = Path(__file__).resolve().parents[2]
 
 
+def land_file(directory: Path, topic: str, offset: int, records: list[dict], after_ms: int) -> tuple[Path, int]:
+    """One S3-sink file named for `offset`, appearing atomically (temp file, then rename), its
+    modification time (returned, in ms) later than `after_ms`: the checkpoint order of landed files."""
+    path = directory / sample.file_name(topic, offset)
+    tmp = directory / f".{path.name}.tmp"
+    with open(tmp, "wb") as fh:
+        fastavro.writer(fh, SCHEMA, records)
+    ms = max(int(time.time() * 1000), after_ms + 1)
+    os.utime(tmp, ns=(ms * 1_000_000, ms * 1_000_000))
+    os.replace(tmp, path)
+    return path, ms
+
+
 def ev(aid: int, lsn: int, nat: str | None = "American", name: str | None = None, op: str = "u",
        deleted: bool = False) -> dict:
     if deleted:  # Debezium's key-only delete: every other column null
@@ -67,13 +80,7 @@ class FaultLake:
     def land(self, records: list[dict]) -> Path:
         """One S3-sink file, appearing atomically, its modification time later than every earlier one."""
         with self._lock:
-            path = self.dir / sample.file_name(TOPIC, self.offset)
-            tmp = self.dir / f".{path.name}.tmp"
-            with open(tmp, "wb") as fh:
-                fastavro.writer(fh, SCHEMA, records)
-            self.last_ms = max(int(time.time() * 1000), self.last_ms + 1)
-            os.utime(tmp, ns=(self.last_ms * 1_000_000, self.last_ms * 1_000_000))
-            os.replace(tmp, path)
+            path, self.last_ms = land_file(self.dir, TOPIC, self.offset, records, self.last_ms)
             self.offset += len(records)
             self.events.extend(records)
             self.files.append(records)
