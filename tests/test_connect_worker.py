@@ -3,12 +3,17 @@ worker (Kafka 4.3.0 in KRaft mode + Debezium 3.6.3's PostgreSQL connector plugin
 tests/plugins/kafka.py) and the real local PostgreSQL 15 (tests/plugins/postgres.py).
 
 What is proven here: the rendered source config (with ``source.connect.converter: json``: the worker has
-no Apicurio converter, see README) validates without errors, deploys, runs (connector and task RUNNING),
-snapshots and streams a table's rows into its Kafka topic (read back with Kafka's ConsoleConsumer), is
-left alone on a second deploy, restarts, reports its status as JSON; a password reference to a variable
-the worker lacks is refused by validate/deploy key by key (exit 2); a password that stops working makes
-the task FAILED: status prints one line with the trace and exits 11; delete removes it. The S3 sink's
-plugin is not on Maven Central: its validation reports exactly that.
+no Apicurio converter, see README) validates without errors (Debezium connects to the database with the
+password the worker resolves from ``${env:...}``), deploys, runs (connector and task RUNNING), snapshots
+and streams a table's rows into its Kafka topic (read back with Kafka's ConsoleConsumer), is left alone
+by a second deploy, restarts, reports its status as JSON and is deleted. A password reference to a
+variable the worker lacks is refused by validate and by deploy (exit 2, nothing deployed). A task that
+fails (a table the role does not own: Debezium cannot publish it) is FAILED: status prints one line with
+the trace and exits 11; restart --failed-only after the fix brings it back. The S3 sink's plugin is not
+on Maven Central: its validation reports exactly that; the Apicurio converter classes likewise.
+Not FAILED: a password that stops working after deploy. Debezium 3.6 retries a task start that fails
+with a retriable error (a refused connection, a refused password) for ever, so Connect keeps reporting
+RUNNING and only the worker's log says why (checked by hand on this worker, see README).
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ def _write(tmp_path, db: dict, url: str, converter: str | None = "json", passwor
                       "database": {**db, **({"password_env": password_env} if password_env else {})},
                       "connect": connect},
            "lake": {"root": str(tmp_path / "lake")},
-           "tables": {table: {"topic": f"kc.public.{table}", "record_key": "id" if table != "artists" else "artist_id"}}}
+           "tables": {table: {"topic": f"kc.public.{table}",
+                              "record_key": "artist_id" if table == "artists" else "id"}}}
     cfg = tmp_path / "hudi-cdc.yaml"
     cfg.write_text(yaml.safe_dump(doc, sort_keys=False))
     return cfg

@@ -197,7 +197,7 @@ def render_connectors(pipeline: Pipeline, seed: bool = False, table: str | None 
 
     narrowed = for_table(pipeline, table)
     out = [source_connector(narrowed), sink_connector(narrowed)]
-    for c, kind in zip(out, ("source", "s3-sink")):
+    for c, kind in zip(out, ("source", "s3-sink"), strict=True):
         c["name"] = f"hudi-cdc-{pipeline.pipeline}-{table}-{kind}"
     return out
 
@@ -208,4 +208,4 @@ KINDS = ("source", "sink")
 def chosen(pipeline: Pipeline, only: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
     """The connectors a deploy/status/restart/delete/validate works on: both, or only source|sink."""
     source, sink = render_connectors(pipeline, table=table)
-    return [c for kind, c in zip(KINDS, (source, sink)) if only in (None, kind)]
+    return [c for kind, c in zip(KINDS, (source, sink), strict=True) if only in (None, kind)]

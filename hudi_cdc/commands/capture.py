@@ -97,7 +97,8 @@ def source_check_cmd(ctx, table, output):
 
 @click.group("connectors")
 def connectors():
-    """The pipeline's Kafka Connect connectors (Debezium PostgreSQL source, S3 sink): render, or run them on a cluster."""
+    """The pipeline's Kafka Connect connectors (Debezium PostgreSQL source, S3 sink): render, or run
+    them on a Kafka Connect cluster (source.connect.url or --connect-url)."""
 
 
 @connectors.command("render")

@@ -36,8 +36,9 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..causes import error_lines
 from ..errors import EnvironmentProblem
@@ -179,11 +180,8 @@ class KafkaConnect:
     """One broker + one distributed worker under cfg.data_dir (kafka/, connect/, logs/, run/)."""
 
     def __init__(self, cfg: KafkaConnectConfig, progress: Progress | None = None) -> None:
-        ports = {"broker_port": cfg.broker_port or free_port(), "controller_port": cfg.controller_port or free_port(),
-                 "rest_port": cfg.rest_port or free_port()}
-        from dataclasses import replace
-
-        self.cfg = replace(cfg, **ports, worker_env=cfg.worker_env)
+        self.cfg = replace(cfg, broker_port=cfg.broker_port or free_port(),
+                           controller_port=cfg.controller_port or free_port(), rest_port=cfg.rest_port or free_port())
         self.progress = progress or (lambda msg: None)
         self.seconds: dict[str, float] = {}
 
@@ -314,7 +312,7 @@ class KafkaConnect:
             raise EnvironmentProblem(f"{name} {why}: {process.log_tail(self.log_file(name))} "
                                      f"(log: {self.log_file(name)})")
 
-    def _get(self, path: str) -> object:
+    def _get(self, path: str) -> Any:
         with urllib.request.urlopen(self.url + path, timeout=5) as resp:
             return json.loads(resp.read())
 
@@ -323,7 +321,7 @@ class KafkaConnect:
         Debezium plugin is loaded."""
         self._get("/connectors")
         plugins = self._get("/connector-plugins")
-        return any(p.get("class") == POSTGRES_CONNECTOR for p in plugins)  # type: ignore[union-attr]
+        return any(p.get("class") == POSTGRES_CONNECTOR for p in plugins)
 
     def down(self) -> list[str]:
         """Stop the worker, then the broker; the names of what was running."""
