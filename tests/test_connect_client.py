@@ -55,8 +55,8 @@ class FakeConnect:
                 fake.requests.append((method, self.path, body))
                 if fake.busy:
                     fake.busy -= 1
-                    return self._send(409, {"error_code": 409, "message": "Cannot complete request because of "
-                                                                          "a conflicting operation (e.g. worker rebalance)"})
+                    msg = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+                    return self._send(409, {"error_code": 409, "message": msg})
                 parts = [unquote(p) for p in url.path.strip("/").split("/")]
                 q = parse_qs(url.query)
                 if parts == ["connectors"] and method == "GET":
@@ -64,8 +64,8 @@ class FakeConnect:
                 if parts[0] == "connector-plugins" and parts[-1] == "validate":
                     cls = parts[1]
                     if cls.endswith("S3SinkConnector"):
-                        return self._send(500, {"error_code": 500, "message": f"Failed to find any class that "
-                                                                              f"implements Connector and which name matches {cls}"})
+                        msg = f"Failed to find any class that implements Connector and which name matches {cls}"
+                        return self._send(500, {"error_code": 500, "message": msg})
                     configs = [{"definition": {"name": k}, "value": {"name": k, "value": v, "errors":
                                [fake.validate_errors[k]] if k in fake.validate_errors else []}}
                                for k, v in body.items()]
