@@ -127,6 +127,8 @@ def test_rendered_source_connector_on_a_real_worker(tmp_path, capsys, connect_wo
     _wait_state(client, SOURCE, lambda s: s.state == "NOT DEPLOYED", timeout=20)  # the herder removes it shortly
     code, out, _ = _cli(capsys, cfg, "delete", "--only", "source")
     assert out.strip() == f"{SOURCE}: not deployed"
+    # the worker resolved the password from its environment and never logged it
+    assert os.environ[PASSWORD_ENV] not in connect_worker.log_file("connect").read_text(errors="replace")
     print(f"\nworker proof: {round(time.monotonic() - t0, 1)} s")
 
 
