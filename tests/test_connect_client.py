@@ -250,6 +250,12 @@ def test_config_key_and_table_names(tmp_path):
     assert source["config"]["value.converter"].endswith("AvroConverter")  # apicurio unless converter: json
 
 
+def test_render_one_table(tmp_path, capsys):
+    code, out, _ = _run(capsys, _cfg(tmp_path, None), "render", "--table", "artists")
+    assert code == 0 and [c["name"] for c in json.loads(out)] == ["hudi-cdc-moma-artists-source",
+                                                                  "hudi-cdc-moma-artists-s3-sink"]
+
+
 def test_trace_line():
     assert trace_line("") == "(no trace)"
     assert trace_line("java.lang.IllegalStateException: boom\n\tat x.y(Z.java:1)") == \

@@ -103,17 +103,21 @@ def connectors():
 
 @connectors.command("render")
 @click.option("--seed", is_flag=True, help="seed 001's own connector JSON instead (to diff against)")
+@click.option("--table", default=None,
+              help="that table alone, on its own slot and publication (as capture --table)")
 @click.option("--out", "out", default=None, type=click.Path(file_okay=False),
               help="write <name>.json (the PUT /connectors/<name>/config body) per connector here")
 @click.pass_context
-def connectors_render_cmd(ctx, seed, out):
+def connectors_render_cmd(ctx, seed, table, out):
     """Print [{name, config}, ...] (POST /connectors bodies), or write one config file per connector."""
     import json
     from pathlib import Path
 
     from ..capture.connectors import ENV_PROVIDER, render_connectors
 
-    rendered = render_connectors(pipeline_from(ctx), seed=seed)
+    if seed and table:
+        raise click.UsageError("give one of --seed or --table")
+    rendered = render_connectors(pipeline_from(ctx), seed=seed, table=table)
     if any("${env:" in str(c["config"].get("database.password", "")) for c in rendered):
         progress("the password is a reference: the Connect worker needs "
                  + ", ".join(f"{k}={v}" for k, v in ENV_PROVIDER.items()) + " and the variable set")

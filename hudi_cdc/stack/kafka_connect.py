@@ -100,7 +100,10 @@ def ensure_debezium(version: str = DEBEZIUM_VERSION, progress: Progress | None =
     tmp = Path(tempfile.mkdtemp(prefix="debezium-", dir=str(plugin_path().parent)))
     try:
         with tarfile.open(tgz) as tf:
-            tf.extractall(tmp, filter="data")
+            try:
+                tf.extractall(tmp, filter="data")
+            except TypeError:  # Python without extraction filters
+                tf.extractall(tmp)
         jars = list(tmp.rglob("debezium-connector-postgres-*.jar"))
         if not jars:
             raise EnvironmentProblem(f"{tgz} holds no debezium-connector-postgres jar; delete it and retry")
