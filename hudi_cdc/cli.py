@@ -45,7 +45,7 @@ COMMANDS: dict[str, tuple] = {
     "verify": ("hudi_cdc.commands.capture", "verify_cmd", "Compare a Hudi table with its source database table."),
     "source": ("hudi_cdc.commands.capture", "source", "Check the source database is ready for change capture."),
     "connectors": ("hudi_cdc.commands.capture", "connectors",
-                   "Kafka Connect configs: Debezium PostgreSQL source and S3 sink connectors."),
+                   "Kafka Connect: render, validate, deploy, status, restart, delete the pipeline's connectors."),
 }
 
 

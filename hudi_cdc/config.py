@@ -81,6 +81,24 @@ class DatabaseSettings(_Model):
         return v
 
 
+class ConnectSettings(_Model):
+    """A Kafka Connect cluster the connectors are deployed to (hudi-cdc connectors deploy|status|...)."""
+
+    url: str | None = Field(None, description="a worker's REST URL, e.g. http://127.0.0.1:8083")
+    # The connectors' key/value converter: Apicurio's AvroConverter against source.schema_registry
+    # (the default), or Connect's own JsonConverter with schemas (a cluster without Apicurio's converter)
+    converter: Literal["apicurio", "json"] = "apicurio"
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        if not re.match(r"^https?://[^/\s]+", v):
+            raise ValueError("must be an http:// or https:// URL of a Kafka Connect worker's REST API")
+        return v.rstrip("/")
+
+
 class SourceSettings(_Model):
     root: str = Field(description="<root>/<topic>/partition=<n>/*.avro (file://, plain path or s3://)")
     partition: int = 0
@@ -89,6 +107,7 @@ class SourceSettings(_Model):
     registry_username_env: str | None = None
     registry_password_env: str | None = None
     database: DatabaseSettings | None = None  # enables capture and verify
+    connect: ConnectSettings | None = None  # where `connectors deploy|status|restart|delete|validate` go
 
 
 class LakeSettings(_Model):

