@@ -186,8 +186,10 @@ def test_every_aws_command_keeps_every_secret(tmp_path, emr_cluster, serverless_
     monkeypatch.setenv("TEST_REG_PW", REG_PW)  # set, but the AWS pipeline names no registry credentials
     monkeypatch.chdir(tmp_path)
     caplog.set_level(logging.INFO)
+    # moto never finishes a step or job run by itself: poll once, then give up waiting (exit 4, a line
+    # that names the step) instead of emr.timeout_seconds of real time
     data = pipeline_data(cluster_id=emr_cluster, serverless_application_id=serverless_app,
-                         serverless_execution_role_arn=SERVERLESS_ROLE)
+                         serverless_execution_role_arn=SERVERLESS_ROLE, poll_seconds=1, timeout_seconds=1)
     data["source"]["database"] = {"host": "127.0.0.1", "port": 1, "name": "moma", "user": "cdc",
                                   "password_env": "TEST_DB_PW"}
     cfg = tmp_path / "hudi-cdc.yaml"
