@@ -57,6 +57,7 @@ def _wait_point(lake: FaultLake, proc, point: str, rng: random.Random, timeout: 
     return f"{point}: not reached in {timeout:.0f}s, killed anyway"
 
 
+@pytest.mark.timeout(900 + 300 * CYCLES)
 def test_sigkill_anywhere_loses_nothing(tmp_path):
     rng = random.Random(SEED)
     lake = FaultLake(tmp_path, seed=SEED)
