@@ -84,18 +84,35 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         raise JobInputError(f"{t.props}: hoodie.datasource.write.recordkey.field is not set")
     reg_url = streamer_prop(props, "schemaprovider.registry.url")
     schema_text = registry_schema(reg_url) if reg_url else None
-    file_schemas = validate_avro_files(files, record_keys + ordering, record_keys,
-                                       json.loads(schema_text) if schema_text else None)
+    reader_schema = json.loads(schema_text) if schema_text else None
+    file_schemas = validate_avro_files(files, record_keys + ordering, record_keys, reader_schema, every_record=False)
     reader = spark.read.format("avro")
     if schema_text:
         check_registry_compat(schema_text, file_schemas)
         reader = reader.option("avroSchema", schema_text)
+
+    def name_the_problem() -> None:
+        """Spark's pass found an unreadable file or a record without a key: fastavro reads every
+        record again to raise the one-line error that names the file and record."""
+        _raise_if_vanished(files)
+        validate_avro_files(files, record_keys + ordering, record_keys, reader_schema)
+
+    # one pass over the files: the count, and records whose key fields are all null or empty
+    # (what validate_avro_files checks record by record when asked to)
+    keyless = F.lit(True)
+    for k in record_keys:
+        keyless = keyless & (F.col(k).isNull() | (F.col(k).cast("string") == ""))
     try:
         df = reader.load([f[0] if "://" in f[0] else f"file://{f[0]}" for f in files])
-        result.records_in = df.count()
+        counts = df.agg(F.count(F.lit(1)).alias("n"), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless")).first()
     except Exception:
-        _raise_if_vanished(files)
+        name_the_problem()
         raise
+    result.records_in = int(counts["n"])
+    if counts["keyless"]:
+        name_the_problem()
+        raise JobInputError(f"{counts['keyless']} record(s) in {len(files)} file(s) under {root} have no record key: "
+                            f"{', '.join(record_keys)} null or empty")
     sql = streamer_prop(props, "transformer.sql")
     if sql:
         view = f"hudi_cdc_src_{int(time.time() * 1000)}"
