@@ -127,7 +127,9 @@ def _own_server(directory: Path, cfg: Path, registry: str, metastore: str, progr
                 progress(f"created database {DBNAME} owned by {ROLE}")
         db = {"host": "127.0.0.1", "port": server.port, "name": DBNAME, "user": ROLE, "password_env": PASSWORD_ENV}
         if saved is None:
-            progress(f"wrote {_write_pipeline(directory, db, 'the demo own cluster', registry, metastore)}")
+            written = _write_pipeline(directory, db, "the demo's own PostgreSQL (.hudi-cdc/postgres)", registry,
+                                      metastore)
+            progress(f"wrote {written}")
         elif saved.port != server.port:
             _set_port(cfg, server.port)
             progress(f"{cfg}: source.database.port {saved.port} -> {server.port}")

@@ -52,7 +52,10 @@ def free_port() -> int:
 
 
 def port_free(port: int) -> bool:
+    """Could the server listen on ``port``? (SO_REUSEADDR as the server: a port in TIME_WAIT after
+    the last stop is free for it)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
@@ -103,7 +106,7 @@ class LocalPostgres:
     version: str | None = None
 
     def __post_init__(self):
-        self.directory = Path(self.directory)
+        self.directory = Path(self.directory).absolute()  # the server runs with its data dir as cwd
         self.bin = bin_dir(self.version)
 
     @property
