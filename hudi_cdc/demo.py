@@ -20,7 +20,6 @@ SHOW = {
 
 
 def run_demo(directory: Path, registry: str = "", metastore: str = "", progress: Callable[[str], None] = print) -> dict:
-    from .reader import current_rows
     from .workspace import PIPELINE_FILE, write_sample_pipeline
 
     cfg = directory / PIPELINE_FILE
@@ -31,12 +30,7 @@ def run_demo(directory: Path, registry: str = "", metastore: str = "", progress:
     timings = {}
     t0 = time.time()
     sample.land_snapshot(root, progress=progress)
-    if p.source.schema_registry:
-        from .registry import RegistryClient, register_pipeline
-
-        with RegistryClient.from_pipeline(p) as client:
-            for row in register_pipeline(client, p):
-                progress(f"registered {row['subject']} version {row['version']} in {p.source.schema_registry}")
+    register_schemas(p, progress)
     if any(not pipe.table_exists(p, t, tt) for t, tt in p.targets()):
         started = time.time()
         pipe.bootstrap(p, force=True, progress=progress)
@@ -48,6 +42,25 @@ def run_demo(directory: Path, registry: str = "", metastore: str = "", progress:
         started = time.time()
         pipe.stream(p, table, once=True, progress=progress)
         timings[f"stream_{table}_s"] = round(time.time() - started, 1)
+    show_rows(p, progress)
+    timings["total_s"] = round(time.time() - t0, 1)
+    progress(f"timings: {timings}")
+    return timings
+
+
+def register_schemas(p, progress: Callable[[str], None]) -> None:
+    if p.source.schema_registry:
+        from .registry import RegistryClient, register_pipeline
+
+        with RegistryClient.from_pipeline(p) as client:
+            for row in register_pipeline(client, p):
+                progress(f"registered {row['subject']} version {row['version']} in {p.source.schema_registry}")
+
+
+def show_rows(p, progress: Callable[[str], None]) -> None:
+    """Artist 299 and artwork 128447 in every table, read with hudi-rs (and through Hive when synced)."""
+    from .reader import current_rows
+
     for table, (keys, cols) in SHOW.items():
         for tt in p.table(table).table_types:
             rows = current_rows(p, table, tt, keys=keys, columns=cols)
@@ -56,9 +69,6 @@ def run_demo(directory: Path, registry: str = "", metastore: str = "", progress:
             print(text_table(rows, cols) if rows else f"(no row: {table} {keys[0]} is deleted)")
     if p.lake.sync_enabled:
         _show_through_hive(p, progress)
-    timings["total_s"] = round(time.time() - t0, 1)
-    progress(f"timings: {timings}")
-    return timings
 
 
 def _show_through_hive(p, progress) -> None:

@@ -15,7 +15,7 @@ pipeline: moma
 hudi: {{version: "{version}"}}
 source:
   root: landing/topics          # <root>/<topic>/partition=0/*.avro, as the Kafka Connect S3 sink writes
-{registry}lake:
+{registry}{database}lake:
   root: lake                    # tables at lake/<table>_cow and lake/<table>_mor
   hive_database: moma           # Hive databases moma_cow / moma_mor
 {metastore}spark:
@@ -43,12 +43,14 @@ PIPELINE_FILE = "hudi-cdc.yaml"
 DEFAULT_LANDING = Path("landing/topics")
 
 
-def sample_pipeline_text(registry: str = "", metastore: str = "") -> str:
+def sample_pipeline_text(registry: str = "", metastore: str = "", database: str = "") -> str:
+    """The sample's pipeline file; ``database``: a source.database line (flow style, without indent)."""
     from .config import CURRENT_HUDI
 
     return SAMPLE_PIPELINE.format(
         version=CURRENT_HUDI,
         registry=f"  schema_registry: {registry}\n" if registry else "",
+        database=f"  {database}\n" if database else "",
         metastore=f"  hive_metastore: {metastore}\n" if metastore else "",
     )
 

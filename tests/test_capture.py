@@ -21,12 +21,12 @@ import pytest
 import yaml
 
 from hudi_cdc import sample
+from hudi_cdc.capture import moma_db
 from hudi_cdc.config import load_pipeline, parse_pipeline
 from hudi_cdc.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
-ARTISTS_DDL = ("CREATE TABLE public.artists (artist_id integer PRIMARY KEY, name text, nationality text, "
-               "gender text, birth_year integer, death_year integer)")
+ARTISTS_DDL = moma_db.ddl("artists")  # the sample's artists (as `hudi-cdc demo --from-postgres` loads them)
 ARTWORKS_DDL = ("CREATE TABLE public.artworks (artwork_id integer PRIMARY KEY, title text, artist_id integer NOT NULL, "
                 "classification text, acquired date, price numeric(12,2), updated_at timestamp, "
                 "seen_at timestamptz, weight real, on_view boolean)")
@@ -115,25 +115,21 @@ def _sql(db: dict, *statements, params=None):
 
 
 def _load_moma(db: dict, artists: int = 300, artworks: int = 200) -> None:
+    """The sample's first artists (hudi_cdc.capture.moma_db, shared with the demo) and artworks of
+    every type verify normalises (price, dates, timestamps, real, boolean)."""
     import psycopg
 
-    rows = sample.snapshot_rows("artists")[:artists]
     with psycopg.connect(host=db["host"], port=db["port"], dbname=db["name"], user=db["user"],
                          password=os.environ[db["password_env"]]) as conn:
-        conn.execute(ARTISTS_DDL)
+        moma_db.load_table(conn, "artists", limit=artists)
         conn.execute(ARTWORKS_DDL)
-        with conn.cursor().copy("COPY artists FROM STDIN") as cp:
-            for r in rows:
-                cp.write_row([r[c] for c in ("artist_id", "name", "nationality", "gender", "birth_year",
-                                             "death_year")])
-        ids = [r["artist_id"] for r in rows]
-        with conn.cursor().copy("COPY artworks FROM STDIN") as cp:
-            for i in range(1, artworks + 1):
-                cp.write_row([i, f"work {i}", ids[i % len(ids)], ["Painting", "Print", "Photograph"][i % 3],
-                              date(1990, 1, 1 + i % 28), Decimal(f"{i}.{i % 100:02d}"),
-                              datetime(2021, 12, 25, 10, 0, 0, i),
-                              datetime(2021, 12, 25, 10, i % 60, 0, tzinfo=timezone.utc),
-                              1.1 * i, i % 2 == 0])
+        ids = [r["artist_id"] for r in sample.snapshot_rows("artists")[:artists]]
+        rows = [[i, f"work {i}", ids[i % len(ids)], ["Painting", "Print", "Photograph"][i % 3],
+                 date(1990, 1, 1 + i % 28), Decimal(f"{i}.{i % 100:02d}"), datetime(2021, 12, 25, 10, 0, 0, i),
+                 datetime(2021, 12, 25, 10, i % 60, 0, tzinfo=timezone.utc), 1.1 * i, i % 2 == 0]
+                for i in range(1, artworks + 1)]
+        moma_db.copy_rows(conn, "artworks", ["artwork_id", "title", "artist_id", "classification", "acquired", "price",
+                                             "updated_at", "seen_at", "weight", "on_view"], rows)
 
 
 def _write_pipeline(base: Path, db: dict, **kw):
@@ -252,7 +248,7 @@ def test_database_to_lake_chain_verifies(tmp_path, pg_database):
         assert r.db_rows == (300 if table == "artists" else 200)
 
     ids = [r["artist_id"] for r in sample.snapshot_rows("artists")[:300]]
-    a1, a2, a3, a4, a5 = ids[:5]
+    a1, a2, a3, a4, a5, a6, a7 = ids[:7]
     _sql(db, f"UPDATE artists SET name = 'Updated Name', death_year = 2001 WHERE artist_id = {a1}")
     _sql(db, f"DELETE FROM artists WHERE artist_id = {a2}")  # key-only delete event
     _sql(db, f"UPDATE artists SET nationality = 'Moved_Nationality' WHERE artist_id = {a3}")  # partition change
@@ -267,16 +263,24 @@ def test_database_to_lake_chain_verifies(tmp_path, pg_database):
          "INSERT INTO artworks (artwork_id, title, artist_id, classification, price) "
          "VALUES (1000, 'new', 1, 'Print', 1.5)")
     _sql(db, "INSERT INTO artists VALUES (999999, 'Newcomer', 'Unknown', NULL, 2000, NULL)")
+    # primary-key changes: Debezium emits a (key-only) delete of the old key and a create of the new
+    # one; the second moves a row onto the key deleted above, and into another partition
+    _sql(db, f"UPDATE artists SET artist_id = 777777 WHERE artist_id = {a6}")
+    _sql(db, f"UPDATE artists SET artist_id = {a2}, nationality = 'Key_Moved' WHERE artist_id = {a7}")
 
     out = _cli(tmp_path, "capture", "--once", "-o", "json")
     assert out.returncode == 0, out.stderr
     captured = json.loads(out.stdout)
-    assert not captured["snapshot"] and captured["events"] == 14
+    assert not captured["snapshot"] and captured["events"] == 18
+    pk = [(r["artist_id"], r["__op"], r["__deleted"]) for r in _records(_files(p, "artists")) if r["__op"] != "r"]
+    assert pk[-4:] == [(a6, "d", "true"), (777777, "c", "false"), (a7, "d", "true"), (a2, "c", "false")]
     for table in p.tables:
         pipe.stream(p, table, once=True, progress=log.append)
     for table, tt in p.targets():
         r = verify(p, table, tt)
         assert r.equal, r.summary()
+    db_keys = set(_db_state(db, "artists", "artist_id"))
+    assert 777777 in db_keys and a2 in db_keys and a6 not in db_keys and a7 not in db_keys
 
     # the lake made to differ: a change in the database that was never captured
     _sql(db, f"UPDATE artists SET name = 'not captured' WHERE artist_id = {a1}")
@@ -325,11 +329,15 @@ def _kill_after_files(base: Path, pipeline, table: str, files: int):
 
 
 @pytest.mark.postgres
+@pytest.mark.spark
 def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
     """kill -9 of `capture --once` during the snapshot and again while streaming changes; the next
     run resumes from the committed offsets. Replaying every landed event (duplicates allowed, at
-    least once) gives exactly the database's rows."""
+    least once) gives exactly the database's rows, and so does the lake: bootstrap after the first
+    capture, stream --once after the second, then verify equal for CoW and MoR."""
+    from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
+    from hudi_cdc.capture.verify import verify
 
     db = pg_database("cap_kill")
     _sql(db, ARTISTS_DDL, ARTWORKS_DDL,
@@ -339,6 +347,8 @@ def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
     killed_snapshot = _kill_after_files(tmp_path, p, "artists", 2)
     capture_once(p, progress=lambda m: None, timeout_seconds=600)
     assert _landed_state(p, "artists", "artist_id") == _db_state(db, "artists", "artist_id")
+    log: list[str] = []
+    pipe.bootstrap(p, "artists", progress=log.append)  # artworks is empty: nothing landed for it
 
     for i in range(6):  # six transactions of 1,000 updates each, then deletes
         _sql(db, f"UPDATE artists SET name = name || '+', birth_year = birth_year + 1 WHERE artist_id % 6 = {i}")
@@ -349,6 +359,10 @@ def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
     assert killed_snapshot or killed_stream, "capture finished before it could be killed: make the tables larger"
     events = len(_records(_files(p, "artists")))
     assert events >= 6000 + 6000 + 600  # everything at least once (redelivered events come on top)
+    pipe.stream(p, "artists", once=True, progress=log.append)
+    for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        r = verify(p, "artists", tt)
+        assert r.equal and r.db_rows == 5400, r.summary()
 
 
 @pytest.mark.postgres

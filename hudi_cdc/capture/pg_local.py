@@ -51,6 +51,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def port_free(port: int) -> bool:
+    """Could the server listen on ``port``? (SO_REUSEADDR as the server: a port in TIME_WAIT after
+    the last stop is free for it)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def _as_server_user(argv: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return argv
@@ -65,6 +77,18 @@ def _chown_tree(path: Path) -> None:
         os.chown(root, pw.pw_uid, pw.pw_gid)
         for name in files:
             os.chown(os.path.join(root, name), pw.pw_uid, pw.pw_gid)
+
+
+def _check_reachable(path: Path) -> None:
+    """As root the server runs as the postgres user, which must be able to enter ``path``."""
+    if os.geteuid() != 0:
+        return
+    ok = subprocess.run(_as_server_user(["test", "-x", str(path), "-a", "-w", str(path)]),
+                        capture_output=True).returncode == 0
+    if not ok:
+        raise EnvironmentProblem(f"PostgreSQL runs as user {SUPERUSER} here (hudi-cdc runs as root) and cannot "
+                                 f"enter {path}: use a directory whose parents every user may enter (e.g. under "
+                                 "/tmp), or a database of your own")
 
 
 def _run(argv: list[str], what: str) -> str:
@@ -82,7 +106,7 @@ class LocalPostgres:
     version: str | None = None
 
     def __post_init__(self):
-        self.directory = Path(self.directory)
+        self.directory = Path(self.directory).absolute()  # the server runs with its data dir as cwd
         self.bin = bin_dir(self.version)
 
     @property
@@ -101,6 +125,7 @@ class LocalPostgres:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         _chown_tree(self.directory)
+        _check_reachable(self.directory)
         # Local superuser by trust over TCP from 127.0.0.1 only (a throwaway cluster); other
         # roles log in with scram passwords, as a real server would ask.
         _run([str(self.bin / "initdb"), "-D", str(self.data_dir), "-U", SUPERUSER, "-E", "UTF8",
@@ -111,8 +136,26 @@ class LocalPostgres:
         hba.write_text(trust + hba.read_text())
         _chown_tree(self.directory)
 
+    def running(self) -> bool:
+        """Is this cluster's server up (``pg_ctl status``)? Its port is then taken from postmaster.pid."""
+        pid_file = self.data_dir / "postmaster.pid"
+        if not pid_file.exists():
+            return False
+        proc = subprocess.run(_as_server_user([str(self.bin / "pg_ctl"), "-D", str(self.data_dir), "status"]),
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            return False
+        lines = pid_file.read_text().splitlines()
+        if len(lines) > 3 and lines[3].strip().isdigit():  # line 4 of postmaster.pid: the port
+            self.port = int(lines[3])
+        return True
+
     def start(self) -> LocalPostgres:
+        """initdb (once), then start the server; a server of this directory that runs already is
+        used as it is (its port from postmaster.pid)."""
         self.initdb()
+        if self.running():
+            return self
         if not self.port:
             self.port = free_port()
         opts = " ".join(f"-c {k}={v}" for k, v in SETTINGS.items())

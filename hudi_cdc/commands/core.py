@@ -137,8 +137,31 @@ def show_cmd(ctx, table, ttype, keys, columns, output):
 @click.argument("directory", default="demo", type=click.Path(file_okay=False))
 @click.option("--registry", default="", help="use this schema registry (ccompat URL)")
 @click.option("--metastore", default="", help="sync to this Hive metastore (thrift URI)")
-def demo_cmd(directory, registry, metastore):
-    """The whole sample flow in DIRECTORY: sample -> bootstrap -> changes -> stream --once -> rows."""
-    from ..demo import run_demo
+@click.option("--from-postgres", "from_postgres", is_flag=True,
+              help="the whole chain from a real PostgreSQL: the MoMA sample loaded into it, capture (Debezium), "
+                   "bootstrap, the seed's changes by SQL, capture, stream --once, verify")
+@click.option("--pg-dsn", default=None, metavar="DSN",
+              help="with --from-postgres: this database (libpq DSN without password) instead of a throwaway "
+                   "cluster of the demo's own")
+@click.option("--password-env", default=None, metavar="VAR",
+              help="with --pg-dsn: the env var holding the password (default PGPASSWORD; never the value)")
+@click.option("--keep-db", is_flag=True, help="with --from-postgres: leave the demo's own PostgreSQL running")
+def demo_cmd(directory, registry, metastore, from_postgres, pg_dsn, password_env, keep_db):
+    """The whole sample flow in DIRECTORY: sample -> bootstrap -> changes -> stream --once -> rows.
 
-    run_demo(Path(directory), registry=registry, metastore=metastore, progress=progress)
+    With --from-postgres: PostgreSQL -> capture -> bootstrap -> SQL changes -> capture -> stream --once
+    -> verify -> rows; exit 10 when verify finds a difference."""
+    if not from_postgres:
+        given = [o for o, v in (("--pg-dsn", pg_dsn), ("--password-env", password_env), ("--keep-db", keep_db)) if v]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: only with --from-postgres")
+        from ..demo import run_demo
+
+        run_demo(Path(directory), registry=registry, metastore=metastore, progress=progress)
+        return
+    if password_env and not pg_dsn:
+        raise click.UsageError("--password-env: only with --pg-dsn (the demo's own cluster sets its password itself)")
+    from ..demo_postgres import run_postgres_demo
+
+    run_postgres_demo(Path(directory), dsn=pg_dsn, password_env=password_env, keep_db=keep_db, registry=registry,
+                      metastore=metastore, progress=progress)
