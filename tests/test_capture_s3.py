@@ -67,7 +67,8 @@ class FlakyEndpoint:
                 for k, v in resp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "content-length"):
                         self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
+                length = resp.getheader("Content-Length") if self.command == "HEAD" else None
+                self.send_header("Content-Length", length or str(len(data)))
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)
@@ -107,6 +108,15 @@ def _write(base: Path, name: str, db: dict, bucket: str, endpoint: str) -> None:
     d["storage"] = {"s3_endpoint": endpoint}
     d["spark"] = {"master": "local[2]", "driver_memory": "1g", "shuffle_partitions": 2}
     (base / name).write_text(yaml.safe_dump(d, sort_keys=False))
+
+
+def _position(offsets: bytes) -> dict:
+    """Where Debezium's offsets point (the JSON value in Kafka's serialized offsets map): the LSN of the
+    last event processed and its transaction. A run that landed nothing may still add ``lsn_commit``
+    for the same position (Debezium notes what it confirmed to the slot), which is not a move."""
+    text = offsets.decode("latin-1")
+    value = json.loads(text[text.rindex('{"'):text.rindex("}") + 1])
+    return {k: value.get(k) for k in ("lsn", "lsn_proc", "txId")}
 
 
 def _free_port() -> int:
@@ -166,7 +176,7 @@ def test_capture_into_s3_to_lake_verifies(tmp_path, pg_database, s3_endpoint):
         assert line.count("\n") == 0 and flaky.url in line and "does not answer" in line, line
         assert flaky.dropped > 0
         assert _keys(bucket, "landing") == landed
-        assert offsets.read_bytes() == saved
+        assert _position(offsets.read_bytes()) == _position(saved)
         assert not list((tmp_path / ".hudi-cdc" / "capture" / "staging").rglob("*.tmp"))
 
         second = json.loads(_ok(step("capture changes", "capture", "--once", "-o", "json"), "capture").stdout)
