@@ -186,6 +186,8 @@ def spark_confs_local(pipeline: Pipeline) -> list[str]:
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
     }
+    if not s.master.startswith("local"):  # a cluster (spark://, yarn): the executors' size too
+        confs["spark.executor.memory"] = s.executor_memory
     if pipeline.lake.hive_metastore:
         confs["spark.hadoop.hive.metastore.uris"] = pipeline.lake.hive_metastore
         confs["spark.sql.catalogImplementation"] = "hive"

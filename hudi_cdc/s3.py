@@ -223,6 +223,21 @@ def write_bytes(uri: str, data: bytes, ep: Endpoint | None = None) -> None:
         raise problem(exc, uri, ep) from None
 
 
+def modified_ms(uri: str, ep: Endpoint | None = None) -> int | None:
+    """The object's modification time as a listing gives it (what the streamer's checkpoint compares),
+    in ms; None when there is no such key."""
+    ep = ep or endpoint()
+    bucket, key = split(uri)
+    try:
+        page = client(ep).list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1)
+    except Exception as exc:
+        raise problem(exc, uri, ep) from None
+    for o in page.get("Contents", []):
+        if o["Key"] == key:
+            return int(o["LastModified"].timestamp() * 1000)
+    return None
+
+
 def storage_options_for(uri: str) -> dict[str, str]:
     """hudi-rs storage options for a table URI: the endpoint's for s3://, none for local tables."""
     return hudi_rs_options(endpoint()) if is_s3(uri) else {}

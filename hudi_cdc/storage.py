@@ -10,7 +10,9 @@ Standard library only at import: the local streamer job imports it in the Spark 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
+from pathlib import Path
 
 from . import s3
 
@@ -103,6 +105,52 @@ def write_bytes(uri: str, data: bytes) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def newest_mtime_ms(uri: str) -> int:
+    """The newest modification time (ms) of the files under a folder; 0 when there are none."""
+    return max((f[1] for f in walk_files(uri)), default=0) if is_dir(uri) else 0
+
+
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def land(staged: Path, uri: str, after_ms: int, *, attempts: int = 5) -> int:
+    """Put a finished file (written and fsync'ed at `staged`) at uri: it appears whole or not at all,
+    is durable when this returns, and its modification time is later than after_ms (the streamer's
+    checkpoint is the newest modification time it consumed, so a file landing at a time already
+    passed would never be read). Returns that time in ms; `staged` is gone afterwards.
+
+    Local: `staged` (a hidden name in uri's folder) gets its time, is fsync'ed and renamed, and the
+    folder fsync'ed. S3: one PUT of the whole object (atomic: no temp object, no rename; durable once
+    it returned 200), made in a later whole second than after_ms, as S3 lists modification times to
+    the second; the time is read back from a listing, as the streamer reads it."""
+    if not s3.is_s3(uri):
+        path = local(uri)
+        mtime_ms = max(time.time_ns() // 1_000_000, after_ms + 1)
+        os.utime(staged, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+        _fsync(str(staged))  # the modification time too
+        os.rename(staged, path)
+        _fsync(os.path.dirname(path) or ".")
+        return mtime_ms
+    data = staged.read_bytes()
+    for _ in range(attempts):
+        next_second = (after_ms // 1000 + 1) * 1000
+        while (now := time.time() * 1000) < next_second:
+            time.sleep((next_second - now) / 1000 + 0.01)
+        s3.write_bytes(uri, data)
+        got = s3.modified_ms(uri)
+        if got is not None and got > after_ms:
+            staged.unlink(missing_ok=True)
+            return got
+        time.sleep(1.0)  # the endpoint's clock is behind this machine's: once more, a second later
+    raise s3.S3Problem(f"{uri} on {s3.endpoint().name}: its modification time stays at or before "
+                       f"{after_ms} ms, the newest already landed (is the endpoint's clock behind?)")
 
 
 def check_roots(pipeline) -> None:

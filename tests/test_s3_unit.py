@@ -74,3 +74,16 @@ def test_hudi_rs_options_carry_the_endpoint_and_env_keys(creds):
 def test_storage_endpoint_must_be_http(tmp_path):
     with pytest.raises(ConfigError, match="storage.s3_endpoint"):
         _pipeline(tmp_path, s3_endpoint="127.0.0.1:9000")
+
+
+def test_a_cluster_master_gets_the_executor_size_and_no_keys(tmp_path, creds):
+    p = parse_pipeline({"pipeline": "p", "source": {"root": "s3://b/landing/topics"}, "lake": {"root": "s3://b/lake"},
+                        "spark": {"master": "spark://127.0.0.1:7077", "executor_memory": "1g"},
+                        "tables": {"t": {"topic": "x.t", "record_key": "id"}}}, "f.yaml", str(tmp_path))
+    argv = plan.argv(p, [render.Job("t", "COPY_ON_WRITE", "BULK_INSERT")], plan.cached_jar_paths(p))
+    assert argv[argv.index("--master") + 1] == "spark://127.0.0.1:7077"
+    assert "spark.executor.memory=1g" in argv
+    assert not any(a.startswith("spark.executorEnv.") for a in argv)  # executors find keys where they run
+    assert SECRET not in json.dumps(argv)
+    local = _pipeline(tmp_path)
+    assert not any(c.startswith("spark.executor.memory") for c in render.spark_confs_local(local))

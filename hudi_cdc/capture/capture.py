@@ -7,7 +7,8 @@ prefix of its slot and a content of its run id) and stops when that message come
 every transaction committed before the run started is decoded before it. Until the slot exists
 (first run) the message is repeated; only this run's message counts.
 
-Order of durability: records are landed in files (landing.Landing: fsync + rename) and only then
+Order of durability: records are landed in files (landing.Landing: fsync + rename on a local root,
+one PUT of the whole object on an s3:// root) and only then
 marked processed; the engine commits offsets after every batch (offset.flush.interval.ms=0) up to
 the last record that is in a landed file. A crash can redeliver records (at least once, as Kafka
 Connect), never lose them.
@@ -26,8 +27,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..config import Pipeline, uri_to_path
-from ..errors import ConfigError, SourceError
+from .. import s3, storage
+from ..config import Pipeline
+from ..errors import HudiCdcError, SourceError
 from . import engine as jvm
 from . import source as src
 from .landing import Landing
@@ -258,15 +260,15 @@ def _make_completion(state: dict):
     return Completion()
 
 
-def _topic_dirs(pipeline: Pipeline) -> dict[str, Path]:
-    dirs = {}
-    for name, t in pipeline.tables.items():
-        uri = pipeline.topic_dir(name)
-        if not uri.startswith("file://"):
-            raise ConfigError(f"source.root: capture lands files on a local path only for now, not {uri} "
-                              f"({pipeline.source_file})")
-        dirs[t.topic] = uri_to_path(uri)
-    return dirs
+def _topic_dirs(pipeline: Pipeline) -> dict[str, str]:
+    """Each topic's landing folder: a local path, or an s3:// prefix (storage.py reaches both)."""
+    return {t.topic: storage.local(pipeline.topic_dir(name)) for name, t in pipeline.tables.items()}
+
+
+def _check_landing_root(pipeline: Pipeline) -> None:
+    """An s3:// landing root's bucket answers before Debezium starts (one line naming the endpoint)."""
+    if s3.is_s3(pipeline.source_root):
+        s3.check_bucket(pipeline.source_root, pipeline.s3_endpoint())
 
 
 def _emit_marker(pipeline: Pipeline, run_id: str) -> None:
@@ -302,6 +304,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
         src.check_logical(conn)
         src.ensure_publication(conn, pipeline.publication_name, tables, progress)
         slot = src.check_slot_free(conn, pipeline.slot_name)
+    _check_landing_root(pipeline)
     snapshot = not offsets_file(pipeline).exists()
     if snapshot:
         progress(f"no offsets yet: Debezium takes a snapshot of {', '.join(t.qualified for t in tables)}"
@@ -314,7 +317,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     from jpype import JClass
 
     run_id = uuid.uuid4().hex
-    landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size, uri_to_path(pipeline.source_root))
+    landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size,
+                      storage.local(pipeline.source_root), staging=wd / "staging")
     consumer = _Consumer(landing, f"{props['topic.prefix']}.message", marker_prefix(pipeline), run_id, continuous)
     state: dict = {}
     jprops = JClass("java.util.Properties")()
@@ -356,6 +360,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
         finally:
             if locked:
                 consumer.lock.release()
+    if isinstance(consumer.error, HudiCdcError):  # e.g. the S3 endpoint went away: its own kind and line
+        raise type(consumer.error)(f"capture failed while landing files: {consumer.error}") from None
     if consumer.error is not None:
         raise SourceError(f"capture failed while landing files: {consumer.error}") from None
     if continuous and not thread.is_alive() and stop is not None and not stop.is_set():

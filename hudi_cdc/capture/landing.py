@@ -6,15 +6,18 @@ whenever a topic's value schema changes (the sink's schema.compatibility=NONE). 
 the one the sink derives with Confluent's AvroData from the record's Connect schema, in the same
 JVM, so ``connect.name`` and the Debezium type names come out as the sink writes them.
 
-A file is written under a hidden name, fsync'ed, renamed and its directory fsync'ed before anyone
-may commit the offsets of its records (``Landing.watermark``). Modification times strictly increase
-across the whole root (the streamer's checkpoint is the newest modification time it consumed).
-Offsets continue from the files already there, as Kafka offsets would.
+A file is written to a hidden staging name and fsync'ed, then landed by ``storage.land`` before
+anyone may commit the offsets of its records (``Landing.watermark``): on a local root it is renamed
+into place (its folder fsync'ed), on an s3:// root it is one PUT of the whole object (atomic, durable
+once it returned). Modification times strictly increase across the whole root (the streamer's
+checkpoint is the newest modification time it consumed; on S3 that is one file per second at most,
+S3 listing times to the second). Offsets continue from the files already there, as Kafka offsets
+would, whether the root is local or in S3.
 """
 
 from __future__ import annotations
 
-import os
+import io
 import re
 import time
 from dataclasses import dataclass, field
@@ -23,44 +26,30 @@ from typing import Any
 
 import fastavro
 
+from .. import storage
+from ..s3 import is_s3
 from ..sample import file_name
 
 
-def next_offset(topic_dir: Path, topic: str, partition: int) -> int:
-    """Offset after the last record already landed for the topic (0 when nothing is)."""
+def next_offset(topic_dir: str, topic: str, partition: int) -> int:
+    """Offset after the last record already landed for the topic (0 when nothing is); topic_dir is
+    a local folder or an s3:// prefix."""
     pat = re.compile(rf"^{re.escape(topic)}\+{partition}\+(\d{{10}})\.avro$")
-    best, path = -1, None
-    if topic_dir.is_dir():
-        for p in topic_dir.iterdir():
-            m = pat.match(p.name)
-            if m and int(m.group(1)) > best:
-                best, path = int(m.group(1)), p
-    if path is None:
+    best, name = -1, None
+    for n in storage.listdir(topic_dir):
+        m = pat.match(n)
+        if m and int(m.group(1)) > best:
+            best, name = int(m.group(1)), n
+    if name is None:
         return 0
-    with open(path, "rb") as fh:
-        return best + sum(block.num_records for block in fastavro.block_reader(fh))
-
-
-def latest_mtime_ns(root: Path) -> int:
-    latest = 0
-    if root.exists():
-        for p in root.rglob("*.avro"):
-            latest = max(latest, p.stat().st_mtime_ns)
-    return latest
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    data = storage.read_bytes(storage.join(topic_dir, name)) or b""
+    return best + sum(block.num_records for block in fastavro.block_reader(io.BytesIO(data)))
 
 
 @dataclass
 class _OpenFile:
-    path: Path
-    tmp: Path
+    uri: str  # where it lands: a local path or an s3:// URI
+    tmp: Path  # where it is written first (a hidden name)
     # Java objects through JPype (untyped): an Avro DataFileWriter, a FileOutputStream, a Connect Schema
     writer: Any
     stream: Any
@@ -79,8 +68,10 @@ class TopicStats:
 class Landing:
     """Routes Connect records to per-topic files; tracks which records are durable."""
 
-    def __init__(self, topic_dirs: dict[str, Path], partition: int = 0, flush_size: int = 1000,
-                 root: Path | None = None):
+    def __init__(self, topic_dirs: dict[str, str], partition: int = 0, flush_size: int = 1000,
+                 root: str | None = None, staging: Path | None = None):
+        """topic_dirs: each topic's folder, local or s3://; root: the landing root (for the newest
+        modification time); staging: a local folder for the files of s3:// topics while written."""
         from jpype import JClass
 
         self.topic_dirs = topic_dirs
@@ -96,13 +87,19 @@ class Landing:
         self.open: dict[str, _OpenFile] = {}
         self.stats: dict[str, TopicStats] = {t: TopicStats() for t in topic_dirs}
         self._avro_schemas: dict[int, object] = {}
-        roots = {root} if root else {d.parent.parent for d in topic_dirs.values()}
-        latest = max([latest_mtime_ns(r) for r in roots] or [0])
-        self._next_mtime_ns = max(time.time_ns(), latest + 1_000_000)
-        self._next_mtime_ns -= self._next_mtime_ns % 1_000_000  # whole ms, as the checkpoint keeps them
-        for d in topic_dirs.values():
-            d.mkdir(parents=True, exist_ok=True)
-            for stale in d.glob(".*.avro.tmp"):  # left by a capture that died mid-file
+        roots = {root} if root else {d.rsplit("/", 2)[0] for d in topic_dirs.values()}
+        self._last_mtime_ms = max([storage.newest_mtime_ms(r) for r in roots] or [0])
+        self._staging: dict[str, Path] = {}
+        for t, d in topic_dirs.items():
+            if is_s3(d):
+                if staging is None:
+                    raise ValueError("a staging folder is needed for s3:// topics")
+                self._staging[t] = staging / t
+            else:
+                self._staging[t] = Path(storage.local(d))
+        for folder in self._staging.values():
+            folder.mkdir(parents=True, exist_ok=True)
+            for stale in folder.glob(".*.avro.tmp"):  # left by a capture that died mid-file
                 stale.unlink()
 
     # -------------------------------------------------------------- writing
@@ -119,14 +116,13 @@ class Landing:
             self._close(topic)
 
     def _start(self, topic: str, seq: int, schema) -> _OpenFile:
-        d = self.topic_dirs[topic]
-        path = d / file_name(topic, self.offsets[topic], self.partition)
-        tmp = d / f".{path.name}.tmp"  # hidden while written: readers skip dot files
+        name = file_name(topic, self.offsets[topic], self.partition)
+        tmp = self._staging[topic] / f".{name}.tmp"  # hidden while written: readers skip dot files
         stream = self._FileOutputStream(str(tmp))
         writer = self._DataFileWriter(self._GenericDatumWriter())
         writer.setCodec(self._CodecFactory.nullCodec())
         writer.create(self.avro_data.fromConnectSchema(schema), stream)
-        f = _OpenFile(path, tmp, writer, stream, schema, seq)
+        f = _OpenFile(storage.join(self.topic_dirs[topic], name), tmp, writer, stream, schema, seq)
         self.open[topic] = f
         return f
 
@@ -135,20 +131,16 @@ class Landing:
         f.writer.flush()
         f.stream.getFD().sync()
         f.writer.close()
-        mtime = self._next_mtime_ns
-        self._next_mtime_ns += 1_000_000
-        os.utime(f.tmp, ns=(mtime, mtime))
-        fd = os.open(f.tmp, os.O_RDONLY)
+        # in place, whole, durable, newer than every file before it; only then may its offsets commit
         try:
-            os.fsync(fd)  # the modification time too
-        finally:
-            os.close(fd)
-        os.rename(f.tmp, f.path)
-        _fsync_dir(f.path.parent)
+            self._last_mtime_ms = storage.land(f.tmp, f.uri, self._last_mtime_ms)
+        except BaseException:
+            f.tmp.unlink(missing_ok=True)  # never landed: its records come again next run
+            raise
         self.offsets[topic] += f.count
         st = self.stats[topic]
         st.records += f.count
-        st.files.append(f.path.name)
+        st.files.append(f.uri.rsplit("/", 1)[-1])
 
     def flush_all(self) -> None:
         """Close every open file (end of a --once run)."""
