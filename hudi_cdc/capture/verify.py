@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
@@ -286,3 +286,25 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
                 result.missing_keys.append(_key_text(key))
     result.equal = not (result.missing or result.extra or result.different)
     return result
+
+
+def verify_until_equal(pipeline: Pipeline, table: str, table_type: str, wait_seconds: float,
+                       poll_seconds: float = 5.0, progress: Callable[[str], None] = lambda m: None,
+                       compare: Callable[..., VerifyResult] | None = None) -> VerifyResult:
+    """`verify`, repeated while a running capture and stream catch up: the database moves on while the
+    lake follows it, so a comparison taken mid-flight can differ by what is still in transit. Compares
+    every `poll_seconds` (tenacity's retry loop) until the tables are equal or `wait_seconds` have passed;
+    returns the last result (equal, or the differences that stayed). wait_seconds=0: one comparison."""
+    from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+    run = compare or verify
+
+    def last(state: RetryCallState) -> VerifyResult:
+        assert state.outcome is not None  # called after an attempt
+        return state.outcome.result()
+
+    attempts = Retrying(stop=stop_after_delay(wait_seconds), wait=wait_fixed(poll_seconds),
+                        retry=retry_if_result(lambda r: not r.equal), retry_error_callback=last, reraise=True,
+                        before_sleep=lambda state: progress(f"{last(state).summary()}; "
+                                                            f"comparing again in {poll_seconds:g} s"))
+    return attempts(run, pipeline, table, table_type)

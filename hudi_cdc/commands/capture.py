@@ -55,13 +55,18 @@ def capture_cmd(ctx, once, table, drop_slot, flush_size, rotate_seconds, timeout
 @click.command("verify")
 @click.option("--table", required=True, help="the table to compare with its source table")
 @click.option("--type", "ttype", type=click.Choice(sorted(TYPES)), default="cow", show_default=True)
+@click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=0, show_default=True,
+              help="compare again every --poll seconds until equal, for up to this many seconds (while a "
+                   "capture and a stream are catching up)")
+@click.option("--poll", "poll_seconds", type=click.FloatRange(min=0.1), default=5, show_default=True)
 @output_option
 @click.pass_context
-def verify_cmd(ctx, table, ttype, output):
+def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, output):
     """Compare a Hudi table with its database table by keys and row hashes; exit 10 when they differ."""
-    from ..capture.verify import TablesDiffer, verify
+    from ..capture.verify import TablesDiffer, verify_until_equal
 
-    result = verify(pipeline_from(ctx), table, TYPES[ttype])
+    result = verify_until_equal(pipeline_from(ctx), table, TYPES[ttype], wait_seconds, poll_seconds,
+                                progress=lambda m: click.echo(m, err=True))
     if output == "json":
         emit(result.to_dict(), "json")
     elif result.equal:
