@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                          "balance numeric(12,2), updated_at timestamp)")
             conn.execute("ALTER TABLE customers OWNER TO bench")
             t = time.perf_counter()
-            conn.execute("INSERT INTO customers SELECT g, 'customer ' || g, 'C' || (g % 20), g * 0.01, "
+            conn.execute("INSERT INTO customers SELECT g, 'customer ' || g, 'C' || (g %% 20), g * 0.01, "
                          "now() FROM generate_series(1, %s) g", (args.rows,))
             load_s = time.perf_counter() - t
         config = work / "hudi-cdc.yaml"
