@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tarfile
 import tempfile
 import urllib.request
 from dataclasses import dataclass
@@ -124,3 +125,18 @@ def copy_dependencies(artifacts: list[Artifact], dest: Path, excludes: list[str]
         raise EnvironmentProblem(f"mvn could not resolve {', '.join(a.coords for a in artifacts)}: {tail}")
     done.write_text("".join(a.coords + "\n" for a in artifacts))
     return sorted(dest.glob("*.jar"))
+
+
+def extract_tgz(tgz: Path, into: Path) -> None:
+    """Unpack a downloaded .tar.gz into `into`, with the "data" extraction filter where this Python has
+    it (no absolute paths, links out of the tree or device files); raises tarfile.TarError (a truncated
+    archive too) or OSError."""
+    try:
+        with tarfile.open(tgz) as tf:
+            try:
+                tf.extractall(into, filter="data")
+            except TypeError:  # Python without extraction filters
+                tf.extractall(into)
+    except EOFError as exc:  # gzip's answer to a download cut short; callers catch TarError
+        raise tarfile.ReadError(f"{tgz} is truncated (download cut short?): {exc}") from exc
+

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import EnvironmentProblem
 from ..jars import home
 from ..java_spark import class_file_java, find_java
-from ..maven import Artifact, fetch
+from ..maven import Artifact, extract_tgz, fetch
 from . import process
 from .service import Launch, Service
 
@@ -47,11 +47,7 @@ def ensure_distribution(version: str = DEFAULT_VERSION, progress=None) -> Path:
     tgz = fetch(distribution(version), home() / "apicurio")
     tmp = Path(tempfile.mkdtemp(prefix=f"apicurio-{version}-", dir=str(app.parent)))
     try:
-        with tarfile.open(tgz) as tf:
-            try:
-                tf.extractall(tmp, filter="data")
-            except TypeError:  # Python without extraction filters
-                tf.extractall(tmp)
+        extract_tgz(tgz, tmp)
         root = next((p.parent for p in tmp.rglob("quarkus-run.jar")), None)
         if root is None:
             raise EnvironmentProblem(f"{tgz} has no quarkus-run.jar; delete it and retry")

@@ -44,7 +44,7 @@ from ..causes import error_lines
 from ..errors import EnvironmentProblem
 from ..jars import home
 from ..java_spark import find_java
-from ..maven import Artifact, copy_dependencies, fetch
+from ..maven import Artifact, copy_dependencies, extract_tgz, fetch
 from . import process
 
 KAFKA_VERSION = "4.3.0"
@@ -99,11 +99,7 @@ def ensure_debezium(version: str = DEBEZIUM_VERSION, progress: Progress | None =
     tgz = fetch(debezium_plugin(version), home() / "kafka" / "downloads")
     tmp = Path(tempfile.mkdtemp(prefix="debezium-", dir=str(plugin_path().parent)))
     try:
-        with tarfile.open(tgz) as tf:
-            try:
-                tf.extractall(tmp, filter="data")
-            except TypeError:  # Python without extraction filters
-                tf.extractall(tmp)
+        extract_tgz(tgz, tmp)
         jars = list(tmp.rglob("debezium-connector-postgres-*.jar"))
         if not jars:
             raise EnvironmentProblem(f"{tgz} holds no debezium-connector-postgres jar; delete it and retry")
