@@ -11,29 +11,34 @@ import yaml
 
 from . import procs, stream
 
-# hudi_options of each index choice (all global: partition moves and key-only deletes need one).
-# GLOBAL_RECORD_LEVEL_INDEX is Hudi 1.2's name of the record-level index (RECORD_INDEX, deprecated
-# alias, is what Hudi 1.0.x on EMR 7 knows): key -> file group in the metadata table.
+# Where a round's keys are looked up: hudi-cdc's streamer finds each stored key's file group in the
+# snapshot read it makes anyway (jobs/stream/located.py, the default for the global indexes it renders);
+# "index" hands the round to Hudi's index instead, as HoodieStreamer does.
+THROUGH_INDEX = {"hoodie.streamer.hudi_cdc.locations": "index"}
+# hudi_options of each lookup choice of the growth scenario (all global: partition moves and key-only
+# deletes need one). GLOBAL_RECORD_LEVEL_INDEX is Hudi 1.2's name of the record-level index
+# (RECORD_INDEX, deprecated alias, is what Hudi 1.0.x on EMR 7 knows): key -> file group in the
+# metadata table; hudi-cdc leaves it to Hudi.
 INDEXES: dict[str, dict[str, str]] = {
+    "LOCATED": {},  # the defaults: GLOBAL_SIMPLE rendered, keys located by hudi-cdc's snapshot read
     "GLOBAL_SIMPLE": {"hoodie.index.type": "GLOBAL_SIMPLE", "hoodie.simple.index.update.partition.path": "true",
-                      "hoodie.metadata.enable": "false"},
+                      "hoodie.metadata.enable": "false", **THROUGH_INDEX},
     "RECORD_INDEX": {"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.enable": "true",
                      "hoodie.metadata.record.index.enable": "true",
                      "hoodie.record.index.update.partition.path": "true"},
     "GLOBAL_BLOOM": {"hoodie.index.type": "GLOBAL_BLOOM", "hoodie.bloom.index.update.partition.path": "true",
-                     "hoodie.metadata.enable": "false"},
+                     "hoodie.metadata.enable": "false", **THROUGH_INDEX},
 }
 # The seed's settings (seed 001, Hudi 0.9.0) on Hudi 1.2.0: GLOBAL_BLOOM with partition moves, Hudi's
 # default bloom filter size (the seed set none), HoodieDeltaStreamer's default payload
 # (OverwriteWithLatestAvroPayload = commit-time ordering in 1.x), no metadata table (0.9.0's
-# default). The seed's parallelism is the rendered shuffle parallelism, as templates/seed renders it.
+# default), and the lookup done by the index (the seed ran HoodieDeltaStreamer). The seed's parallelism
+# is the rendered shuffle parallelism, as templates/seed renders it.
 SEED = {**INDEXES["GLOBAL_BLOOM"], "hoodie.index.bloom.num_entries": "60000",
         "hoodie.parquet.small.file.limit": "134217728",  # set by the seed's properties files
         "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
         "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"}
-# hudi-cdc's defaults before the benchmark tuned them (MoR small-file handling on upsert)
-PREVIOUS = {"hoodie.parquet.small.file.limit": "134217728"}
-SETTINGS = {"defaults": {}, "previous": PREVIOUS, "seed": SEED, **{f"index-{k}": v for k, v in INDEXES.items()}}
+SETTINGS = {"defaults": {}, "index": THROUGH_INDEX, "seed": SEED, **{f"index-{k}": v for k, v in INDEXES.items()}}
 
 
 @dataclass

@@ -31,7 +31,7 @@ DATA_COLS = ["artist_id", "name", "nationality", "gender", "birth_year", "death_
 class Lake:
     """A landing folder, a pipeline over it, and helpers to land files and run rounds."""
 
-    def __init__(self, tmp: Path, spark, deletes="hard", types=("COPY_ON_WRITE", "MERGE_ON_READ")):
+    def __init__(self, tmp: Path, spark, deletes="hard", types=("COPY_ON_WRITE", "MERGE_ON_READ"), hudi_options=None):
         self.tmp, self.spark = tmp, spark
         self.root = tmp / "landing"
         self.dir = self.root / TOPIC / "partition=0"
@@ -43,7 +43,8 @@ class Lake:
             "spark": {"shuffle_partitions": 2},
             "tables": {"artists": {"topic": TOPIC, "record_key": "artist_id", "ordering_field": "__lsn",
                                    "partition_field": "nationality", "table_types": list(types),
-                                   "deletes": deletes, "compaction_delta_commits": 3}},
+                                   "deletes": deletes, "compaction_delta_commits": 3,
+                                   "hudi_options": hudi_options or {}}},
         }, "test.yaml", str(tmp))
         self.props_dir = tmp / "props"
         render.write_properties(self.pipeline, self.props_dir)

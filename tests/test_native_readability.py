@@ -4,10 +4,12 @@ In one upsert through Hudi's global index, a partition move writes a delete of t
 location with Hudi's default ordering value (int 0, IntWrapper), while a key-only delete carries the
 event's ordering value (the LSN, a long, LongWrapper). Both land in the old file group's delete
 block, and hudi-rs 0.5.0 refuses a delete block whose ordering values are of two types ("Delete block
-mixes ordering types (union branches 2 and 3)") although Spark reads it. The streamer writes such a
-round as two commits, so each delete block is of one type. Checked here: the moves and deletes do
-land in the same file group, every delete block is of one type, and the table read natively equals
-Spark's snapshot read and the state replayed from the events.
+mixes ordering types (union branches 2 and 3)") although Spark reads it. Through Hudi's index
+(`hoodie.streamer.hudi_cdc.locations=index`) the streamer writes such a round as two commits, so each
+delete block is of one type; with the locations it finds itself (the default, jobs/stream/located.py)
+the move's delete is the event's own, with its LSN, and the round is one commit. Checked for both: the
+moves and deletes do land in the same file group, every delete block is of one type, and the table
+read natively equals Spark's snapshot read and the state replayed from the events.
 """
 
 from __future__ import annotations
@@ -91,8 +93,10 @@ def _spark_rows(spark, path: str) -> dict[int, dict]:
     return {r["artist_id"]: r.asDict() for r in rows}
 
 
-def test_deletes_and_partition_moves_in_one_file_group_read_natively(tmp_path, spark):
-    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",))
+@pytest.mark.parametrize("locations", ["snapshot", "index"])
+def test_deletes_and_partition_moves_in_one_file_group_read_natively(tmp_path, spark, locations):
+    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",),
+                hudi_options={"hoodie.streamer.hudi_cdc.locations": locations})
     snapshot = [ev(i, 100, nat=NATS[i % 3], op="r") for i in range(1, N + 1)]
     lake.land(snapshot[:N // 2])
     lake.land(snapshot[N // 2:])
@@ -129,7 +133,8 @@ def test_deletes_and_partition_moves_in_one_file_group_read_natively(tmp_path, s
             for b in blocks:
                 assert len({branch for _, branch, _ in b}) == 1, f"a delete block mixes ordering types: {b}"
             branches = {int(k): branch for b in blocks for k, branch, _ in b}
-            assert {branches[k] for k in moves} == {INT_WRAPPER} and {branches[k] for k in deletes} == {LONG_WRAPPER}
+            moved = INT_WRAPPER if locations == "index" else LONG_WRAPPER
+            assert {branches[k] for k in moves} == {moved} and {branches[k] for k in deletes} == {LONG_WRAPPER}
 
     # every earlier state reads natively too (time travel reads the older file slices and their logs)
     for key, changes in ((rounds[0][0][0], ["insert", "update"]), (rounds[0][1][0], ["insert", "delete"]),

@@ -15,6 +15,7 @@ from .argv import Target
 from .delete_blocks import delete_block_safe_parts
 from .errors import JobInputError
 from .files import list_source_files, validate_avro_files
+from .located import PREPPED_OPTION, key_shape, locate
 from .props import streamer_prop
 from .redelivery import drop_unchanged
 from .schema_registry import check_registry_compat, registry_schema
@@ -48,6 +49,15 @@ class RoundResult:
     skipped: bool = False
     stale_ignored: int = 0
     unchanged_ignored: int = 0
+    moves: int = 0  # keys whose partition value changed
+    ignored_deletes: int = 0  # deletes of keys the table does not hold, or older than its row
+    # seconds per phase of the round (Spark is lazy: each phase ends with the action that runs it)
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, phase: str, since: float) -> float:
+        now = time.monotonic()
+        self.phases[phase] = round(now - since, 2)
+        return now
 
     def as_dict(self) -> dict:
         return self.__dict__.copy()
@@ -172,11 +182,13 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         log(f"{t.target_table}: no new files under {root} after checkpoint {checkpoint}")
         return result
     result.files = [f[0] for f in files]
+    clock = time.monotonic()
     ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
     df, record_keys = _read_events(spark, t, props, root, files, ordering, result)
     # Cached once: the counts, the tombstone lookups and the write below all read this round's events.
     events = df.cache()
     df = events
+    clock = result.lap("read", clock)
     is_delete = "_hoodie_is_deleted" in df.columns
     deleted_keys: list[dict] = []
     if is_delete:
@@ -191,14 +203,29 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
             if result.stale_ignored:
                 log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) "
                     "for keys deleted by a newer change")
+        clock = result.lap("tombstones", clock)
+    located = None
     if t.op != "BULK_INSERT" and existing and ordering:
-        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
+        # hudi-cdc finds each key's file group itself (located.py) when it can, else Hudi's index does
+        shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
+        located = locate(spark, df, t.target_base_path, shape, ordering) if shape else None
+        if located is not None:
+            df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
+            result.ignored_deletes = located.ignored_deletes
+        else:
+            if shape is not None:
+                why_not = "a stored record key or partition path differs from the one computed for it"
+            log(f"{t.target_table}: keys located by Hudi's index ({why_not})")
+            df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
         if result.unchanged_ignored:
             log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
+        clock = result.lap("locate" if located else "redelivery", clock)
     if t.op == "BULK_INSERT" and is_delete:
         # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted"))
-    result.records_written = df.count()
+    # a partition move is written as two records (the delete where the row was, the insert where it goes)
+    result.records_written = df.count() - result.moves
+    clock = result.lap("count", clock)
 
     opts = writer_options(props, t)
     opts["hoodie.datasource.write.operation"] = t.op.lower()
@@ -219,21 +246,29 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
-        parts = delete_block_safe_parts(df, t.table_type)
+        if located is not None:
+            opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
+            parts = [df]  # every delete carries its event's ordering value: one commit
+        else:
+            parts = delete_block_safe_parts(df, t.table_type)
         for i, part in enumerate(parts):
             # the round's metadata (checkpoint, source position) goes with the last commit only:
             # a crash in between re-reads the files, and what the first commit wrote is then unchanged
             last = i == len(parts) - 1
             part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
             part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
+            clock = result.lap("write" if i == 0 else f"write {i + 1}", clock)
     except Exception as exc:
         _raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
     finally:
         events.unpersist()
         df.unpersist()
+        if located is not None:
+            located.cached.unpersist()
     if deleted_keys and not tombstones_first:
         write_tombstones(t.target_base_path, new_cp, deleted_keys)
     result.commit = latest_instant(t.target_base_path)
-    log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp}")
+    log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp} "
+        f"({', '.join(f'{k} {v:.1f} s' for k, v in result.phases.items())})")
     return result

@@ -1,0 +1,197 @@
+"""A round written with the locations hudi-cdc found itself, so Hudi runs no index lookup.
+
+The redelivery check already reads the table's key and ordering columns for the round's keys (a
+snapshot read: a MoR table's logs count). Reading Hudi's meta columns in that same read gives each
+stored key's record key, partition path and file group, which is everything a global index finds.
+The round is then written as Hudi's Spark SQL UPDATE writes it: "prepped" records that carry their
+meta columns (`_hoodie.spark.sql.writes.prepped`), so Hudi neither looks keys up nor merges whole
+file groups for partition moves (`hoodie.simple.index.update.partition.path` reads every record of
+every file group a moved key lives in: at 1M rows that was most of a round; benchmarks/README.md).
+
+What the global index with update-partition-path did is done here, by key, in one commit:
+- an update in the same partition goes to its file group (a MoR log block, a CoW rewrite);
+- a key-only delete (partition field null) goes to the partition and file group the key lives in;
+- a partition move is a delete in the old file group plus an insert into the new partition;
+- an event no newer than the stored row (redelivery, late event) is dropped, as is a delete older
+  than the stored row or of a key the table does not hold (Hudi would ignore both).
+Every delete carries the event's ordering value, so a MoR delete block holds one ordering type (what
+hudi-rs needs; with the global index the move's delete carried int 0 and a round took two commits).
+
+Only for key shapes this module reproduces exactly (Simple / Complex / Nonpartitioned key generators,
+hive-style or plain partition paths without URL encoding, string/integral/boolean key and partition
+columns), hard deletes, and a global index that moves rows (what hudi-cdc renders). Each round checks
+the record keys and partition paths it computes against the ones Hudi stored for the round's keys;
+on any difference the round goes through Hudi's index instead (`locate` returns None)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Hudi's meta columns, in the order the prepped write path reads them by position
+META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+        "_hoodie_file_name")
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+# the writer option of Spark SQL's UPDATE / DELETE: records carry their meta columns and locations
+PREPPED_OPTION = "_hoodie.spark.sql.writes.prepped"
+# hoodie.streamer.hudi_cdc.locations: "snapshot" (default, this module) or "index" (Hudi's index)
+LOCATIONS_PROP = "hoodie.streamer.hudi_cdc.locations"
+_KEYGENS = {
+    "org.apache.hudi.keygen.SimpleKeyGenerator": "simple",
+    "org.apache.hudi.keygen.ComplexKeyGenerator": "complex",
+    "org.apache.hudi.keygen.NonpartitionedKeyGenerator": "nonpartitioned",
+}
+_GLOBAL_MOVING = {"GLOBAL_SIMPLE": "hoodie.simple.index.update.partition.path",
+                  "GLOBAL_BLOOM": "hoodie.bloom.index.update.partition.path"}
+_SIMPLE_TYPES = ("StringType", "IntegerType", "LongType", "ShortType", "ByteType", "BooleanType")
+
+
+@dataclass(frozen=True)
+class KeyShape:
+    """How Hudi's key generator turns a row into its record key and partition path."""
+
+    record_keys: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+    complex_key: bool
+    hive_style: bool
+
+
+def key_shape(props: dict[str, str]) -> tuple[KeyShape | None, str]:
+    """The table's key shape when this module can write its rounds, else (None, why not)."""
+    if (props.get(LOCATIONS_PROP) or "snapshot").strip().lower() == "index":
+        return None, f"{LOCATIONS_PROP}=index"
+    index = (props.get("hoodie.index.type") or "").strip().upper()
+    moving = _GLOBAL_MOVING.get(index)
+    if moving is None or (props.get(moving) or "true").strip().lower() != "true":
+        return None, f"hoodie.index.type={index or 'default'} (not a global index that moves rows)"
+    kind = _KEYGENS.get((props.get("hoodie.datasource.write.keygenerator.class") or "").strip())
+    if kind is None:
+        return None, "a key generator other than Simple/Complex/Nonpartitioned"
+    if (props.get("hoodie.datasource.write.partitionpath.urlencode") or "false").strip().lower() == "true":
+        return None, "URL-encoded partition paths"
+    keys = tuple(k.strip() for k in (props.get("hoodie.datasource.write.recordkey.field") or "").split(",")
+                 if k.strip())
+    parts = tuple(p.strip() for p in (props.get("hoodie.datasource.write.partitionpath.field") or "").split(",")
+                  if p.strip()) if kind != "nonpartitioned" else ()
+    if not keys or (kind == "simple" and (len(keys) != 1 or len(parts) != 1)):
+        return None, "record key / partition fields the key generator does not take"
+    hive = (props.get("hoodie.datasource.write.hive_style_partitioning") or "false").strip().lower() == "true"
+    return KeyShape(keys, parts, kind == "complex" and len(keys) > 1, hive), ""
+
+
+def _as_text(c):
+    from pyspark.sql import functions as F
+
+    return F.col(c).cast("string")
+
+
+def record_key_column(shape: KeyShape, prefix: str = ""):
+    """The record key Hudi's key generator makes (ComplexKeyGenerator: `f1:v1,f2:v2`)."""
+    from pyspark.sql import functions as F
+
+    if not shape.complex_key:
+        return _as_text(prefix + shape.record_keys[0])
+    parts = []
+    for k in shape.record_keys:
+        v = _as_text(prefix + k)
+        v = F.when(v.isNull(), F.lit("__null__")).when(v == "", F.lit("__empty__")).otherwise(v)
+        parts.append(F.concat(F.lit(f"{k}:"), v))
+    return F.concat_ws(",", *parts)
+
+
+def partition_path_column(shape: KeyShape, prefix: str = ""):
+    """The partition path Hudi's key generator makes: values joined by '/', a null or empty value as
+    Hive's default partition, `field=value` when hive-style."""
+    from pyspark.sql import functions as F
+
+    if not shape.partition_fields:
+        return F.lit("")
+    parts = []
+    for p in shape.partition_fields:
+        v = _as_text(prefix + p)
+        v = F.when(v.isNull() | (v == ""), F.lit(DEFAULT_PARTITION)).otherwise(v)
+        parts.append(F.concat(F.lit(f"{p}="), v) if shape.hive_style else v)
+    return F.concat_ws("/", *parts)
+
+
+@dataclass
+class Located:
+    """The round as prepped records, and what the lookup found."""
+
+    df: Any  # the DataFrame to write: META columns first, then the event's columns
+    unchanged: int  # events no newer than the stored row (dropped)
+    moves: int  # keys whose partition changed (a delete in the old file group + an insert)
+    ignored_deletes: int  # deletes of keys the table does not hold, or older than the stored row
+    cached: Any  # the cached lookup: unpersist it after the write
+
+
+def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str]) -> Located | None:
+    """The round's events tagged with the stored locations, or None when this round must go through
+    Hudi's index (a column type or stored key this module does not reproduce). `events` holds one
+    event per key and the `_hoodie_is_deleted` column."""
+    from pyspark.sql import functions as F
+
+    cols = list(shape.record_keys) + list(shape.partition_fields)
+    if "_hoodie_is_deleted" not in events.columns or not ordering:
+        return None
+    types = {f.name: type(f.dataType).__name__ for f in events.schema.fields}
+    if any(types.get(c) not in _SIMPLE_TYPES for c in cols):
+        return None
+    keys = list(shape.record_keys)
+    stored_cols = list(dict.fromkeys(keys + list(shape.partition_fields) + ordering))
+    stored = (spark.read.format("hudi").load(base_path)
+              .select(*[F.col(m).alias(f"__s{m}") for m in META], *[F.col(c).alias(f"__s_{c}") for c in stored_cols]))
+    round_keys = events.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
+    stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
+    on = None
+    for c in keys:
+        eq = F.col(c) == F.col(f"__s_{c}")
+        on = eq if on is None else on & eq
+    joined = events.join(stored, on, "left")
+    found = F.col("__s_hoodie_record_key").isNotNull()
+    is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))
+    at_least = None  # stored ordering >= event ordering, lexicographically
+    newer = None  # stored ordering > event ordering
+    for o in reversed(ordering):
+        s, e = F.col(f"__s_{o}"), F.col(o)
+        at_least = (s >= e) if at_least is None else ((s > e) | ((s == e) & at_least))
+        newer = (s > e) if newer is None else ((s > e) | ((s == e) & newer))
+    assert at_least is not None and newer is not None
+    new_pp = partition_path_column(shape)
+    no = F.lit(False)
+    unchanged = found & ~is_del & F.coalesce(at_least, no)
+    ignored_delete = is_del & (~found | F.coalesce(newer, no))
+    move = found & ~is_del & ~F.coalesce(at_least, no) & (new_pp != F.col("__s_hoodie_partition_path"))
+    key_differs = found & (record_key_column(shape) != F.col("__s_hoodie_record_key"))
+    stored_pp_differs = found & (partition_path_column(shape, "__s_") != F.col("__s_hoodie_partition_path"))
+    tagged = (joined.withColumn("__unchanged", F.coalesce(unchanged, no))
+              .withColumn("__ignored_delete", F.coalesce(ignored_delete, no))
+              .withColumn("__move", F.coalesce(move, no)).cache())
+    counts = tagged.agg(
+        F.sum(F.col("__unchanged").cast("int")).alias("unchanged"),
+        F.sum(F.col("__ignored_delete").cast("int")).alias("ignored_deletes"),
+        F.sum(F.col("__move").cast("int")).alias("moves"),
+        F.sum(key_differs.cast("int")).alias("key_differs"),
+        F.sum(stored_pp_differs.cast("int")).alias("pp_differs")).first()
+    if (counts["key_differs"] or 0) or (counts["pp_differs"] or 0):
+        tagged.unpersist()
+        return None
+    kept = tagged.where(~F.col("__unchanged") & ~F.col("__ignored_delete"))
+    data_cols = [c for c in events.columns if c not in META]
+    stored_meta = [F.col(f"__s{m}").alias(m) for m in META]
+    null = F.lit(None).cast("string")
+    new_meta = [null.alias("_hoodie_commit_time"), null.alias("_hoodie_commit_seqno"),
+                F.coalesce(F.col("__s_hoodie_record_key"), record_key_column(shape)).alias("_hoodie_record_key"),
+                new_pp.alias("_hoodie_partition_path"), null.alias("_hoodie_file_name")]
+    # in place: updates and deletes of stored keys (a delete at the key's own partition and file group)
+    in_place = kept.where(F.col("__s_hoodie_record_key").isNotNull() & ~F.col("__move")) \
+        .select(*stored_meta, *[F.col(c) for c in data_cols])
+    # partition moves: the stored row deleted where it is (with the event's ordering value) ...
+    moved_out = kept.where(F.col("__move")).select(
+        *stored_meta, *[F.lit(True).alias(c) if c == "_hoodie_is_deleted" else F.col(c) for c in data_cols])
+    # ... and inserted where it goes; new keys likewise (no location: Hudi opens or fills a file group)
+    inserts = kept.where(F.col("__s_hoodie_record_key").isNull() | F.col("__move")) \
+        .select(*new_meta, *[F.col(c) for c in data_cols])
+    out = in_place.unionByName(moved_out).unionByName(inserts)
+    return Located(out, int(counts["unchanged"] or 0), int(counts["moves"] or 0), int(counts["ignored_deletes"] or 0),
+                   tagged)
