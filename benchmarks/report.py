@@ -91,7 +91,8 @@ def charts(results: dict, out: Path) -> list[str]:
     if "upsert" in results:
         r = results["upsert"]
         names = [f"{s} {k}" for s, k in UPSERT_NAMES if f"{s} {k}" in r]
-        _bars(out / "upsert.png", f"One 1% upsert round ({r['change']['events']:,} events): defaults, through Hudi's index, seed",
+        _bars(out / "upsert.png",
+              f"One 1% upsert round ({r['change']['events']:,} events): defaults, through Hudi's index, seed",
               names, [r[n]["median_s"] for n in names], [r[n]["peak_rss_mb"] for n in names])
         made.append("upsert.png")
     if "growth" in results:
