@@ -104,7 +104,8 @@ def _every_kind_of_change(lake):
     # update in place, partition move, key-only delete, delete of a key never stored, delete older than
     # the stored row, redelivery, stale update, insert, insert with a null partition, a key moved twice
     lake.land([ev(1, 200, nat="French", name="updated"), ev(2, 201, nat="Spanish", name="moved"),
-               ev(3, 202, deleted=True), ev(99, 203, deleted=True), ev(4, 90, deleted=True), SNAPSHOT[5], ev(8, 50, name="stale"),
+               ev(3, 202, deleted=True), ev(99, 203, deleted=True), ev(4, 90, deleted=True),
+               SNAPSHOT[5], ev(8, 50, name="stale"),
                ev(40, 204, nat="German", op="c"), ev(41, 205, nat=None, op="c"),
                ev(7, 206, nat="Spanish"), ev(7, 207, nat="German", name="moved twice")])
     return lake.run("UPSERT")
