@@ -107,14 +107,24 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         _raise_if_vanished(files)
         validate_avro_files(files, record_keys + ordering, record_keys, reader_schema)
 
-    # one pass over the files: the count, and records whose key fields are all null or empty
-    # (what validate_avro_files checks record by record when asked to)
+    # One pass over the files (transformed, as Hudi gets them): the count, the records whose key
+    # fields are all null or empty (what validate_avro_files checks record by record when asked to),
+    # how many keys, and the round's summary (summarize)
     keyless = F.lit(True)
     for k in record_keys:
         keyless = keyless & (F.col(k).isNull() | (F.col(k).cast("string") == ""))
     try:
         df = reader.load([f[0] if "://" in f[0] else f"file://{f[0]}" for f in files])
-        counts = df.agg(F.count(F.lit(1)).alias("n"), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless")).first()
+        sql = streamer_prop(props, "transformer.sql")
+        if sql:
+            view = f"hudi_cdc_src_{int(time.time() * 1000)}"
+            df.createOrReplaceTempView(view)
+            df = spark.sql(sql.replace("<SRC>", view))
+        # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
+        bulk = t.op == "BULK_INSERT"
+        distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
+        counts = df.agg(*_summary_columns(df, ordering), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
+                        *distinct).first().asDict()
     except Exception:
         name_the_problem()
         raise
@@ -123,18 +133,15 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         name_the_problem()
         raise JobInputError(f"{counts['keyless']} record(s) in {len(files)} file(s) under {root} have no record key: "
                             f"{', '.join(record_keys)} null or empty")
-    sql = streamer_prop(props, "transformer.sql")
-    if sql:
-        view = f"hudi_cdc_src_{int(time.time() * 1000)}"
-        df.createOrReplaceTempView(view)
-        df = spark.sql(sql.replace("<SRC>", view))
     # Latest event per key within the round (Debezium may deliver several changes of one row in
     # one file, and Kafka Connect may redeliver): the largest ordering value wins, as Hudi's
-    # event-time ordering would decide between rounds.
-    if ordering:
+    # event-time ordering would decide between rounds. Not when no key repeats (a snapshot): the
+    # window would shuffle every row for nothing, and the pass above summarized the round already.
+    if ordering and counts.get("keys", -1) < counts["n"]:
         w = Window.partitionBy(*record_keys).orderBy(*[F.col(o).desc_nulls_last() for o in ordering])
         df = df.withColumn("__hudi_cdc_rn", F.row_number().over(w)).where("__hudi_cdc_rn = 1").drop("__hudi_cdc_rn")
-    return df, record_keys
+        return df, record_keys, None
+    return df, record_keys, counts
 
 
 def _raise_if_vanished(files) -> None:
@@ -145,18 +152,27 @@ def _raise_if_vanished(files) -> None:
                             "by another process); nothing was written, the next round lists again")
 
 
-def source_position(events, ordering: list[str]) -> dict[str, str]:
-    """The newest source event time and ordering value of a round, for the commit metadata."""
+def _summary_columns(events, ordering: list[str]) -> list:
     from pyspark.sql import functions as F
 
-    aggs = []
+    aggs = [F.count(F.lit(1)).alias("n")]
+    if "_hoodie_is_deleted" in events.columns:
+        aggs.append(F.sum(F.when(F.col("_hoodie_is_deleted"), 1).otherwise(0)).alias("deletes"))
     if SOURCE_TS_FIELD in events.columns:
         aggs.append(F.max(SOURCE_TS_FIELD).alias("ts"))
     if len(ordering) == 1:
         aggs.append(F.max(ordering[0]).alias("ord"))
-    if not aggs:
-        return {}
-    row = events.agg(*aggs).first().asDict()
+    return aggs
+
+
+def summarize(events, ordering: list[str]) -> dict:
+    """One pass over the round's events: how many, how many deletes, the newest source event time
+    and ordering value (for the commit metadata)."""
+    return events.agg(*_summary_columns(events, ordering)).first().asDict()
+
+
+def source_position(row: dict) -> dict[str, str]:
+    """The commit metadata of a round's newest source event time and ordering value."""
     out = {}
     if row.get("ts") is not None:
         out[SOURCE_TS_KEY] = str(int(row["ts"]))
@@ -184,18 +200,23 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     result.files = [f[0] for f in files]
     clock = time.monotonic()
     ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
-    df, record_keys = _read_events(spark, t, props, root, files, ordering, result)
-    # Cached once: the counts, the tombstone lookups and the write below all read this round's events.
-    events = df.cache()
+    df, record_keys, summary = _read_events(spark, t, props, root, files, ordering, result)
+    # A round's changes are cached once: the counts, the lookups and the write all read them. A
+    # bootstrap's snapshot is not (caching every row costs more than reading the files again).
+    bulk = t.op == "BULK_INSERT"
+    events = df if bulk else df.cache()
     df = events
+    if summary is None:  # the events were reduced to one per key
+        summary = summarize(events, ordering)
     clock = result.lap("read", clock)
     is_delete = "_hoodie_is_deleted" in df.columns
     deleted_keys: list[dict] = []
     if is_delete:
         # Hard deletes leave no row to compare a late event with, so the keys and ordering values
         # of deletes are kept as tombstones; a later round drops events no newer than them.
-        deleted_keys = [r.asDict() for r in
-                        df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
+        if summary.get("deletes"):
+            deleted_keys = [r.asDict() for r in
+                            df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
         result.deletes = len(deleted_keys)
         tombstones = read_tombstones(t.target_base_path, checkpoint) if t.op != "BULK_INSERT" else []
         if tombstones and ordering:
@@ -223,8 +244,11 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if t.op == "BULK_INSERT" and is_delete:
         # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted"))
-    # a partition move is written as two records (the delete where the row was, the insert where it goes)
-    result.records_written = df.count() - result.moves
+    if bulk:
+        result.records_written = int(summary["n"]) - result.deletes
+    else:
+        # a partition move is written as two records (the delete where it was, the insert where it goes)
+        result.records_written = df.count() - result.moves
     clock = result.lap("count", clock)
 
     opts = writer_options(props, t)
@@ -236,7 +260,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     opts["hoodie.datasource.write.commitmeta.key.prefix"] = "streamer."
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts[CHECKPOINT_KEY] = new_cp
-    opts.update(source_position(events, ordering))
+    opts.update(source_position(summary))
     # before the commit: a crash after it must not lose them (tombstones.py). Not into a table Hudi has
     # not created yet (a bootstrap whose landed files hold deletes): Hudi refuses a .hoodie folder
     # without hoodie.properties, so a new table's tombstones follow its first commit.
