@@ -294,10 +294,10 @@ def read_seconds(table: Path, runs: int) -> dict:
 
 
 def compaction(ctx: Ctx) -> dict:
-    """MoR: a round of the 1% batch (two delta commits: upserts, then deletes; ARCHITECTURE.md), then a
-    second round that compacts inline (compaction_delta_commits=3); compaction time from the timeline,
-    write amplification, snapshot reads before/after."""
-    v = variant(ctx, "defaults", "mor", compaction_delta_commits=3)
+    """MoR: a round of the 1% batch (one delta commit), then a second round that compacts inline
+    (compaction_delta_commits=2); compaction time from the timeline, write amplification, snapshot
+    reads before/after."""
+    v = variant(ctx, "defaults", "mor", compaction_delta_commits=2)
     if not v.pristine.exists():  # the same table as the defaults' MoR bootstrap: only its properties differ
         import shutil
 

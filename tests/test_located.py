@@ -130,6 +130,25 @@ def test_one_commit_per_round_equal_to_the_index_path(tmp_path, spark):
     assert len(theirs.commits("MERGE_ON_READ")) == 3  # through the index: upserts, then deletes
     for r in results:
         assert (r.moves, r.unchanged_ignored, r.ignored_deletes) == (2, 2, 2), r
+    # a second round on keys whose newest version is in a MoR log file (or a file the first round made)
+    for lake in (mine, theirs):
+        lake.land([ev(1, 300, nat="French", name="again"), ev(2, 301, nat="French", name="moved back"),
+                   ev(40, 302, deleted=True), ev(7, 303, nat="German", name="third"), ev(41, 304, nat="Irish")])
+        lake.run("UPSERT")
+        lake.assert_matches()
+    assert len(mine.commits("COPY_ON_WRITE")) == 3
+    assert len([c for c in mine.commits("MERGE_ON_READ") if c.endswith(".deltacommit")]) == 3  # + a compaction
+    for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        assert _comparable(mine.table(tt)) == _comparable(theirs.table(tt)), tt
+    cow = mine.table("COPY_ON_WRITE")
+    assert cow[2]["_hoodie_partition_path"] == "nationality=French" and 40 not in cow
+    assert cow[41]["_hoodie_partition_path"] == "nationality=Irish"
+
+
+def test_first_round_layout(tmp_path, spark):
+    """Where the first round put moved, deleted and new keys (hudi-rs read of the CoW table)."""
+    mine = Lake(tmp_path, spark, types=("COPY_ON_WRITE",))
+    _every_kind_of_change(mine)
     cow = mine.table("COPY_ON_WRITE")
     assert cow[2]["_hoodie_partition_path"] == "nationality=Spanish"
     assert cow[41]["_hoodie_partition_path"] == "nationality=__HIVE_DEFAULT_PARTITION__"

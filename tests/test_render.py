@@ -69,6 +69,20 @@ def test_local_argv_is_a_list_with_one_jvm_for_all_jobs(tmp_path):
     assert all(isinstance(a, str) and "\n" not in a for a in argv)
 
 
+@pytest.mark.parametrize(("op", "continuous", "short"), [("UPSERT", False, True), ("UPSERT", True, False),
+                                                          ("BULK_INSERT", False, False)])
+def test_one_round_jvms_compile_less(tmp_path, op, continuous, short):
+    """`stream --once` JVMs run C1 only with the parallel collector; bootstraps and continuous streams
+    keep the default tiers (render.SHORT_ROUND_JAVA_OPTIONS); the pipeline's spark.conf still wins."""
+    p = load_pipeline(ROOT / "hudi-cdc.yaml")
+    argv = render.local_argv(p, [render.Job("artists", "COPY_ON_WRITE", op, continuous)], tmp_path, [], "/x/s.py")
+    java = next(a for a in argv if a.startswith("spark.driver.extraJavaOptions="))
+    assert ("-XX:TieredStopAtLevel=1" in java) is short
+    p.spark.conf["spark.driver.extraJavaOptions"] = "-Xmx1g"
+    argv = render.local_argv(p, [render.Job("artists", "COPY_ON_WRITE", op, continuous)], tmp_path, [], "/x/s.py")
+    assert "spark.driver.extraJavaOptions=-Xmx1g" in argv
+
+
 def test_emr_current_profile_uses_emr_jars_and_streamer_class():
     p = load_pipeline(ROOT / "hudi-cdc.yaml").model_copy(update={"base_dir": "/x"})
     argv = render.streamer_argv(p, "artists", "COPY_ON_WRITE", "UPSERT", target="emr", props_uri="s3://b/p",
