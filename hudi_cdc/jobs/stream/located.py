@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .redelivery import stored_for_round
+
 # Hudi's meta columns, in the order the prepped write path reads them by position
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
         "_hoodie_file_name")
@@ -139,14 +141,8 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str]) 
         return None
     keys = list(shape.record_keys)
     stored_cols = list(dict.fromkeys(keys + list(shape.partition_fields) + ordering))
-    stored = (spark.read.format("hudi").load(base_path)
-              .select(*[F.col(m).alias(f"__s{m}") for m in META], *[F.col(c).alias(f"__s_{c}") for c in stored_cols]))
-    round_keys = events.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
-    stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
-    on = None
-    for c in keys:
-        eq = F.col(c) == F.col(f"__s_{c}")
-        on = eq if on is None else on & eq
+    stored, on = stored_for_round(spark, events, base_path, keys, stored_cols,
+                                  extra=[F.col(m).alias(f"__s{m}") for m in META])
     joined = events.join(stored, on, "left")
     found = F.col("__s_hoodie_record_key").isNotNull()
     is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))

@@ -5,6 +5,23 @@ changes nothing, so it is dropped before the write."""
 from __future__ import annotations
 
 
+def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[str], extra=()):
+    """The table's rows for the round's keys (a snapshot read: a MoR table's logs count), each of
+    `columns` as `__s_<name>`, plus the `extra` column expressions; and the condition joining them to
+    the round's events by key."""
+    from pyspark.sql import functions as F
+
+    stored = (spark.read.format("hudi").load(base_path)
+              .select(*extra, *[F.col(c).alias(f"__s_{c}") for c in columns]))
+    round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
+    stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
+    on = None
+    for c in keys:
+        eq = F.col(c) == F.col(f"__s_{c}")
+        on = eq if on is None else on & eq
+    return stored, on
+
+
 def drop_unchanged(spark, df, base_path: str, keys: list[str], ordering: list[str]):
     """Remove non-delete events whose key the table already holds with an ordering value at least
     as new (lexicographic over the ordering fields): a redelivered event (same key, same ordering
@@ -16,14 +33,7 @@ def drop_unchanged(spark, df, base_path: str, keys: list[str], ordering: list[st
     the dataframe is cached (the counts and the write read it again), unpersist it after the write."""
     from pyspark.sql import functions as F
 
-    stored = (spark.read.format("hudi").load(base_path)
-              .select(*[F.col(c).alias(f"__s_{c}") for c in keys + ordering]))
-    round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
-    stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
-    cond = None
-    for c in keys:
-        eq = F.col(c) == F.col(f"__s_{c}")
-        cond = eq if cond is None else cond & eq
+    stored, cond = stored_for_round(spark, df, base_path, keys, keys + ordering)
     at_least = None  # stored ordering >= event ordering, lexicographically
     for o in reversed(ordering):
         s, e = F.col(f"__s_{o}"), F.col(o)
