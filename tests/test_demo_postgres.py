@@ -17,6 +17,7 @@ import pytest
 
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.shared import missing
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +40,7 @@ def base():
     try:
         pg_local.bin_dir()
     except EnvironmentProblem as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     d = Path(tempfile.mkdtemp(prefix="hudi-cdc-pgdemo-"))
     d.chmod(0o755)
     try:

@@ -12,10 +12,15 @@ from hudi_cdc import pipeline as pipe
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.engines.deltastreamer import runtime
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.shared import require
 from tests.test_deltastreamer_real import BOTH, DATA_COLS, SNAPSHOT, Lake, ev
 
-pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer,
-              pytest.mark.skipif(not runtime.is_ready(), reason="run scripts/install-deltastreamer.sh first")]
+pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer]
+
+
+@pytest.fixture(autouse=True)
+def _deltastreamer_runtime():
+    require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
 
 
 def _quiet(_msg: str) -> None:
