@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.cli import run_cli
 from tests.shared import missing
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
@@ -27,8 +26,7 @@ TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 
 
 def _cli(*args, cwd: Path, env: dict):
-    return subprocess.run([sys.executable, "-m", "hudi_cdc.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**env, "PYTHONPATH": str(ROOT)}, timeout=1200)
+    return run_cli(*args, cwd=cwd, env=env, timeout=1200)
 
 
 @pytest.fixture
