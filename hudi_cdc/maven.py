@@ -78,10 +78,10 @@ def _published_sha1(url: str, timeout: float) -> str:
     followed by the file name)."""
     try:
         with urllib.request.urlopen(url + ".sha1", timeout=timeout) as resp:
-            text = resp.read(4096).decode("ascii", "replace")
+            text: str = resp.read(4096).decode("ascii", "replace")
     except OSError as exc:
         raise OSError(f"{url}.sha1: {exc}") from None
-    words = text.split()
+    words: list[str] = text.split()
     if not words or not _SHA1.fullmatch(words[0].lower()):
         raise OSError(f"{url}.sha1 holds no SHA-1 ({text[:60]!r})")
     return words[0].lower()
