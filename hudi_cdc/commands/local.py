@@ -50,7 +50,7 @@ def up_cmd(data_dir, registry_port, metastore_port, thrift_port, apicurio_versio
     """Start the stack in the background on 127.0.0.1 and wait until every service answers.
 
     With --s3 the S3 endpoint too: clients reach it with AWS_ENDPOINT_URL=http://127.0.0.1:9000,
-    AWS_ACCESS_KEY_ID=hudi-cdc-local and AWS_SECRET_ACCESS_KEY=hudi-cdc-local-secret (README "S3")."""
+    AWS_ACCESS_KEY_ID=hudi-cdc-local and AWS_SECRET_ACCESS_KEY=hudi-cdc-local-secret (docs/s3.md)."""
     changes = {"registry_port": registry_port, "metastore_port": metastore_port, "thrift_port": thrift_port,
                "apicurio_version": apicurio_version, "s3_port": s3_port, "s3_bucket": s3_bucket,
                "s3": True if with_s3 else None}
