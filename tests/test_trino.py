@@ -14,18 +14,25 @@ metastore:
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
+from pathlib import Path
 
+import fastavro
 import pytest
 
+from hudi_cdc import sample
 from hudi_cdc.reader import read_table
-from hudi_cdc.stack.trino_client import TrinoError
-from tests.sink_stream import ROUNDS
+from hudi_cdc.stack.trino_client import TrinoClient, TrinoError
+from tests.sink_stream import ALL_COLS, ROUNDS, check_round
 from tests.test_cdc_semantics import DATA_COLS, Lake
 
 pytestmark = [pytest.mark.trino, pytest.mark.hive]
 
 KEY = "artist_id"
+# schema names of this session: the metastore may outlive it (HUDI_CDC_TEST_STACK_DIR)
+RUN = uuid.uuid4().hex[:6]
+TOPIC = "moma.public.artists"
 
 
 def _multiset(rows, cols) -> Counter:
@@ -75,7 +82,7 @@ def _bootstrap_and_stream(lake, trino) -> None:
 def test_hudi_connector_reads_table_version_6(tmp_path, spark, trino, hive_stack):
     """Hudi 1.2.0 writing table version 6 (hoodie.write.table.version=6, timeline layout 1): Trino 476
     reads the CoW table and the MoR `_ro` table, the same rows as hudi-rs."""
-    lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, "trino_hudi6",
+    lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, f"trino_hudi6_{RUN}",
                       hudi_options={"hoodie.write.table.version": "6"})
     _bootstrap_and_stream(lake, trino)
     props = (tmp_path / "lake" / "artists_cow" / ".hoodie" / "hoodie.properties").read_text()
@@ -88,7 +95,7 @@ def test_hudi_connector_cannot_read_table_version_9(tmp_path, spark, trino, hive
     connector's storage layer (TrinoHudiStorage.listDirectEntries) reports an empty listing as
     FileNotFoundException, and loading the completion-time view fails. This holds until an archival
     writes the first file there."""
-    lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, "trino_hudi9", types=("COPY_ON_WRITE",))
+    lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, f"trino_hudi9_{RUN}", types=("COPY_ON_WRITE",))
     lake.land(ROUNDS[0])
     lake.run("BULK_INSERT")
     lake.assert_matches()
@@ -96,4 +103,86 @@ def test_hudi_connector_cannot_read_table_version_9(tmp_path, spark, trino, hive
     assert "hoodie.table.version=9" in (hoodie / "hoodie.properties").read_text()
     assert list((hoodie / "timeline" / "history").iterdir()) == []
     with pytest.raises(TrinoError, match="Could not load archived commit timeline from path .*/timeline/history"):
-        trino.query("SELECT count(*) FROM hudi.trino_hudi9_cow.artists")
+        trino.query(f"SELECT count(*) FROM hudi.trino_hudi9_{RUN}_cow.artists")
+
+
+# ---- the rendered Trino statements and the Athena view, batch by batch ---------------------------
+
+def sink_pipeline(tmp_path, db: str, **table):
+    from hudi_cdc.config import parse_pipeline
+
+    spec = {"topic": TOPIC, "record_key": KEY, "partition_field": "nationality", **table}
+    return parse_pipeline({"pipeline": "t", "source": {"root": str(tmp_path / "landing")},
+                           "lake": {"root": str(tmp_path / "lake"), "hive_database": db},
+                           "tables": {"artists": spec}}, "t.yaml", str(tmp_path))
+
+
+class Landing:
+    """The sink's files of one topic, one per batch, offsets as the S3 sink names them."""
+
+    def __init__(self, pipeline):
+        self.dir = Path(pipeline.topic_dir("artists")[len("file://"):])
+        self.dir.mkdir(parents=True)
+        self.offset = 0
+        self.events: list[dict] = []
+
+    def land(self, records) -> Path:
+        path = self.dir / sample.file_name(TOPIC, self.offset)
+        with open(path, "wb") as fh:
+            fastavro.writer(fh, sample.schema("artists"), records)
+        self.offset += len(records)
+        self.events.extend(records)
+        return path
+
+    def replayed(self) -> dict:
+        return {k: {c: v[c] for c in ALL_COLS} for k, v in sample.replay(self.events, KEY).items()}
+
+
+def by_key(rows: list[dict]) -> dict:
+    out = {r[KEY]: {c: r[c] for c in ALL_COLS} for r in rows}
+    assert len(out) == len(rows), "a key is in the table twice"
+    return out
+
+
+def pyiceberg_rows(trino, schema: str, table: str) -> dict:
+    """The Iceberg table's newest snapshot read without Trino: its newest metadata file, by pyiceberg."""
+    from pyiceberg.table import StaticTable
+
+    meta = trino.query(f'SELECT file FROM iceberg."{schema}"."{table}$metadata_log_entries" '
+                       "ORDER BY timestamp DESC LIMIT 1")[0]["file"]
+    return by_key(StaticTable.from_metadata(meta).scan().to_arrow().to_pylist())
+
+
+def test_rendered_trino_statements_and_athena_view(tmp_path, trino):
+    """`render-sql --engine trino` run as rendered, batch by batch (the ddl once, the apply statements
+    per landed file): the Iceberg table read back through Trino and with pyiceberg equals the replayed
+    state after every batch; the Athena latest-state view (its Trino SQL; its Hive DDL is Athena's own)
+    over the same landed files too."""
+    from hudi_cdc.sinks import render_sql
+
+    db = f"trino_sink_{RUN}"
+    p = sink_pipeline(tmp_path, db)
+    landing = Landing(p)
+    landing.land(ROUNDS[0])  # render-sql reads the schema from the newest landed file
+    sts = render_sql(p, "trino")
+    athena = {s.name: s for s in render_sql(p, "athena")}
+    hive_session = TrinoClient(trino.url, catalog="hive")
+    rows: dict = {}
+    for i, events in enumerate(ROUNDS):
+        if i:
+            landing.land(events)
+        counts = {}
+        for s in sts:
+            if s.kind == "ddl" and i:
+                continue
+            counts[s.name] = trino.execute(s.sql)[2]
+        if i == 0:
+            hive_session.execute(athena["create_latest_view"].sql)
+        assert counts["stage"] == len(events), "only the new file is staged: the applied-files log"
+        assert counts["log_applied_files"] == 1
+        previous, rows = rows, by_key(trino.query(f'SELECT * FROM iceberg."{db}"."artists"'))
+        assert rows == landing.replayed(), f"batch {i}: the Iceberg table differs from the replayed state"
+        check_round(i, rows, previous)
+        assert pyiceberg_rows(trino, db, "artists") == rows
+        view = by_key(hive_session.query(f'SELECT * FROM "{db}"."artists_latest"'))
+        assert view == rows, f"batch {i}: the Athena latest-state view differs from the replayed state"
