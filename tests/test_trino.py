@@ -14,6 +14,7 @@ metastore:
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -263,3 +264,12 @@ def test_seed_000_statements_on_trino(tmp_path, trino):
     ties = session.query(f"SELECT after.name AS name, source.lsn AS lsn FROM {db}.artists_changes "
                          "WHERE after.artist_id = 2 AND ts_ms = 5000 ORDER BY source.lsn")
     assert ties == [{"name": "two-early", "lsn": 150}, {"name": "two-late", "lsn": 151}]
+
+
+def test_local_status_lists_trino(trino, stack_config, capsys):
+    from hudi_cdc.cli import main
+
+    assert trino.query("SHOW CATALOGS") == [{"Catalog": c} for c in ("hive", "hudi", "iceberg", "system")]
+    assert main(["local", "status", "--data-dir", str(stack_config.data_dir), "-o", "json"]) == 0
+    rows = {r["service"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["trino"]["state"] == "running" and rows["trino"]["url"] == trino.url
