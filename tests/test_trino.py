@@ -101,19 +101,38 @@ def test_hudi_connector_reads_table_version_6(tmp_path, spark, trino, hive_stack
 
 def test_hudi_connector_cannot_read_table_version_9(tmp_path, spark, trino, hive_stack):
     """What the pipeline writes by default (Hudi 1.2.0: table version 9, LSM timeline) Trino 476 cannot
-    read: Hudi creates an empty `.hoodie/timeline/history` (the archived timeline) with the table, the
-    connector's storage layer (TrinoHudiStorage.listDirectEntries) reports an empty listing as
-    FileNotFoundException, and loading the completion-time view fails. This holds until an archival
-    writes the first file there."""
-    lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, f"trino_hudi9_{RUN}", types=("COPY_ON_WRITE",))
+    read, before and after the first archival:
+
+    - Hudi creates `.hoodie/timeline/history` (the archived timeline) empty with the table; the
+      connector's storage layer (TrinoHudiStorage.listDirectEntries) reports an empty listing as
+      FileNotFoundException, so loading the completion-time view fails;
+    - once an archival has written the LSM timeline's parquet files there, the connector cannot open
+      them: its file reader factory has no Parquet reader."""
+    from tests.test_cdc_semantics import ev
+
+    db = f"trino_hudi9_{RUN}"
+    archive_soon = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                    "hoodie.clean.commits.retained": "1", "hoodie.cleaner.commits.retained": "1"}
+    lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, db, types=("COPY_ON_WRITE",),
+                      hudi_options=archive_soon)
     lake.land(ROUNDS[0])
     lake.run("BULK_INSERT")
     lake.assert_matches()
     hoodie = tmp_path / "lake" / "artists_cow" / ".hoodie"
+    history = hoodie / "timeline" / "history"
     assert "hoodie.table.version=9" in (hoodie / "hoodie.properties").read_text()
-    assert list((hoodie / "timeline" / "history").iterdir()) == []
+    assert list(history.iterdir()) == []
     with pytest.raises(TrinoError, match="Could not load archived commit timeline from path .*/timeline/history"):
-        trino.query(f"SELECT count(*) FROM hudi.trino_hudi9_{RUN}_cow.artists")
+        trino.query(f"SELECT count(*) FROM hudi.{db}_cow.artists")
+    for n in range(6):  # upserts until the archival has written the first LSM file
+        lake.land([ev(1, 1000 + n, name=f"update {n}")])
+        lake.run("UPSERT")
+        if list(history.glob("*.parquet")):
+            break
+    assert list(history.glob("*.parquet")), "no archival after 7 commits"
+    lake.assert_matches()
+    with pytest.raises(TrinoError, match="TrinoHudiFileReaderFactory does not support Parquet file reader"):
+        trino.query(f"SELECT count(*) FROM hudi.{db}_cow.artists")
 
 
 # ---- the rendered Trino statements and the Athena view, batch by batch ---------------------------

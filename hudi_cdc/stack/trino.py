@@ -8,16 +8,16 @@ directly (no launcher), with only the plugins the catalogs use linked into ``<st
 shared with Spark). Its data dir, etc dir and catalogs live under ``<stack>/trino``, its log is
 ``<stack>/logs/trino.log``.
 
-Catalogs, all on the stack's Hive metastore, with Trino's native local file system (``file://``
-and ``local://`` locations) and, when the stack runs with ``--s3``, its native S3 file system on
+Catalogs, all on the stack's Hive metastore, with Hadoop's local file system for ``file:`` locations
+(see ``catalogs``) and, when the stack runs with ``--s3``, Trino's native S3 file system on
 the stack's endpoint (path-style; the endpoint's keys reach the JVM through its environment, never
 a file or the command line):
 
 - ``hive``: the landed Avro files as external tables (``hive.recursive-directories``: the S3 sink
   writes ``<topic>/partition=<n>/``);
 - ``iceberg``: Iceberg tables in the metastore (``iceberg.catalog.type=hive_metastore``);
-- ``hudi``: the Hudi tables hudi-cdc syncs (CoW ``<t>``, MoR ``<t>_ro``; ``_rt`` is not supported
-  by Trino's Hudi connector).
+- ``hudi``: the Hudi tables hudi-cdc syncs (CoW ``<t>``, MoR ``<t>_ro``; Trino's Hudi connector reads
+  ``_rt`` as read-optimized too, and Trino 476 cannot read Hudi table version 9: docs/trino.md).
 """
 
 from __future__ import annotations
