@@ -83,7 +83,8 @@ def _bootstrap_and_stream(lake, trino) -> None:
             # files, so the moved keys are there twice, unlike hudi-rs' (and Hive's) snapshot read
             rt = _multiset(trino.query(f"SELECT {_select()} FROM hudi.{db}_mor.artists_rt"), DATA_COLS)
             assert rt == ro and rt != _multiset(read_table(mor), DATA_COLS)
-            assert sum(rt.values()) > len(lake.expected())  # the stream round is in the CoW table as read through Trino: moved, deleted, kept
+            assert sum(rt.values()) > len(lake.expected())
+            # the stream round is in the CoW table as read through Trino: moved, deleted, kept
             by_key = {r[0]: r for r in rows}
             nat = DATA_COLS.index("nationality")
             assert by_key[1][nat] == "German" and 3 not in by_key and by_key[5][DATA_COLS.index("name")] == "five-b"
