@@ -1,7 +1,7 @@
 """A small Trino client over Trino's HTTP protocol (``POST /v1/statement``, then ``nextUri`` until the
 query is done), stdlib only. Rows come back as dicts by column name with JSON's values (bigint and
 integer as int, varchar as str, boolean as bool, dates and timestamps as Trino's text). A failed
-query raises TrinoError with Trino's one-line message and error name.
+query raises TrinoError with Trino's one-line message, error name and innermost cause.
 """
 
 from __future__ import annotations
@@ -22,6 +22,17 @@ class TrinoError(JobError):
         super().__init__(message)
         self.error_name = error_name
         self.sql = sql
+
+
+def _root_cause(info: dict[str, Any] | None) -> tuple[str, str]:
+    """The innermost cause of a failure with a message: (exception class, message), or ('', '')."""
+    last = ("", "")
+    while info:
+        text = " ".join(str(info.get("message") or "").split())
+        if text:
+            last = (str(info.get("type", "")).rsplit(".", 1)[-1], text)
+        info = info.get("cause")
+    return last
 
 
 class TrinoClient:
@@ -66,6 +77,9 @@ class TrinoClient:
             if err:
                 msg = " ".join(str(err.get("message", "")).split())
                 name = str(err.get("errorName", ""))
+                kind, cause = _root_cause(err.get("failureInfo"))
+                if cause and cause not in msg:
+                    msg = f"{msg} (cause: {kind}: {cause})"
                 raise TrinoError(f"Trino: {name}: {msg}", name, sql)
             nxt = page.get("nextUri")
             if not nxt:
