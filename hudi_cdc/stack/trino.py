@@ -102,7 +102,7 @@ def catalogs(cfg) -> dict[str, dict[str, str]]:
 
 class Trino(Service):
     name = "trino"
-    start_timeout = 240.0
+    start_timeout = 300.0
 
     @property
     def port(self) -> int:
