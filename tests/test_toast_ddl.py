@@ -115,7 +115,7 @@ def _big_text(n=12_000):
 def _row(i):
     return {"id": i, "kind": "ab"[i % 2], "n": i, "price": Decimal(f"{i}.25"), "label": f"l{i}", "m": "ok",
             "body": _big_text(), "doc": f'{{"k": "{_big_text()}", "i": {i}}}', "blob": secrets.token_bytes(12_000),
-            "tags": [_big_text(5_000), None, _big_text(5_000)]}
+            "tags": [_big_text(5_000), _big_text(5_000)]}  # (NULL elements: issue 23 item 1)
 
 
 def _insert(db, rows):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import fastavro
 
@@ -16,8 +17,8 @@ from ... import storage
 from ...config import Pipeline
 from ...errors import DataError
 from ...jobs.stream.files import list_source_files
-from ...properties import local_path
 from ...jobs.stream.toast import DEFAULT_PLACEHOLDER, is_placeholder
+from ...properties import local_path
 
 _NO_LIMIT = 1 << 62
 
@@ -26,9 +27,12 @@ def first_placeholder(paths: list[str], keys: list[str], placeholder: str = DEFA
     """(file, column, key) of the first record carrying the placeholder, or None."""
     for path in paths:
         data = storage.read_bytes(path) or b""
-        for rec in fastavro.reader(io.BytesIO(data)):
+        for record in fastavro.reader(io.BytesIO(data)):
+            rec: dict[str, Any] = record  # type: ignore[assignment]  # a record schema gives dicts
             for col, value in rec.items():
-                if col not in keys and not col.startswith("__") and value is not None and is_placeholder(value, placeholder):
+                if col in keys or col.startswith("__") or value is None:
+                    continue
+                if is_placeholder(value, placeholder):
                     return path, col, ", ".join(f"{k}={rec.get(k)!r}" for k in keys)
     return None
 

@@ -10,7 +10,8 @@ carry is null for its events, and int/bigint or decimal(p,s)/decimal(p',s) diffe
 What the table does with it (Hudi 1.2.0 schema evolution on write, README / docs/schema-changes.md):
 - a new column is appended to the table (null for the rows written before it);
 - a column the files no longer carry (DROP COLUMN, or the old name of a RENAME) stays in the table,
-  null for rows written after (`hoodie.write.set.null.for.missing.columns=true`, base.properties);
+  null for rows written after (`follow` adds it to the round as a typed null; HoodieStreamer jobs get
+  `hoodie.write.set.null.for.missing.columns=true` in base.properties);
 - int -> bigint, float -> double, decimal precision up: the table's column is widened;
 - varchar(n) -> text, a new enum label: still strings, nothing changes in the lake.
 Each round logs what differs between its newest file schema and the table's columns.
@@ -21,6 +22,9 @@ stdlib + pyspark (+ hudi-rs for the table's columns) only: the Spark job imports
 from __future__ import annotations
 
 import json
+
+# in base.properties for HoodieStreamer; the streamer does it itself (follow) and drops it for prepped writes
+SET_NULL_OPTION = "hoodie.write.set.null.for.missing.columns"
 
 
 def read_grouped(reader, groups: dict[str, list[str]], uri):
@@ -84,13 +88,22 @@ def table_columns(base_path: str) -> list[str] | None:
         return None
 
 
-def report(base_path: str, groups: dict[str, list[str]], newest_file: str, table: str, log=print) -> str:
-    """Log how the schema of the round's newest landed file differs from the table's columns."""
-    cols = table_columns(base_path) if groups else None
+def follow(spark, df, base_path: str, groups: dict[str, list[str]], newest_file: str, table: str, log=print):
+    """The round's events with every table column they lack (dropped, or renamed, in the source) as a
+    typed null, so the write keeps the column and sets it null for these rows (Hudi's own
+    hoodie.write.set.null.for.missing.columns does not take the prepped records of located.py);
+    and the round's schema change in words, logged. Returns (events, text)."""
+    from pyspark.sql import functions as F
+
+    cols = table_columns(base_path)
     if not cols:
-        return ""
+        return df, ""
     newest = next((json.loads(text) for text, paths in groups.items() if newest_file in paths), None)
     text = describe_change(cols, newest) if newest else ""
     if text:
         log(f"{table}: schema change in the source: {text}")
-    return text
+    missing = [c for c in cols if c not in df.columns and not c.startswith("_hoodie")]
+    if missing:
+        types = spark.read.format("hudi").load(base_path).schema
+        df = df.select("*", *[F.lit(None).cast(types[c].dataType).alias(c) for c in missing])
+    return df, text

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from hudi_cdc import storage
 from hudi_cdc.causes import root_cause
 
+from . import evolve, toast
 from .argv import Target
 from .delete_blocks import delete_block_safe_parts
 from .errors import JobInputError
@@ -19,7 +20,6 @@ from .located import PREPPED_OPTION, key_shape, locate
 from .props import streamer_prop
 from .redelivery import drop_unchanged
 from .schema_registry import check_registry_compat, registry_schema
-from . import evolve, toast
 from .table import (
     CHECKPOINT_KEY,
     SOURCE_ORDERING_KEY,
@@ -145,7 +145,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
                             f"{', '.join(record_keys)} null or empty")
     stored_at = t.target_base_path if t.op != "BULK_INSERT" and has_completed_commit(t.target_base_path) else None
     if stored_at:
-        result.schema_change = evolve.report(stored_at, groups, files[-1][0], t.target_table, log)
+        df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log)
     # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
     df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
     result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved
@@ -288,6 +288,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     try:
         if located is not None:
             opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
+            opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
             parts = [df]  # every delete carries its event's ordering value: one commit
         else:
             parts = delete_block_safe_parts(df, t.table_type)

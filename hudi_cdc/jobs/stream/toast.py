@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import JobInputError
 
@@ -88,7 +89,7 @@ def placeholder_condition(dtype, col, placeholder: str):
     return None
 
 
-def _candidates(df, skip: list[str], placeholder: str) -> dict[str, object]:
+def _candidates(df, skip: list[str], placeholder: str) -> dict[str, Any]:
     """Each column that may carry the placeholder -> its condition (never null)."""
     from pyspark.sql import functions as F
 
@@ -163,7 +164,7 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     stored_order = F.struct(*[F.col(f"__s_{o}").alias(f"o{i}") for i, o in enumerate(ordering)]) \
         if ordering and base_path is not None else None
     unresolved = []
-    values = {}
+    values: dict[str, Any] = {}
     for c in cols:
         prev = F.col(_PREV + c)
         if c in stored_cols:
@@ -182,8 +183,9 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     df = df.select(*[values[c].alias(c) if c in values else F.col(c) for c in df.columns
                      if not c.startswith((_PREV, "__s_"))])
     filled = res.total - sum(res.unresolved.values())
-    log(f"{table}: filled {filled} unchanged TOAST value(s) ({', '.join(f'{c} {n}' for c, n in res.placeholders.items())})"
-        " from earlier events of the round or the stored rows")
+    per_col = ", ".join(f"{c} {n}" for c, n in res.placeholders.items())
+    log(f"{table}: filled {filled} unchanged TOAST value(s) ({per_col}) from earlier events of the round "
+        "or the stored rows")
     if res.unresolved:
         what = ", ".join(f"{c} {n}" for c, n in res.unresolved.items())
         if (props.get(UNRESOLVED_PROP) or "null").strip().lower() == "fail":
