@@ -156,11 +156,14 @@ def _db_rows(db):
 class Stream:
     """The pipeline over the test database, its rendered properties, rounds on the shared session."""
 
-    def __init__(self, tmp: Path, db: dict, spark):
+    def __init__(self, tmp: Path, db: dict, spark, registry: str | None = None):
         self.tmp, self.spark, self.db = tmp, spark, db
-        doc = {"pipeline": "toast", "source": {"root": "landing", "database": {**db, "flush_size": 50}},
+        source = {"root": "landing", "database": {**db, "flush_size": 50}}
+        if registry:
+            source["schema_registry"] = registry
+        doc = {"pipeline": "toast", "source": source,
                "lake": {"root": "lake", "hive_database": "toast"}, "spark": {"shuffle_partitions": 2},
-               "tables": {"docs": {"topic": "toastdb.public.docs", "record_key": "id", "partition_field": "kind",
+               "tables": {"docs": {"topic": f"{db['name']}.public.docs", "record_key": "id", "partition_field": "kind",
                                    "table_types": list(TYPES), "compaction_delta_commits": 2}}}
         tmp.mkdir(parents=True, exist_ok=True)
         (tmp / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -297,3 +300,74 @@ def test_toast_and_ddl_mid_stream(tmp_path, pg_database, spark):
     s.assert_equal()
     tl = Path(s.p.base_path("docs", "MERGE_ON_READ")[len("file://"):]) / ".hoodie" / "timeline"
     assert any(n.endswith(".commit") for n in os.listdir(tl)), "MoR never compacted"
+
+
+@pytest.mark.postgres
+@pytest.mark.deltastreamer
+def test_deltastreamer_engine_refuses_real_placeholders(tmp_path, pg_database):
+    """The real HoodieDeltaStreamer 0.14 (one JVM: the bootstrap of a CoW table) lands the snapshot;
+    an update leaving TOASTed values alone is then refused in one line before any job runs, and the
+    lake still holds the stored values, no placeholder."""
+    from hudi_cdc import pipeline as pipe
+    from hudi_cdc.capture.capture import capture_once
+    from hudi_cdc.engines.deltastreamer import runtime
+    from hudi_cdc.errors import DataError
+
+    if not runtime.is_ready():
+        pytest.skip("run scripts/install-deltastreamer.sh first")
+    db = pg_database("toast014")
+    _sql(db, *DDL)
+    _insert(db, [_row(i) for i in range(1, 4)])
+    doc = {"pipeline": "t014", "hudi": {"version": "0.14.0"},
+           "source": {"root": "landing", "database": {**db, "flush_size": 50}},
+           "lake": {"root": "lake", "hive_database": "t014"}, "spark": {"shuffle_partitions": 2},
+           "tables": {"docs": {"topic": "toast014.public.docs", "record_key": "id", "partition_field": "kind",
+                               "table_types": ["COPY_ON_WRITE"]}}}
+    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
+    quiet = lambda m: None  # noqa: E731
+    capture_once(p, progress=quiet, timeout_seconds=300)
+    pipe.bootstrap(p, "docs", progress=quiet)
+    before = rows_by_key(read_table(p.base_path("docs", "COPY_ON_WRITE")), "id")
+    _sql(db, "UPDATE docs SET n = n + 1 WHERE id = 2")
+    capture_once(p, progress=quiet, timeout_seconds=300)
+    with pytest.raises(DataError, match=r"toast014\.public\.docs\+0\+0000000003\.avro: column (body|doc|blob|tags) "
+                                        r"of docs \(id=2\) carries Debezium's unchanged-TOAST placeholder"):
+        pipe.stream(p, "docs", once=True, progress=quiet)
+    after = rows_by_key(read_table(p.base_path("docs", "COPY_ON_WRITE")), "id")
+    assert after == before and not any(is_placeholder(v) for r in after.values() for v in r.values())
+
+
+@pytest.mark.postgres
+@pytest.mark.registry
+def test_registry_follows_schema_changes(tmp_path, pg_database, spark, registry_url):
+    """With source.schema_registry set, capture registers each new landed schema (ADD COLUMN, DROP
+    COLUMN) as a new version, and the streamer, reading every file with the registry's latest schema,
+    lands the new column and keeps the dropped one: no `schemas register` by hand."""
+    from hudi_cdc.registry.client import RegistryClient
+
+    db = pg_database("toastreg")
+    _sql(db, *DDL)
+    _insert(db, [_row(i) for i in range(1, 4)])
+    s = Stream(tmp_path, db, spark, registry=registry_url)
+    s.capture()
+    subject = "toastreg.public.docs-value"
+    with RegistryClient.from_pipeline(s.p) as client:
+        assert len(client.versions(subject)) == 1
+    s.run("BULK_INSERT")
+    _sql(db, "ALTER TABLE docs ADD COLUMN score integer", "UPDATE docs SET score = 7, n = 70 WHERE id = 1")
+    s.capture()
+    with RegistryClient.from_pipeline(s.p) as client:
+        assert len(client.versions(subject)) == 2
+        assert "score" in [f["name"] for f in client.get(subject).parsed["fields"]]
+    s.run("UPSERT")
+    s.assert_equal()
+    _sql(db, "ALTER TABLE docs DROP COLUMN label", "UPDATE docs SET n = 80 WHERE id = 2")
+    s.capture()
+    with RegistryClient.from_pipeline(s.p) as client:
+        assert len(client.versions(subject)) == 3
+    s.run("UPSERT")
+    s.assert_equal(extra_cols=("label",))
+    for tt in TYPES:
+        lake = s.lake(tt)
+        assert lake[2]["label"] is None and lake[3]["label"] == "l3" and lake[1]["score"] == 7
