@@ -316,8 +316,9 @@ def test_deltastreamer_engine_refuses_real_placeholders(tmp_path, pg_database):
     if not runtime.is_ready():
         pytest.skip("run scripts/install-deltastreamer.sh first")
     db = pg_database("toast014")
-    _sql(db, *DDL)
-    _insert(db, [_row(i) for i in range(1, 4)])
+    # text and jsonb only: how 0.14 lands numeric/bytea/arrays is issue 23 item 1's (the type mapping)
+    _sql(db, "CREATE TABLE docs (id integer PRIMARY KEY, kind text NOT NULL, n integer, body text, doc jsonb)")
+    _insert(db, [{c: v for c, v in _row(i).items() if c in ("id", "kind", "n", "body", "doc")} for i in range(1, 4)])
     doc = {"pipeline": "t014", "hudi": {"version": "0.14.0"},
            "source": {"root": "landing", "database": {**db, "flush_size": 50}},
            "lake": {"root": "lake", "hive_database": "t014"}, "spark": {"shuffle_partitions": 2},
@@ -331,7 +332,7 @@ def test_deltastreamer_engine_refuses_real_placeholders(tmp_path, pg_database):
     before = rows_by_key(read_table(p.base_path("docs", "COPY_ON_WRITE")), "id")
     _sql(db, "UPDATE docs SET n = n + 1 WHERE id = 2")
     capture_once(p, progress=quiet, timeout_seconds=300)
-    with pytest.raises(DataError, match=r"toast014\.public\.docs\+0\+0000000003\.avro: column (body|doc|blob|tags) "
+    with pytest.raises(DataError, match=r"toast014\.public\.docs\+0\+0000000003\.avro: column (body|doc) "
                                         r"of docs \(id=2\) carries Debezium's unchanged-TOAST placeholder"):
         pipe.stream(p, "docs", once=True, progress=quiet)
     after = rows_by_key(read_table(p.base_path("docs", "COPY_ON_WRITE")), "id")
