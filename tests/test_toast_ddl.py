@@ -372,3 +372,29 @@ def test_registry_follows_schema_changes(tmp_path, pg_database, spark, registry_
     for tt in TYPES:
         lake = s.lake(tt)
         assert lake[2]["label"] is None and lake[3]["label"] == "l3" and lake[1]["score"] == 7
+
+
+# ------------------------------------------------------------------ Spark: the fill's rules on landed files
+def test_fill_rules_on_landed_files(tmp_path, spark):
+    """The placeholder in a string column takes: the stored value (CoW base file, MoR log); the round's
+    earlier value; the stored value when the stored row is newer than the round's earlier event (a late
+    event landed after it); null, counted, for a key the table never held."""
+    from tests.test_cdc_semantics import SNAPSHOT, Lake, ev
+
+    lake = Lake(tmp_path, spark)
+    lake.land(SNAPSHOT)
+    lake.run("BULK_INSERT")
+    ph = DEFAULT_PLACEHOLDER
+    lake.land([ev(1, 200, name=ph), ev(2, 300, name="two-new"), ev(2, 310, name=ph), ev(3, 500, name="three-500")])
+    res = lake.run("UPSERT")
+    assert [r.toast_placeholders for r in res] == [{"name": 2}] * 2 and not any(r.toast_unresolved for r in res)
+    lake.land([ev(3, 400, name="three-400, late"), ev(3, 600, name=ph), ev(1, 610, name=ph, by=1901),
+               ev(99, 700, name=ph, op="u")])
+    res = lake.run("UPSERT")
+    assert [r.toast_unresolved for r in res] == [{"name": 1}] * 2
+    for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        t = lake.table(tt)
+        assert t[1]["name"] == "artist 1" and t[1]["birth_year"] == 1901 and t[1]["__lsn"] == 610
+        assert t[2]["name"] == "two-new" and t[3]["name"] == "three-500" and t[3]["__lsn"] == 600
+        assert t[99]["name"] is None
+        assert not any(is_placeholder(v) for r in t.values() for v in r.values())
