@@ -9,6 +9,7 @@ Values are compared as text/bytes (jsonb as its text, numeric as its digits), no
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from decimal import Decimal
@@ -141,6 +142,13 @@ def _norm(v):
     return str(v)
 
 
+def _schema_of(path):
+    import fastavro
+
+    with open(path, "rb") as fh:
+        return fastavro.reader(fh).writer_schema
+
+
 def _db_rows(db):
     from psycopg.rows import dict_row
 
@@ -258,6 +266,7 @@ def test_toast_and_ddl_mid_stream(tmp_path, pg_database, spark):
     s.capture()
     res = s.run("UPSERT")
     assert all("new column(s) score, flag" in r.schema_change for r in res), [r.schema_change for r in res]
+    assert len({json.dumps(_schema_of(f), sort_keys=True) for f in res[0].files}) >= 2  # both schemas, one round
     s.assert_equal()
 
     # round 3: type widening (int -> bigint, varchar(n) -> text, numeric precision up), an enum
