@@ -26,6 +26,7 @@ from ...config import TYPE_SUFFIX, Pipeline, uri_to_path
 from ...errors import ConfigError, DataError, JobError
 from ...registry.credentials import registry_env
 from . import runtime as rt_mod
+from .schema_union import union_schema
 from .toast_guard import refuse_placeholders
 
 Progress = Callable[[str], None]
@@ -57,7 +58,7 @@ def landed_schema(pipeline: Pipeline, table: str) -> dict:
         raise DataError(f"cannot read the schema of {newest}: {exc}") from None
     if not isinstance(schema, dict):
         raise DataError(f"{newest}: the writer schema is not an Avro record")
-    return schema
+    return union_schema(schema, files)  # a dropped/renamed column stays (schema_union.py)
 
 
 def target_schema(source: dict, hard_deletes: bool) -> dict:
