@@ -462,3 +462,25 @@ def test_deltastreamer_engine_follows_ddl(tmp_path, pg_database):
     pipe.stream(p, "docs", once=True, progress=quiet)
     got = lake_equals_db()
     assert got[3]["label"] is None and got[1]["label"] == "l1" and got[2]["n"] == 9876543210
+
+
+@pytest.mark.unit
+def test_deltastreamer_source_schema_keeps_dropped_fields(tmp_path):
+    import fastavro
+
+    from hudi_cdc.engines.deltastreamer.schema_union import union_schema
+
+    def schema(*fields):
+        return {"type": "record", "name": "v", "fields": list(fields)}
+
+    old = schema({"name": "id", "type": "int"}, {"name": "label", "type": ["null", "string"], "default": None},
+                 {"name": "n", "type": "int"})
+    new = schema({"name": "id", "type": "int"}, {"name": "n", "type": "long"},
+                 {"name": "score", "type": ["null", "int"], "default": None})
+    with open(tmp_path / "a.avro", "wb") as fh:
+        fastavro.writer(fh, old, [])
+    got = union_schema(new, [tmp_path / "a.avro"])
+    assert [(f["name"], f["type"]) for f in got["fields"]] == [
+        ("id", "int"), ("n", "long"), ("score", ["null", "int"]), ("label", ["null", "string"])]
+    assert got["fields"][-1]["default"] is None
+    fastavro.parse_schema(got)
