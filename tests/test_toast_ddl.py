@@ -23,6 +23,7 @@ from hudi_cdc.config import load_pipeline
 from hudi_cdc.jobs import streamer
 from hudi_cdc.jobs.stream.toast import DEFAULT_PLACEHOLDER, is_placeholder
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.shared import require
 
 TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 DDL = ("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
@@ -322,8 +323,7 @@ def test_deltastreamer_engine_refuses_real_placeholders(tmp_path, pg_database):
     from hudi_cdc.engines.deltastreamer import runtime
     from hudi_cdc.errors import DataError
 
-    if not runtime.is_ready():
-        pytest.skip("run scripts/install-deltastreamer.sh first")
+    require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     db = pg_database("toast014")
     # text and jsonb only: how 0.14 lands numeric/bytea/arrays is issue 23 item 1's (the type mapping)
     _sql(db, "CREATE TABLE docs (id integer PRIMARY KEY, kind text NOT NULL, n integer, body text, doc jsonb)")
@@ -419,8 +419,7 @@ def test_deltastreamer_engine_follows_ddl(tmp_path, pg_database):
     from hudi_cdc.capture.capture import capture_once
     from hudi_cdc.engines.deltastreamer import runtime
 
-    if not runtime.is_ready():
-        pytest.skip("run scripts/install-deltastreamer.sh first")
+    require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     db = pg_database("ddl014")
     _sql(db, "CREATE TABLE docs (id integer PRIMARY KEY, kind text NOT NULL, n integer, label varchar(20), t text)",
          "INSERT INTO docs SELECT g, 'k' || (g % 2), g, 'l' || g, 't' || g FROM generate_series(1, 3) g")
