@@ -65,6 +65,11 @@ class DatabaseSettings(_Model):
     slot: str | None = None  # default: hudi_cdc_<pipeline>
     publication: str | None = None  # default: hudi_cdc_<pipeline>
     flush_size: int = Field(1000, ge=1, description="records per landed file, as the S3 sink's flush.size")
+    # Debezium heartbeats: the slot's confirmed position moves on while the captured tables are idle
+    # (0 turns them off); the action query runs at each heartbeat (a write to a small captured-or-not
+    # table makes a busy server's WAL pass through the slot even with no change to the pipeline's tables)
+    heartbeat_interval_ms: int = Field(10000, ge=0, description="Debezium's heartbeat.interval.ms (0: none)")
+    heartbeat_action_query: str | None = Field(None, description="Debezium's heartbeat.action.query")
 
     @field_validator("slot", "publication")
     @classmethod

@@ -32,8 +32,10 @@ from ..config import Pipeline
 from ..errors import HudiCdcError, SourceError
 from . import engine as jvm
 from . import source as src
+from .heartbeat import heartbeat_properties
 from .landing import Landing
 from .registrar import Registrar
+from .unwrap import Unwrap, split_transforms
 
 Progress = Callable[[str], None]
 CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"
@@ -133,6 +135,8 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         "table.include.list": ",".join(re.escape(t.qualified) for t in tables),
         "snapshot.mode": "initial",
         "tombstones.on.delete": "false",
+        "skipped.operations": "none",  # TRUNCATE too (Debezium skips it by default); unwrap.py lands it
+        **heartbeat_properties(db),
         "message.prefix.include.list": re.escape(marker_prefix(pipeline)),
         "errors.max.retries": "0",
         **UNWRAP,
@@ -158,8 +162,10 @@ class CaptureResult:
 class _Consumer:
     """Debezium's ChangeConsumer: lands records, marks what is durable, spots this run's marker."""
 
-    def __init__(self, landing: Landing, message_topic: str, prefix: str, run_id: str, continuous: bool = False):
+    def __init__(self, landing: Landing, message_topic: str, prefix: str, run_id: str, continuous: bool = False,
+                 unwrap: Unwrap | None = None):
         self.landing = landing
+        self.unwrap = unwrap  # the unwrap SMT, applied here so TRUNCATE survives (unwrap.py)
         self.continuous = continuous
         self.lock = threading.Lock()  # the engine's thread lands, the main thread rotates by time
         self.message_topic = message_topic
@@ -204,8 +210,9 @@ class _Consumer:
                 value = record.value()
                 self.pending.append((self.seq, event))
                 if topic in landing.topic_dirs:
-                    if value is not None:
-                        landing.append(self.seq, topic, record.valueSchema(), value)
+                    out = self.unwrap.apply(record) if self.unwrap is not None and value is not None else record
+                    if out is not None and out.value() is not None:
+                        landing.append(self.seq, topic, out.valueSchema(), out.value())
                 elif (not self.continuous and topic == self.message_topic and value is not None
                       and self._is_marker(record)):
                     landing.flush_all()
@@ -320,11 +327,13 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     run_id = uuid.uuid4().hex
     landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size,
                       storage.local(pipeline.source_root), staging=wd / "staging")
-    consumer = _Consumer(landing, f"{props['topic.prefix']}.message", marker_prefix(pipeline), run_id, continuous)
+    engine_props, smt = split_transforms(props)
+    consumer = _Consumer(landing, f"{props['topic.prefix']}.message", marker_prefix(pipeline), run_id, continuous,
+                         Unwrap(smt) if smt else None)
     registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
     state: dict = {}
     jprops = JClass("java.util.Properties")()
-    for k, v in props.items():
+    for k, v in engine_props.items():
         jprops.setProperty(k, v)
     engine = (JClass("io.debezium.engine.DebeziumEngine").create(JClass("io.debezium.embedded.Connect"))
               .using(jprops).using(_make_completion(state)).notifying(_make_java_consumer(consumer)).build())
