@@ -33,6 +33,7 @@ from ..errors import HudiCdcError, SourceError
 from . import engine as jvm
 from . import source as src
 from .heartbeat import heartbeat_properties
+from .identity import refuse_unusable
 from .landing import Landing
 from .registrar import Registrar
 from .unwrap import Unwrap, split_transforms
@@ -310,6 +311,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     flush_size = flush_size or src.database(pipeline).flush_size or DEFAULT_FLUSH_SIZE
     with src.connect(pipeline) as conn:
         src.check_logical(conn)
+        # before the publication is created or used: a table PostgreSQL would then refuse updates of
+        refuse_unusable(conn, pipeline.publication_name, [(t.schema, t.table) for t in tables])
         src.ensure_publication(conn, pipeline.publication_name, tables, progress)
         slot = src.check_slot_free(conn, pipeline.slot_name)
     _check_landing_root(pipeline)

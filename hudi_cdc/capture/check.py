@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..config import Pipeline
+from .heartbeat import action_table_sql
+from .identity import Unusable, unusable
 from .source import SourceTable, connect, current_lsn, source_tables
 
 RESTART = "then restart PostgreSQL"
@@ -51,6 +53,7 @@ class SlotFacts:
     active: bool
     active_pid: int | None
     retained_bytes: int | None  # WAL kept for it: current LSN - restart_lsn
+    lag_bytes: int | None = None  # not yet confirmed by its reader: current LSN - confirmed_flush_lsn
 
 
 @dataclass
@@ -71,6 +74,8 @@ class Facts:
     published: set[tuple[str, str]] = field(default_factory=set)
     tables: list[TableFacts] = field(default_factory=list)
     slots: list[SlotFacts] = field(default_factory=list)
+    unusable: list[Unusable] = field(default_factory=list)  # tables whose UPDATE/DELETE would be rejected
+    heartbeat_query_error: str | None = None  # heartbeat_action_query does not plan (e.g. no such table)
 
 
 def _one(conn, sql: str, params: tuple = ()) -> Any:
@@ -118,14 +123,25 @@ def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
                                        "WHERE oid = %s", (oid,))
         facts.tables.append(TableFacts(t, True, bool(select), pk, ident, toastable, int(rows), int(heap), int(toast)))
     lsn = current_lsn(conn)
-    for name, plugin, database, active, pid, restart in conn.execute(
-            "SELECT slot_name, plugin, database, active, active_pid, restart_lsn::text FROM pg_replication_slots "
-            "ORDER BY slot_name"):
-        retained = None
-        if restart:
-            hi, lo = restart.split("/")
-            retained = max(0, lsn - ((int(hi, 16) << 32) + int(lo, 16)))
-        facts.slots.append(SlotFacts(name, plugin, database, bool(active), pid, retained))
+
+    def behind(text: str | None) -> int | None:
+        if not text:
+            return None
+        hi, lo = text.split("/")
+        return max(0, lsn - ((int(hi, 16) << 32) + int(lo, 16)))
+
+    for name, plugin, database, active, pid, restart, confirmed in conn.execute(
+            "SELECT slot_name, plugin, database, active, active_pid, restart_lsn::text, confirmed_flush_lsn::text "
+            "FROM pg_replication_slots ORDER BY slot_name"):
+        facts.slots.append(SlotFacts(name, plugin, database, bool(active), pid, behind(restart), behind(confirmed)))
+    facts.unusable = unusable(conn, facts.publication, [(t.schema, t.table) for t in tables])
+    query = pipeline.source.database.heartbeat_action_query if pipeline.source.database else None
+    if query:
+        try:
+            with conn.transaction():
+                conn.execute(f"EXPLAIN {query}")  # plans it, runs nothing
+        except Exception as exc:  # psycopg.Error: no such table, no privilege, syntax
+            facts.heartbeat_query_error = " ".join(str(exc).split())
     return facts
 
 
@@ -209,7 +225,9 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
     full = f"ALTER TABLE {q} REPLICA IDENTITY FULL;"
     if t.replica_identity == "n" or (t.replica_identity == "d" and not t.primary_key):
         why = " without a primary key" if t.replica_identity == "d" else ""
-        out.append(Check(f"{name}: replica identity", "fail", f"{ident}{why}: updates and deletes carry no key", full))
+        bad = next((u for u in f.unusable if (u.schema, u.table) == (t.table.schema, t.table.table)), None)
+        out.append(Check(f"{name}: replica identity", "fail", f"{ident}{why}: PostgreSQL rejects its UPDATE and "
+                         "DELETE once published, and they carry no key", bad.fix() if bad else full))
     else:
         out.append(Check(f"{name}: replica identity", "ok", ident))
     out += _toast_checks(pipeline, t, ident, full)
@@ -272,7 +290,8 @@ def _slot_checks(pipeline: Pipeline, f: Facts) -> list[Check]:
                          f"SELECT pg_drop_replication_slot('{mine.name}'); (loses its position)"))
     else:
         state = f"active (pid {mine.active_pid})" if mine.active else "inactive"
-        out.append(Check("slot", "ok", f"{mine.name}: pgoutput, {state}, retains {_bytes(mine.retained_bytes)} of WAL"))
+        out.append(Check("slot", "ok", f"{mine.name}: pgoutput, {state}, retains {_bytes(mine.retained_bytes)} of WAL, "
+                         f"{_bytes(mine.lag_bytes)} not yet confirmed"))
     for s in f.slots:
         if s.name != pipeline.slot_name and not s.active:
             out.append(Check(f"slot {s.name}", "warn", f"inactive, retains {_bytes(s.retained_bytes)} of WAL "
@@ -287,11 +306,36 @@ def _bytes(n: int | None) -> str:
     return "no" if n is None else human_bytes(n)
 
 
+def _member_checks(f: Facts) -> list[Check]:
+    """Tables the existing publication publishes besides the pipeline's, without a replica identity."""
+    ours = {(t.table.schema, t.table.table) for t in f.tables}
+    return [Check(f"publication member {u.qualified}", "fail", f"{u.why()}: published in {f.publication}, "
+                  "PostgreSQL rejects its UPDATE and DELETE", u.fix())
+            for u in f.unusable if (u.schema, u.table) not in ours]
+
+
+def _heartbeat_checks(pipeline: Pipeline, f: Facts) -> list[Check]:
+    db = pipeline.source.database
+    create, query = action_table_sql()
+    if db is None or not db.heartbeat_interval_ms:
+        return [Check("heartbeat", "warn", "off: while the captured tables are idle the slot retains the server's "
+                      "WAL without bound", "source.database.heartbeat_interval_ms: 10000")]
+    every = f"every {db.heartbeat_interval_ms} ms"
+    if not db.heartbeat_action_query:
+        return [Check("heartbeat", "ok", f"{every}, no action query (enough while this database writes)",
+                      f"if other databases of the server write while this one is idle: {create} then "
+                      f"source.database.heartbeat_action_query: \"{query}\"")]
+    if f.heartbeat_query_error:
+        return [Check("heartbeat", "fail", f"heartbeat_action_query does not run: {f.heartbeat_query_error}",
+                      f"{create} (and heartbeat_action_query: \"{query}\"), or fix the query")]
+    return [Check("heartbeat", "ok", f"{every}, action query: {db.heartbeat_action_query}")]
+
+
 def evaluate(pipeline: Pipeline, f: Facts) -> list[Check]:
-    checks = _server_checks(pipeline, f) + _publication_checks(f, f.tables)
+    checks = _server_checks(pipeline, f) + _publication_checks(f, f.tables) + _member_checks(f)
     for t in f.tables:
         checks += _table_checks(pipeline, f, t)
-    return checks + _slot_checks(pipeline, f)
+    return checks + _slot_checks(pipeline, f) + _heartbeat_checks(pipeline, f)
 
 
 def source_check(pipeline: Pipeline, table: str | None = None) -> list[Check]:

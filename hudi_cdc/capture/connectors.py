@@ -17,6 +17,7 @@ from typing import Any
 
 from ..config import Pipeline, is_s3_uri
 from .capture import CONNECTOR, DEFAULT_FLUSH_SIZE, UNWRAP
+from .heartbeat import heartbeat_properties
 from .source import source_tables, topic_prefix
 
 S3_SINK = "io.confluent.connect.s3.S3SinkConnector"
@@ -90,6 +91,9 @@ def source_connector(pipeline: Pipeline) -> dict[str, Any]:
         "table.include.list": ",".join(re.escape(t.qualified) for t in tables),
         "snapshot.mode": "initial",
         "tombstones.on.delete": "false",
+        # TRUNCATE: Kafka Connect runs the unwrap SMT, which drops truncate events whatever
+        # skipped.operations says; only `hudi-cdc capture` lands them (docs/source-life.md)
+        **heartbeat_properties(db),
         **UNWRAP,
         **_converters(native_registry_url(pipeline), pipeline),
     })

@@ -97,7 +97,7 @@ def is_truncate(record) -> bool:
 def zero_value(schema):
     """A value of a required Connect schema: 0, '', false, empty bytes, a struct of zeros, ... (the
     columns of a truncate row that cannot be null)."""
-    from jpype import JArray, JByte, JClass, JInt, JLong, JShort, JFloat, JDouble
+    from jpype import JArray, JByte, JClass, JDouble, JFloat, JInt, JLong, JShort
 
     name = schema.name()
     if name is not None:

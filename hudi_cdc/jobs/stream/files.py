@@ -44,8 +44,9 @@ def list_source_files(root: str, checkpoint: str | None, source_limit: int) -> t
 
 
 def _missing_key(record: dict, record_keys: list[str]) -> bool:
-    """Hudi's key generators refuse a record whose key fields are all null or empty."""
-    return all(record.get(k) in (None, "") for k in record_keys)
+    """Hudi's key generators refuse a record whose key fields are all null or empty (a TRUNCATE's
+    row, `__op='t'`, carries a placeholder key: the round never writes it, truncate.py)."""
+    return record.get("__op") != "t" and all(record.get(k) in (None, "") for k in record_keys)
 
 
 def validate_avro_files(files: list[SourceFile], required_fields: list[str], record_keys: list[str] = (),  # type: ignore[assignment]

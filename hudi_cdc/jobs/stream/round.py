@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hudi_cdc import storage
 from hudi_cdc.causes import root_cause
 
-from . import evolve, toast
+from . import evolve, toast, truncate
 from .argv import Target
 from .delete_blocks import delete_block_safe_parts
 from .errors import JobInputError
@@ -55,6 +55,8 @@ class RoundResult:
     schema_change: str = ""  # what the newest landed schema changes against the table (evolve.py)
     moves: int = 0  # keys whose partition value changed
     ignored_deletes: int = 0  # deletes of keys the table does not hold, or older than its row
+    truncated_at: list | None = None  # the ordering values of the TRUNCATE the round applied (truncate.py)
+    truncate_seen: list | None = None  # the newest TRUNCATE among the round's events
     # seconds per phase of the round (Spark is lazy: each phase ends with the action that runs it)
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -132,13 +134,15 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
+        keyless = keyless & ~truncate.is_truncate(df)  # a truncate row's key is a placeholder
         counts = df.agg(*_summary_columns(df, ordering), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
-                        *distinct, *toast.count_columns(df, record_keys + ordering, toast.placeholder_of(props))
-                        ).first().asDict()
+                        *distinct, *toast.count_columns(df, record_keys + ordering, toast.placeholder_of(props)),
+                        *truncate.summary_columns(df, ordering)).first().asDict()
     except Exception:
         name_the_problem()
         raise
     result.records_in = int(counts["n"])
+    result.truncate_seen = truncate.newest_truncate(counts, ordering)
     if counts["keyless"]:
         name_the_problem()
         raise JobInputError(f"{counts['keyless']} record(s) in {len(files)} file(s) under {root} have no record key: "
@@ -222,8 +226,12 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     bulk = t.op == "BULK_INSERT"
     events = df if bulk else df.cache()
     df = events
+    floor = truncate.read_floor(t.target_base_path, checkpoint) if existing else None
+    if result.truncate_seen is not None or floor is not None:
+        df, result.truncated_at = truncate.split(df, ordering, result.truncate_seen, floor)
+        summary = None
     if summary is None:  # the events were reduced to one per key
-        summary = summarize(events, ordering)
+        summary = summarize(df if bulk and result.truncate_seen is not None else events, ordering)
     clock = result.lap("read", clock)
     is_delete = "_hoodie_is_deleted" in df.columns
     deleted_keys: list[dict] = []
@@ -242,7 +250,11 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
                     "for keys deleted by a newer change")
         clock = result.lap("tombstones", clock)
     located = None
-    if t.op != "BULK_INSERT" and existing and ordering:
+    overwrite = result.truncated_at is not None and existing and t.op != "BULK_INSERT"
+    if overwrite or (t.op == "BULK_INSERT" and is_delete):
+        # Nothing to delete in a new table, or in one a TRUNCATE empties: a deleted row is simply absent.
+        df = df.where(~F.col("_hoodie_is_deleted")) if is_delete else df
+    if t.op != "BULK_INSERT" and existing and ordering and not overwrite:
         # hudi-cdc finds each key's file group itself (located.py) when it can, else Hudi's index does
         shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
         located = locate(spark, df, t.target_base_path, shape, ordering) if shape else None
@@ -257,9 +269,6 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         if result.unchanged_ignored:
             log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
         clock = result.lap("locate" if located else "redelivery", clock)
-    if t.op == "BULK_INSERT" and is_delete:
-        # Nothing to delete in a new table: a row deleted before bootstrap is simply absent.
-        df = df.where(~F.col("_hoodie_is_deleted"))
     if bulk:
         result.records_written = int(summary["n"]) - result.deletes
     else:
@@ -268,7 +277,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     clock = result.lap("count", clock)
 
     opts = writer_options(props, t)
-    opts["hoodie.datasource.write.operation"] = t.op.lower()
+    opts["hoodie.datasource.write.operation"] = truncate.OVERWRITE_OPERATION if overwrite else t.op.lower()
     if t.filter_dupes and t.op != "BULK_INSERT":
         # BULK_INSERT goes into a new table and the batch is de-duplicated by key above, which is
         # what --filter-dupes means there (Hudi's row-writer bulk insert refuses drop.duplicates).
@@ -283,6 +292,13 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     tombstones_first = bool(deleted_keys) and is_initialized(t.target_base_path)
     if tombstones_first:
         write_tombstones(t.target_base_path, new_cp, deleted_keys)
+    if result.truncated_at is not None:
+        opts[truncate.TRUNCATED_AT_KEY] = ",".join(str(v) for v in result.truncated_at)
+        log(f"{t.target_table}: TRUNCATE at {ordering} = {result.truncated_at}: the table is replaced by "
+            "the round's events after it")
+    floor_first = result.truncated_at is not None and is_initialized(t.target_base_path)
+    if floor_first:
+        truncate.write_floor(t.target_base_path, new_cp, ordering, result.truncated_at)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
@@ -290,6 +306,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
             opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
             opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
             parts = [df]  # every delete carries its event's ordering value: one commit
+        elif overwrite:
+            parts = [df]  # no deletes: the whole table is replaced
         else:
             parts = delete_block_safe_parts(df, t.table_type)
         for i, part in enumerate(parts):
@@ -309,6 +327,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
             located.cached.unpersist()
     if deleted_keys and not tombstones_first:
         write_tombstones(t.target_base_path, new_cp, deleted_keys)
+    if result.truncated_at is not None and not floor_first:
+        truncate.write_floor(t.target_base_path, new_cp, ordering, result.truncated_at)
     result.commit = latest_instant(t.target_base_path)
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp} "
         f"({', '.join(f'{k} {v:.1f} s' for k, v in result.phases.items())})")
