@@ -66,10 +66,11 @@ class DatabaseSettings(_Model):
     publication: str | None = None  # default: hudi_cdc_<pipeline>
     flush_size: int = Field(1000, ge=1, description="records per landed file, as the S3 sink's flush.size")
     # Debezium heartbeats: the slot's confirmed position moves on while the captured tables are idle
-    # (0 turns them off); the action query runs at each heartbeat (a write to a small captured-or-not
-    # table makes a busy server's WAL pass through the slot even with no change to the pipeline's tables)
+    # (0 turns them off); the action query runs at each heartbeat and writes a WAL record the slot
+    # decodes (default: a logical decoding message of capture's own, capture/heartbeat.py; "" for none)
     heartbeat_interval_ms: int = Field(10000, ge=0, description="Debezium's heartbeat.interval.ms (0: none)")
-    heartbeat_action_query: str | None = Field(None, description="Debezium's heartbeat.action.query")
+    heartbeat_action_query: str | None = Field(None, description="Debezium's heartbeat.action.query "
+                                               "(default: a logical decoding message; empty: none)")
 
     @field_validator("slot", "publication")
     @classmethod

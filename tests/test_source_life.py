@@ -8,7 +8,6 @@ stream (Hudi 1.2 through spark-submit) -> verify (hudi-rs against the database).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -86,7 +85,11 @@ def test_capture_keeps_truncates_and_sends_heartbeats(tmp_path):
     p = parse_pipeline(_pipeline_dict(db), "x.yaml", str(tmp_path))
     props = engine_properties(p, None)
     assert props["skipped.operations"] == "none"
-    assert props["heartbeat.interval.ms"] == "10000" and "heartbeat.action.query" not in props
+    assert props["heartbeat.interval.ms"] == "10000"
+    # the default action: a logical decoding message at the server's position, which capture accepts
+    assert props["heartbeat.action.query"] == ("SELECT pg_logical_emit_message(false, 'hudi_cdc.hudi_cdc_life"
+                                               ".heartbeat', now()::text)")
+    assert props["message.prefix.include.list"] == r"hudi_cdc\.hudi_cdc_life,hudi_cdc\.hudi_cdc_life\.heartbeat"
     engine, smt = split_transforms(props)
     assert not any(k.startswith("transforms") for k in engine)
     assert smt["type"] == "io.debezium.transforms.ExtractNewRecordState"
@@ -100,7 +103,10 @@ def test_capture_keeps_truncates_and_sends_heartbeats(tmp_path):
     assert cfg["heartbeat.interval.ms"] == "2500" and cfg["heartbeat.action.query"] == q
     off = engine_properties(parse_pipeline(_pipeline_dict({**db, "heartbeat_interval_ms": 0}), "x.yaml",
                                            str(tmp_path)), None)
-    assert "heartbeat.interval.ms" not in off
+    assert "heartbeat.interval.ms" not in off and "heartbeat.action.query" not in off
+    none = engine_properties(parse_pipeline(_pipeline_dict({**db, "heartbeat_action_query": ""}), "x.yaml",
+                                            str(tmp_path)), None)
+    assert none["heartbeat.interval.ms"] == "10000" and "heartbeat.action.query" not in none
 
 
 def test_truncate_floor_files_count_once_committed(tmp_path):
@@ -203,3 +209,175 @@ def _last_commit_meta(base: str) -> dict:
     table = open_table(base)
     last = completed_writes(read_timeline(table))[-1]
     return {"action": last.action, **commit_metadata(table, [last])[0]}
+
+
+@pytest.mark.postgres
+def test_heartbeats_let_an_idle_slot_release_wal(tmp_path, postgres, pg_database):
+    """Only an idle captured table, a continuous capture, and tens of MB written to a table it does not
+    capture: the slot's retained WAL falls back (heartbeats, capture's own logical message as the
+    action) instead of growing; no heartbeat becomes a landed row; `status` and `source check` show
+    the slot's retained WAL."""
+    import signal
+
+    import psycopg
+
+    from hudi_cdc.capture.check import source_check
+
+    db = pg_database("life_heartbeat")
+    _sql(db, "CREATE TABLE quiet (id int PRIMARY KEY, v text)", "INSERT INTO quiet VALUES (1, 'a'), (2, 'b')",
+         "CREATE TABLE noise (id bigserial PRIMARY KEY, pad text)")
+    tables = {"quiet": {"topic": "life_heartbeat.public.quiet", "record_key": "id",
+                        "table_types": ["COPY_ON_WRITE"]}}
+    base = tmp_path
+    cfg = _pipeline_dict({**db, "heartbeat_interval_ms": 1000}, tables=tables)
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "hudi-cdc.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    p = load_pipeline(base / "hudi-cdc.yaml")
+
+    def slot():
+        with psycopg.connect(postgres.dsn(), autocommit=True) as conn:
+            return conn.execute(
+                "SELECT active, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots "
+                "WHERE slot_name = %s", (p.slot_name,)).fetchone()
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / "hudi-cdc.yaml"), "capture",
+                             "--rotate-seconds", "1", "-o", "json"], cwd=base, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def wait_for(what, check, seconds=300):
+        deadline = time.monotonic() + seconds
+        while not check():
+            assert proc.poll() is None, f"capture exited while waiting for {what}: {proc.communicate()}"
+            assert time.monotonic() < deadline, f"no {what} within {seconds} s (slot: {slot()})"
+            time.sleep(0.5)
+
+    written = 0
+    try:
+        wait_for("the snapshot", lambda: len(_records(_landed(p, "quiet"))) == 2 and (slot() or (False,))[0])
+        landed_before = _landed(p, "quiet")
+        with _connect(db) as conn:
+            for _ in range(8):  # ~45 MB of WAL into a table the pipeline does not capture
+                conn.execute("INSERT INTO noise (pad) SELECT repeat(md5(g::text), 16) FROM generate_series(1, 10000) g")
+        peak = slot()[1]
+        written = peak
+        assert peak > 30 * 1024 * 1024, peak
+        # bounded wait, no timing assert: the retained WAL falls back below a tenth of what was written
+        wait_for("the slot's retained WAL to fall back", lambda: slot()[1] < peak // 10)
+        assert _landed(p, "quiet") == landed_before  # heartbeats never become landed rows
+        checks = {c.name: c for c in source_check(p)}
+        assert checks["slot"].status == "ok" and "retains" in checks["slot"].detail
+        assert checks["heartbeat"].status == "ok" and "every 1000 ms" in checks["heartbeat"].detail
+        out = _cli(base, "status")
+        assert f"slot {p.slot_name}: retains" in out.stderr and ", active" in out.stderr
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    assert written > 0
+    # heartbeat records are not landed anywhere (no topic folder of their own)
+    assert sorted(d.name for d in (base / "landing").iterdir()) == ["life_heartbeat.public.quiet"]
+
+
+HISTORY_DDL = ("CREATE TABLE public.history (tid int, bid int, aid int, delta int, mtime timestamp, "
+               "filler char(22))")  # pgbench_history: no primary key
+
+
+def _publications(db: dict) -> list[str]:
+    with _connect(db) as conn:
+        return [r[0] for r in conn.execute("SELECT pubname FROM pg_publication ORDER BY 1")]
+
+
+@pytest.mark.postgres
+def test_keyless_table_is_refused_before_the_publication_is_touched(tmp_path, pg_database):
+    """A pipeline table without a usable replica identity (pgbench_history-like): capture and
+    source check refuse in one line naming the table and the fix, exit 11, and no publication is
+    created, so the application's UPDATE and DELETE keep working. The same for a table an existing
+    publication already publishes besides the pipeline's."""
+    db = pg_database("life_keyless")
+    _sql(db, HISTORY_DDL, "INSERT INTO history VALUES (1, 1, 1, 5, now(), 'x'), (2, 1, 2, -3, now(), 'y')",
+         "CREATE TABLE accounts (aid int PRIMARY KEY, abalance int)", "INSERT INTO accounts VALUES (1, 0), (2, 0)")
+    tables = {"history": {"topic": "life_keyless.public.history", "record_key": ["tid", "aid", "mtime"],
+                          "table_types": ["COPY_ON_WRITE"]},
+              "accounts": {"topic": "life_keyless.public.accounts", "record_key": "aid",
+                           "table_types": ["COPY_ON_WRITE"]}}
+    _write_pipeline(tmp_path, db, tables=tables)
+    out = _cli(tmp_path, "capture", "--once")
+    assert out.returncode == 11, out.stderr
+    line = out.stderr.strip().splitlines()[-1]
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "public.history has no primary key (REPLICA IDENTITY DEFAULT)" in line
+    assert "PostgreSQL would reject its UPDATE and DELETE; nothing was changed" in line
+    assert "ALTER TABLE public.history REPLICA IDENTITY FULL;" in line
+    assert _publications(db) == []
+    _sql(db, "UPDATE history SET delta = delta + 1", "DELETE FROM history WHERE tid = 2")  # still accepted
+    check = _cli(tmp_path, "source", "check")
+    assert check.returncode == 11
+    assert "history: replica identity" in check.stdout and "ALTER TABLE public.history REPLICA IDENTITY FULL;" in \
+        check.stdout
+
+    # the pipeline captures accounts only, but its (existing) publication also publishes history
+    _sql(db, "CREATE PUBLICATION hudi_cdc_life FOR TABLE accounts, history")
+    with _connect(db) as conn:
+        conn.execute("ALTER PUBLICATION hudi_cdc_life SET (publish = 'insert')")  # so far harmless
+    only_accounts = {"accounts": tables["accounts"]}
+    _write_pipeline(tmp_path, db, tables=only_accounts)
+    with _connect(db) as conn:
+        conn.execute("ALTER PUBLICATION hudi_cdc_life SET (publish = 'insert, update, delete')")
+    # the application is refused by PostgreSQL now (what capture must never cause) ...
+    import psycopg
+
+    with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="does not have a replica identity"):
+        _sql(db, "UPDATE history SET delta = 0")
+    # ... and capture names it before it starts
+    cfg = yaml.safe_load((tmp_path / "hudi-cdc.yaml").read_text())
+    cfg["source"]["database"]["publication"] = "hudi_cdc_life"
+    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    out = _cli(tmp_path, "capture", "--once")
+    assert out.returncode == 11 and "public.history has no primary key" in out.stderr
+    check = _cli(tmp_path, "source", "check")
+    assert check.returncode == 11 and "publication member public.history" in check.stdout
+
+
+@pytest.mark.postgres
+def test_unique_index_offered_as_replica_identity_and_record_key(tmp_path, capsys, pg_database):
+    """A table without a primary key but with a unique index on NOT NULL columns: init --from-database
+    takes the index's columns as record key and prints the REPLICA IDENTITY USING INDEX to run;
+    capture refuses until it is run, then captures updates and deletes carrying that key."""
+    from hudi_cdc.capture.capture import capture_once
+    from hudi_cdc.cli import main
+
+    db = pg_database("life_unique")
+    _sql(db, "CREATE TABLE ledger (entry_no bigint NOT NULL, branch int NOT NULL, amount int, note text)",
+         "CREATE UNIQUE INDEX ledger_entry ON ledger (branch, entry_no)",
+         "CREATE UNIQUE INDEX ledger_note ON ledger (note)",  # nullable: not usable
+         "INSERT INTO ledger SELECT g, g % 3, g * 10, NULL FROM generate_series(1, 30) g",
+         HISTORY_DDL)
+    d = tmp_path / "p"
+    code = main(["init", str(d), "--from-database", "--dbname", db["name"], "--user", db["user"], "--port",
+                 str(db["port"]), "--password-env", db["password_env"]])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    text = (d / "hudi-cdc.yaml").read_text()
+    assert "    record_key: [branch, entry_no]  # the unique index ledger_entry\n" in text
+    assert "# no primary key: before capture, ALTER TABLE public.ledger REPLICA IDENTITY USING INDEX ledger_entry;" \
+        in text
+    assert ("public.ledger: no primary key; record_key branch, entry_no from unique index ledger_entry. Before "
+            "capture: ALTER TABLE public.ledger REPLICA IDENTITY USING INDEX ledger_entry;") in err
+    assert "skipped public.history: no primary key" in err and "history:" not in text
+    p = load_pipeline(d / "hudi-cdc.yaml")
+    from hudi_cdc.errors import SourceError
+
+    with pytest.raises(SourceError, match=r"public\.ledger has no primary key .*REPLICA IDENTITY USING INDEX "
+                                          r"ledger_entry; \(record_key: branch, entry_no\)"):
+        capture_once(p, progress=lambda m: None, timeout_seconds=300)
+    assert _publications(db) == []
+    _sql(db, "ALTER TABLE ledger REPLICA IDENTITY USING INDEX ledger_entry")
+    capture_once(p, progress=lambda m: None, timeout_seconds=300)
+    _sql(db, "UPDATE ledger SET amount = -1 WHERE entry_no = 4", "DELETE FROM ledger WHERE entry_no = 5")
+    got = capture_once(p, progress=lambda m: None, timeout_seconds=300)
+    assert got.events == 2
+    recs = _records(_landed(p, "ledger"))[-2:]
+    assert [(r["__op"], r["branch"], r["entry_no"], r["amount"]) for r in recs] == [("u", 1, 4, -1), ("d", 2, 5, None)]

@@ -32,7 +32,7 @@ from ..config import Pipeline
 from ..errors import HudiCdcError, SourceError
 from . import engine as jvm
 from . import source as src
-from .heartbeat import heartbeat_properties
+from .heartbeat import heartbeat_prefix, heartbeat_properties
 from .identity import refuse_unusable
 from .landing import Landing
 from .registrar import Registrar
@@ -137,8 +137,10 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         "snapshot.mode": "initial",
         "tombstones.on.delete": "false",
         "skipped.operations": "none",  # TRUNCATE too (Debezium skips it by default); unwrap.py lands it
-        **heartbeat_properties(db),
-        "message.prefix.include.list": re.escape(marker_prefix(pipeline)),
+        **heartbeat_properties(db, marker_prefix(pipeline)),
+        # this run's end markers, and the heartbeat messages (heartbeat.py)
+        "message.prefix.include.list": ",".join(re.escape(m) for m in (marker_prefix(pipeline),
+                                                                       heartbeat_prefix(marker_prefix(pipeline)))),
         "errors.max.retries": "0",
         **UNWRAP,
     }

@@ -20,13 +20,27 @@ HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat"
 HEARTBEAT_TABLE = "hudi_cdc_heartbeat"
 
 
-def heartbeat_properties(db: DatabaseSettings) -> dict[str, str]:
-    """The connector properties of source.database's heartbeat settings."""
+def heartbeat_prefix(marker_prefix: str) -> str:
+    """The logical-message prefix of capture's own heartbeat action."""
+    return f"{marker_prefix}.heartbeat"
+
+
+def default_action_query(marker_prefix: str) -> str:
+    """A WAL record at the server's current position at every heartbeat, with no table: a
+    non-transactional logical decoding message (what Debezium's documentation suggests for pgoutput).
+    It reaches the connector, moves its offset to the server's position, and capture commits it."""
+    return f"SELECT pg_logical_emit_message(false, '{heartbeat_prefix(marker_prefix)}', now()::text)"
+
+
+def heartbeat_properties(db: DatabaseSettings, marker_prefix: str) -> dict[str, str]:
+    """The connector properties of source.database's heartbeat settings: heartbeat_action_query unset
+    is capture's own message (default_action_query), an empty one is none."""
     out: dict[str, str] = {}
     if db.heartbeat_interval_ms:
         out["heartbeat.interval.ms"] = str(db.heartbeat_interval_ms)
-        if db.heartbeat_action_query:
-            out["heartbeat.action.query"] = db.heartbeat_action_query
+        query = default_action_query(marker_prefix) if db.heartbeat_action_query is None else db.heartbeat_action_query
+        if query.strip():
+            out["heartbeat.action.query"] = query
     return out
 
 

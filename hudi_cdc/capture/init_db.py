@@ -21,6 +21,7 @@ import yaml
 
 from ..config import DatabaseSettings, Pipeline, load_pipeline, parse_pipeline
 from ..errors import ConfigError
+from .identity import UniqueIndex, unique_index
 from .source import connect_to, source_tables, topic_prefix
 
 PIPELINE_FILE = "hudi-cdc.yaml"
@@ -35,13 +36,20 @@ class DbTable:
     columns: list[tuple[str, str]]  # (name, type as format_type shows it)
     primary_key: list[str]
     replica_identity: str  # d default, f full, i index, n nothing
+    unique_index: UniqueIndex | None = None  # without a primary key: a unique index USING INDEX can name
+    identity_index: str | None = None  # the index of REPLICA IDENTITY USING INDEX, when set
+
+    @property
+    def key(self) -> list[str]:
+        """The record key: the primary key, else the unique index's columns."""
+        return self.primary_key or (list(self.unique_index.columns) if self.unique_index else [])
 
     @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.table}"
 
     def candidates(self) -> list[str]:
-        return [n for n, t in self.columns if n not in self.primary_key and t.split("(")[0] in CANDIDATE_TYPES]
+        return [n for n, t in self.columns if n not in self.key and t.split("(")[0] in CANDIDATE_TYPES]
 
 
 @dataclass
@@ -79,7 +87,13 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
             "SELECT a.attname FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, n) ON true "
             "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
             "WHERE i.indrelid = %s AND i.indisprimary ORDER BY k.n", (oid,))]
-        out.append(DbTable(schema, table, cols, pk, ident))
+        t = DbTable(schema, table, cols, pk, ident)
+        if not pk:
+            t.unique_index = unique_index(conn, oid)
+            row = conn.execute("SELECT ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid "
+                               "WHERE i.indrelid = %s AND i.indisreplident", (oid,)).fetchone()
+            t.identity_index = row[0] if row else None
+        out.append(t)
     if wanted is not None:
         missing = sorted(wanted - {t.qualified for t in out})
         if missing:
@@ -89,19 +103,27 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
 
 def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | None, indent: str) -> str:
     i2 = indent * 2
-    keys = t.primary_key[0] if len(t.primary_key) == 1 else "[" + ", ".join(t.primary_key) + "]"
+    key = t.key
+    keys = key[0] if len(key) == 1 else "[" + ", ".join(key) + "]"
     ident = IDENTITY.get(t.replica_identity, "?")
-    lines = [f"{indent}{name}:  # {t.qualified}: {len(t.columns)} columns, REPLICA IDENTITY {ident}",
-             f"{i2}topic: {prefix}.{t.schema}.{t.table}",
-             f"{i2}record_key: {keys}  # the primary key",
-             f"{i2}ordering_field: {ordering}"]
+    lines = [f"{indent}{name}:  # {t.qualified}: {len(t.columns)} columns, REPLICA IDENTITY {ident}"]
+    if not t.primary_key and t.unique_index is not None:
+        what = f"the unique index {t.unique_index.name}"
+        if t.identity_index != t.unique_index.name and t.replica_identity != "f":
+            lines.append(f"{i2}# no primary key: before capture, ALTER TABLE {t.qualified} REPLICA IDENTITY USING "
+                         f"INDEX {t.unique_index.name};")
+    else:
+        what = "the primary key"
+    lines += [f"{i2}topic: {prefix}.{t.schema}.{t.table}",
+              f"{i2}record_key: {keys}  # {what}",
+              f"{i2}ordering_field: {ordering}"]
     cands = t.candidates()
     if partition:
         lines.append(f"{i2}partition_field: {partition}")
         if t.replica_identity != "f":
             lines.append(f"{i2}# {partition} is null in key-only deletes (REPLICA IDENTITY not FULL): the default "
                          "GLOBAL_SIMPLE index still finds the row; keep the index global")
-        if partition not in t.primary_key:
+        if partition not in key:
             lines.append(f"{i2}# {partition} can change (not in the primary key): the global index moves the row")
     else:
         lines.append(f"{i2}# partition_field: <column>  # candidates: {', '.join(cands) if cands else 'none'}")
@@ -178,10 +200,15 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         if (t.schema, t.table) in known:
             result.kept.append(t.qualified)
             continue
-        if not t.primary_key:
+        if not t.key:
             result.skipped.append(f"{t.qualified}: no primary key (ALTER TABLE {t.qualified} ADD PRIMARY KEY (...); "
-                                  "or add it by hand with record_key and REPLICA IDENTITY FULL)")
+                                  "or a unique index on NOT NULL columns; or, where rows are unique, REPLICA "
+                                  "IDENTITY FULL and its record_key by hand)")
             continue
+        if not t.primary_key and progress and t.unique_index is not None and t.identity_index != t.unique_index.name:
+            progress(f"{t.qualified}: no primary key; record_key {', '.join(t.key)} from unique index "
+                     f"{t.unique_index.name}. Before capture: ALTER TABLE {t.qualified} REPLICA IDENTITY USING INDEX "
+                     f"{t.unique_index.name};")
         name = _table_name(t, taken, found)
         taken.add(name)
         part = partition_fields.pop(name, None) or partition_fields.pop(t.qualified, None)
@@ -199,7 +226,8 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         result.text = _insert_entries(old, entries) if entries else old
     else:
         if not entries:
-            raise ConfigError(f"no table with a primary key in schema(s) {', '.join(schemas)} of database {db.name}")
+            raise ConfigError(f"no table with a primary key or unique index in schema(s) {', '.join(schemas)} "
+                              f"of database {db.name}")
         result.text = _new_file(db, pipeline_name or re.sub(r"[^A-Za-z0-9_]", "_", db.name), entries)
     result.changed = bool(entries)
     parse_pipeline(yaml.safe_load(result.text), str(path), str(directory))  # what we write must load

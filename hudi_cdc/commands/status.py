@@ -29,7 +29,22 @@ def status_cmd(ctx, table, ttype, max_freshness, max_backlog_files, output):
     as_json = output == "json"
     emit([r.as_dict() if as_json else r.text_row() for r in rows], output, None if as_json else list(COLUMNS))
     problems = [b for r in rows for b in r.breaches]
+    _slot_line(ctx)
     for line in problems:
         progress(f"status: {line}")
     if problems:
         ctx.exit(ExitCode.FAILED)
+
+
+def _slot_line(ctx) -> None:
+    """The pipeline's replication slot (retained WAL, lag), when it captures a database: a note on stderr."""
+    from ..errors import HudiCdcError
+    from ..status import source_slot
+
+    try:
+        slot = source_slot(pipeline_from(ctx))
+    except HudiCdcError as exc:  # database down, password unset: the tables' status stands
+        progress(f"status: source slot unknown: {exc}")
+        return
+    if slot is not None:
+        progress(f"status: {slot.line()}")

@@ -28,6 +28,7 @@ from ...registry.credentials import registry_env
 from . import runtime as rt_mod
 from .schema_union import union_schema
 from .toast_guard import refuse_placeholders
+from .truncates import refuse_truncates
 
 Progress = Callable[[str], None]
 
@@ -164,6 +165,11 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
     render.write_properties(pipeline, props_dir)
     logs.mkdir(parents=True, exist_ok=True)
     env = _environment(pipeline, rt)
+    # a landed TRUNCATE refuses the run before any job writes (truncates.py)
+    refuse_truncates(pipeline, jobs, {j.name: checkpoint(uri_to_path(pipeline.base_path(j.table, j.table_type)),
+                                                         completed_instants(uri_to_path(
+                                                             pipeline.base_path(j.table, j.table_type))))
+                                      for j in jobs})
     results = []
     for job in jobs:
         extra = termination_flags(idle_rounds) if (job.continuous and idle_rounds) else []
