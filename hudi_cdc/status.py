@@ -221,18 +221,6 @@ def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: st
     return out
 
 
-def source_slot(pipeline: Pipeline):
-    """The pipeline's replication slot: the WAL it retains and its reader's lag (capture/heartbeat.py),
-    or None when the pipeline captures no database."""
-    if pipeline.source.database is None:
-        return None
-    from .capture import source as src
-    from .capture.heartbeat import retained_wal
-
-    with src.connect(pipeline) as conn:
-        return retained_wal(conn, pipeline.slot_name)
-
-
 COLUMNS: Sequence[str] = ("table", "table_type", "last_commit", "last_commit_age_seconds", "freshness_seconds",
                           "backlog_files", "backlog_bytes", "pending_compactions", "deltacommits_since_compaction",
                           "files", "small_files", "last_failure", "writer")

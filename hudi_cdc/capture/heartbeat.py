@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..config import DatabaseSettings
+from ..config import DatabaseSettings, Pipeline
 
 HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat"
 HEARTBEAT_TABLE = "hudi_cdc_heartbeat"
@@ -99,3 +99,13 @@ def retained_wal(conn, slot: str) -> SlotWal:
     if row is None:
         return SlotWal(slot, exists=False)
     return SlotWal(slot, True, bool(row[0]), row[1], row[2], row[3], row[4], row[5])
+
+
+def pipeline_slot(pipeline: Pipeline) -> SlotWal | None:
+    """The pipeline's replication slot (`status`), or None when the pipeline captures no database."""
+    if pipeline.source.database is None:
+        return None
+    from . import source as src
+
+    with src.connect(pipeline) as conn:
+        return retained_wal(conn, pipeline.slot_name)

@@ -38,11 +38,11 @@ def status_cmd(ctx, table, ttype, max_freshness, max_backlog_files, output):
 
 def _slot_line(ctx) -> None:
     """The pipeline's replication slot (retained WAL, lag), when it captures a database: a note on stderr."""
+    from ..capture.heartbeat import pipeline_slot
     from ..errors import HudiCdcError
-    from ..status import source_slot
 
     try:
-        slot = source_slot(pipeline_from(ctx))
+        slot = pipeline_slot(pipeline_from(ctx))
     except HudiCdcError as exc:  # database down, password unset: the tables' status stands
         progress(f"status: source slot unknown: {exc}")
         return

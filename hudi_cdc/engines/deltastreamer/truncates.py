@@ -30,7 +30,9 @@ def first_truncate(topic_dir: str, after_mtime_ms: int | None) -> tuple[str, int
         try:
             with io.BytesIO(data) as fh:
                 reader = fastavro.reader(fh)
-                names = {f["name"] for f in (reader.writer_schema or {}).get("fields", [])}
+                schema = reader.writer_schema
+                fields = schema.get("fields", []) if isinstance(schema, dict) else []
+                names = {f["name"] for f in fields}
                 if "__op" not in names:
                     continue
                 for i, rec in enumerate(reader):

@@ -297,7 +297,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         log(f"{t.target_table}: TRUNCATE at {ordering} = {result.truncated_at}: the table is replaced by "
             "the round's events after it")
     floor_first = result.truncated_at is not None and is_initialized(t.target_base_path)
-    if floor_first:
+    if floor_first and result.truncated_at is not None:
         truncate.write_floor(t.target_base_path, new_cp, ordering, result.truncated_at)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
