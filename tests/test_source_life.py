@@ -371,7 +371,7 @@ def test_unique_index_offered_as_replica_identity_and_record_key(tmp_path, capsy
     from hudi_cdc.errors import SourceError
 
     with pytest.raises(SourceError, match=r"public\.ledger has no primary key .*REPLICA IDENTITY USING INDEX "
-                                          r"ledger_entry; \(record_key: branch, entry_no\)"):
+                                          r"ledger_entry; \(record_key: branch, entry_no;"):
         capture_once(p, progress=lambda m: None, timeout_seconds=300)
     assert _publications(db) == []
     _sql(db, "ALTER TABLE ledger REPLICA IDENTITY USING INDEX ledger_entry")

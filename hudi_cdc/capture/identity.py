@@ -39,11 +39,17 @@ class Unusable:
         return f"{self.schema}.{self.table}"
 
     def fix(self) -> str:
+        """The SQL that gives the table a usable replica identity (runnable as it is)."""
         if self.index is not None:
-            return (f"ALTER TABLE {self.qualified} REPLICA IDENTITY USING INDEX {self.index.name}; "
-                    f"(record_key: {', '.join(self.index.columns)}) or ALTER TABLE {self.qualified} "
-                    "REPLICA IDENTITY FULL;")
-        return f"ALTER TABLE {self.qualified} REPLICA IDENTITY FULL; (or add a primary key)"
+            return f"ALTER TABLE {self.qualified} REPLICA IDENTITY USING INDEX {self.index.name};"
+        return f"ALTER TABLE {self.qualified} REPLICA IDENTITY FULL;"
+
+    def advice(self) -> str:
+        """The fix with what goes with it."""
+        if self.index is not None:
+            return (f"{self.fix()} (record_key: {', '.join(self.index.columns)}; or REPLICA IDENTITY FULL where "
+                    "rows are unique)")
+        return f"{self.fix()} (where rows are unique; or add a primary key)"
 
     def why(self) -> str:
         what = "REPLICA IDENTITY NOTHING" if self.identity == "n" else "no primary key (REPLICA IDENTITY DEFAULT)"
@@ -101,4 +107,4 @@ def refuse_unusable(conn, publication: str, tables: list[tuple[str, str]]) -> No
     first = bad[0]
     more = f" (and {len(bad) - 1} more: {', '.join(b.qualified for b in bad[1:])})" if len(bad) > 1 else ""
     raise SourceError(f"{first.why()}: published in {publication}, PostgreSQL would reject its UPDATE and DELETE; "
-                      f"nothing was changed. Fix: {first.fix()}{more}")
+                      f"nothing was changed. Fix: {first.advice()}{more}")
