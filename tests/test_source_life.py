@@ -136,6 +136,7 @@ def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
     from hudi_cdc.capture.verify import verify
+    from hudi_cdc.query.api import changes, history
     from hudi_cdc.reader import read_table
 
     db = pg_database("life_truncate")
@@ -176,6 +177,12 @@ def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
         meta = _last_commit_meta(base)
         assert meta["operationType"] == "INSERT_OVERWRITE_TABLE"
         assert meta["extraMetadata"]["streamer.hudi_cdc.truncated_at"] == str(trunc[0]["__lsn"])
+        # history and changes name it: a row the truncate removed, the commit that applied it
+        states = history(base, "100", engine="native").states
+        assert [st["change"] for st in states] == ["insert", "truncate"]
+        assert states[-1]["operation"] == "insert_overwrite_table"
+        ch = changes(base, "2000-01-01", engine="native")
+        assert [c["truncated_at"] for c in ch.commits][-1] == str(trunc[0]["__lsn"])
 
     # a file from before the truncate delivered again (at least once): nothing comes back
     again = Path(p.topic_dir("items")[len("file://"):]) / "items+0+9999990000.avro"
@@ -198,6 +205,16 @@ def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
         r = verify(p, table, tt)
         assert r.equal, r.summary()
         assert r.db_rows == 10
+
+    # a TRUNCATE alone: nothing after it in the round, the lake ends empty as the database
+    _sql(db, "TRUNCATE items")
+    capture_once(p, progress=log.append, timeout_seconds=300)
+    for table in p.tables:
+        pipe.stream(p, table, once=True, progress=log.append)
+    for table, tt in p.targets():
+        r = verify(p, table, tt)
+        assert r.equal, r.summary()
+        assert r.db_rows == 0 and read_table(p.base_path(table, tt)) == []
 
 
 def _last_commit_meta(base: str) -> dict:
@@ -381,3 +398,32 @@ def test_unique_index_offered_as_replica_identity_and_record_key(tmp_path, capsy
     assert got.events == 2
     recs = _records(_landed(p, "ledger"))[-2:]
     assert [(r["__op"], r["branch"], r["entry_no"], r["amount"]) for r in recs] == [("u", 1, 4, -1), ("d", 2, 5, None)]
+
+
+@pytest.mark.spark
+@pytest.mark.deltastreamer
+def test_deltastreamer_refuses_a_landed_truncate(tmp_path):
+    """The 0.14 HoodieDeltaStreamer cannot apply a TRUNCATE: a round whose unread files hold one is
+    refused before any job runs, in one line naming the file, with the re-snapshot recovery; the
+    table keeps its timeline and checkpoint."""
+    from hudi_cdc.engines.deltastreamer import runtime, submit
+    from hudi_cdc.errors import DataError
+    from tests.test_deltastreamer_real import SNAPSHOT, Lake, ev
+
+    if not runtime.is_ready():
+        pytest.skip("run scripts/install-deltastreamer.sh first")
+    lake = Lake(tmp_path, types=("COPY_ON_WRITE",))
+    lake.land(SNAPSHOT)
+    lake.run("BULK_INSERT")
+    base = lake.base("COPY_ON_WRITE")
+    before = submit.completed_instants(base)
+    truncate_row = {**ev(0, 400, deleted=True), "__op": "t"}  # as capture lands it (unwrap.py)
+    path = lake.land([ev(1, 390, name="gone"), truncate_row, ev(40, 410, op="c")])
+    with pytest.raises(DataError) as err:
+        lake.run("UPSERT")
+    msg = str(err.value)
+    assert msg.startswith(f"{path.name}: record 1 is a TRUNCATE of public.artists at __lsn 400, which "
+                          "HoodieDeltaStreamer 0.14.0 cannot apply; nothing was written.")
+    assert "hudi-cdc capture --drop-slot" in msg and "bootstrap --table artists --force" in msg
+    assert "\n" not in msg
+    assert submit.completed_instants(base) == before

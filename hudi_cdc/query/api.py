@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from ..inspect.metadata import write_totals
 from . import spark_engine
 from .filters import key_conditions
-from .history import record_history
+from .history import record_history, truncated_at
 from .native_engine import NativeEngine
 from .rows import shape
 from .timeline import Commit, QueryTable, Range, open_query_table
@@ -104,7 +104,8 @@ def _commit_summary(qt: QueryTable, commit: Commit, meta: dict) -> dict[str, Any
     totals = write_totals(meta)
     return {"instant": commit.requested_time, "committed_at": qt.wall_clock(commit.completion_time),
             "action": commit.action, "operation": str(meta.get("operationType") or "").lower() or None,
-            "inserts": totals["inserted"], "updates": totals["updated"], "deletes": totals["deleted"]}
+            "inserts": totals["inserted"], "updates": totals["updated"], "deletes": totals["deleted"],
+            "truncated_at": truncated_at(meta)}
 
 
 def changes(table: TableLike, since: str, until: str | None = None, *, spark=None, engine: str | None = None,

@@ -11,12 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hudi_cdc.jobs.stream.truncate import TRUNCATED_AT_KEY
+
 from .errors import UnknownKeyError
 from .filters import Condition, key_text
 from .rows import COMMIT_TIME, PARTITION, shape
 from .timeline import Commit, QueryTable
 
 STATE_COLUMNS = ["instant", "committed_at", "operation", "change"]
+
+
+def truncated_at(meta: dict) -> str | None:
+    """The ordering value of the TRUNCATE a commit applied (hudi-cdc's streamer: jobs/stream/truncate.py)."""
+    return (meta.get("extraMetadata") or {}).get(TRUNCATED_AT_KEY) or None
 
 
 def _operation(meta: dict[str, dict], commit: Commit) -> str | None:
@@ -43,7 +50,8 @@ def record_history(engine, qt: QueryTable, conditions: Sequence[Condition],
                                  "operation": _operation(meta, commit)}
         if current is None:
             assert previous is not None  # both None was skipped above
-            state["change"] = "delete"
+            # a TRUNCATE removes every row: the commit says so (its ordering value in the metadata)
+            state["change"] = "truncate" if truncated_at(meta.get(commit.requested_time) or {}) else "delete"
             values = {k: (v if k in qt.record_keys else None) for k, v in shape(qt, [previous], columns)[0].items()}
         else:
             state["change"] = "insert" if previous is None else "update"
