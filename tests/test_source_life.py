@@ -109,6 +109,26 @@ def test_capture_keeps_truncates_and_sends_heartbeats(tmp_path):
     assert none["heartbeat.interval.ms"] == "10000" and "heartbeat.action.query" not in none
 
 
+def test_source_check_heartbeat_advice(tmp_path):
+    from types import SimpleNamespace
+
+    from hudi_cdc.capture.check import _heartbeat_checks
+
+    def check(error=None, **db):
+        p = parse_pipeline(_pipeline_dict({"name": "shop", "user": "u", **db}), "x.yaml", str(tmp_path))
+        (c,) = _heartbeat_checks(p, SimpleNamespace(heartbeat_query_error=error))
+        return c
+
+    assert check().status == "ok" and "capture's logical decoding message" in check().detail
+    assert check(heartbeat_interval_ms=0).status == "warn"
+    none = check(heartbeat_action_query="")
+    assert none.status == "warn" and "CREATE TABLE IF NOT EXISTS public.hudi_cdc_heartbeat" in none.fix
+    bad = check('relation "hb" does not exist', heartbeat_action_query="UPDATE hb SET ts = now()")
+    assert bad.status == "fail" and 'relation "hb" does not exist' in bad.detail
+    assert "CREATE TABLE IF NOT EXISTS public.hudi_cdc_heartbeat (id int PRIMARY KEY, ts timestamptz NOT NULL)" in \
+        bad.fix
+
+
 def test_truncate_floor_files_count_once_committed(tmp_path):
     from hudi_cdc.jobs.stream import truncate
 
@@ -158,7 +178,7 @@ def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
     pre_truncate = _landed(p, "items")
     got = capture_once(p, progress=log.append, timeout_seconds=300)
     new = _records(_landed(p, "items")[len(pre_truncate):])
-    assert got.events == len(new)
+    assert got.events == len(new) == 35
     trunc = [r for r in new if r["__op"] == "t"]
     assert len(trunc) == 1 and trunc[0]["__deleted"] == "true" and trunc[0]["__table"] == "items"
     before = [r for r in new if r["__lsn"] < trunc[0]["__lsn"]]

@@ -321,9 +321,12 @@ def _heartbeat_checks(pipeline: Pipeline, f: Facts) -> list[Check]:
         return [Check("heartbeat", "warn", "off: while the captured tables are idle the slot retains the server's "
                       "WAL without bound", "source.database.heartbeat_interval_ms: 10000")]
     every = f"every {db.heartbeat_interval_ms} ms"
-    if not db.heartbeat_action_query:
-        return [Check("heartbeat", "ok", f"{every}, no action query (enough while this database writes)",
-                      f"if other databases of the server write while this one is idle: {create} then "
+    if db.heartbeat_action_query is None:
+        return [Check("heartbeat", "ok", f"{every}, action: capture's logical decoding message")]
+    if not db.heartbeat_action_query.strip():
+        return [Check("heartbeat", "warn", f"{every}, no action query: while the captured tables are idle, "
+                      "nothing reaches the slot and it retains the server's WAL",
+                      f"drop heartbeat_action_query (capture's own message), or {create} and "
                       f"source.database.heartbeat_action_query: \"{query}\"")]
     if f.heartbeat_query_error:
         return [Check("heartbeat", "fail", f"heartbeat_action_query does not run: {f.heartbeat_query_error}",

@@ -93,7 +93,7 @@ def source_check_cmd(ctx, table, output):
     checks = source_check(pipeline_from(ctx), table)
     failed = [c.name for c in checks if c.status == "fail"]
     rows = [c.to_dict() for c in checks]
-    fixes = [f"{c.status} {c.name}: {c.fix}" for c in checks if c.fix]
+    fixes = [f"{c.status} {c.name}: {c.fix}" for c in checks if c.fix and c.status != "ok"]
     render(Output(text=[Section(rows, ["name", "status", "detail"]), *(["fixes:"] + fixes if fixes else [])],
                   json={"ok": not failed, "checks": rows}, csv=Section(rows)), output)
     if failed:
