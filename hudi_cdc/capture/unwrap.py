@@ -51,7 +51,8 @@ class Unwrap:
 
     def apply(self, record) -> Any:
         """The transformed record, or None when the SMT drops it (a tombstone)."""
-        if is_truncate(record):
+        # a truncate event has no key (one JPype call rules out the change events of keyed tables)
+        if record.key() is None and is_truncate(record):
             return self._truncate_row(record)
         return self._smt.apply(record)
 
