@@ -447,3 +447,39 @@ def test_deltastreamer_refuses_a_landed_truncate(tmp_path):
     assert "hudi-cdc capture --drop-slot" in msg and "bootstrap --table artists --force" in msg
     assert "\n" not in msg
     assert submit.completed_instants(base) == before
+
+
+@pytest.mark.spark
+def test_truncate_in_bootstrap_and_late_events_after_it(tmp_path, spark):
+    """hudi-cdc's streamer on landed files (in-process Spark, CoW and MoR): a bootstrap whose files
+    hold a TRUNCATE takes only what follows it; late events from before it and a redelivered copy of
+    the file change nothing; a newer event applies."""
+    from tests.test_cdc_semantics import SNAPSHOT, Lake, ev
+
+    lake = Lake(tmp_path, spark)
+    lake.land(SNAPSHOT)
+    truncate_row = {**ev(0, 200, deleted=True), "__op": "t"}  # as capture lands it (unwrap.py)
+    after = [ev(1, 150, name="before the truncate"), truncate_row, ev(40, 210, nat="French", op="c"),
+             ev(41, 220, nat="German", op="c"), ev(40, 230, deleted=True)]
+    truncate_file = lake.land(after)
+
+    def keys():
+        return {tt: {k: v["name"] for k, v in lake.table(tt).items()} for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")}
+
+    res = lake.run("BULK_INSERT")
+    assert [(r.records_written, r.truncated_at) for r in res] == [(1, [200]), (1, [200])]
+    assert keys() == {tt: {41: "artist 41"} for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")}
+
+    lake.land([ev(2, 120, name="late"), ev(5, 180, nat="German", op="c"), ev(41, 190, name="older")])
+    res = lake.run("UPSERT")
+    assert all(r.truncated_at is None for r in res)
+    assert keys() == {tt: {41: "artist 41"} for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")}
+
+    lake.land(after)  # the truncate's file delivered again: at the floor, ignored
+    lake.run("UPSERT")
+    assert keys() == {tt: {41: "artist 41"} for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")}
+    assert truncate_file.exists()
+
+    lake.land([ev(2, 300, name="two is back", op="c")])
+    lake.run("UPSERT")
+    assert keys() == {tt: {41: "artist 41", 2: "two is back"} for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")}
