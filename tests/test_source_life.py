@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from hudi_cdc.config import load_pipeline, parse_pipeline
+from tests.cli import cli_env, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,10 +57,8 @@ def _sql(db: dict, *statements):
             conn.execute(st)
 
 
-def _cli(base: Path, *args, env: dict | None = None):
-    e = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / "hudi-cdc.yaml"), *args],
-                          capture_output=True, text=True, env=e, cwd=base, timeout=900)
+def _cli(base: Path, *args):
+    return run_cli("-c", str(base / "hudi-cdc.yaml"), *args, cwd=base, timeout=900)
 
 
 def _landed(pipeline, table):
@@ -277,9 +276,8 @@ def test_heartbeats_let_an_idle_slot_release_wal(tmp_path, postgres, pg_database
                 "SELECT active, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots "
                 "WHERE slot_name = %s", (p.slot_name,)).fetchone()
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / "hudi-cdc.yaml"), "capture",
-                             "--rotate-seconds", "1", "-o", "json"], cwd=base, env=env,
+                             "--rotate-seconds", "1", "-o", "json"], cwd=base, env=cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def wait_for(what, check, seconds=300):
@@ -428,10 +426,10 @@ def test_deltastreamer_refuses_a_landed_truncate(tmp_path):
     table keeps its timeline and checkpoint."""
     from hudi_cdc.engines.deltastreamer import runtime, submit
     from hudi_cdc.errors import DataError
+    from tests.shared import require
     from tests.test_deltastreamer_real import SNAPSHOT, Lake, ev
 
-    if not runtime.is_ready():
-        pytest.skip("run scripts/install-deltastreamer.sh first")
+    require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     lake = Lake(tmp_path, types=("COPY_ON_WRITE",))
     lake.land(SNAPSHOT)
     lake.run("BULK_INSERT")
