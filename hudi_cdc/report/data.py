@@ -11,7 +11,7 @@ from ..inspect.metadata import commit_metadata, write_stats
 from ..inspect.table import Table, hudi_rs_errors, open_table
 from ..inspect.timeline import completed_writes, read_timeline
 from ..instants import Instant
-from ..jobs.streamer import SOURCE_TS_KEY
+from ..checkpoints import SOURCE_TS_KEY, extra_metadata
 from ..status import instant_epoch
 
 
@@ -73,8 +73,7 @@ def _log_bytes(meta: dict) -> int:
 
 
 def _source_ts(meta: dict) -> int | None:
-    extra = meta.get("extraMetadata") or meta.get("extra_metadata") or {}
-    ts = extra.get(SOURCE_TS_KEY)
+    ts = extra_metadata(meta).get(SOURCE_TS_KEY)
     return int(ts) if ts not in (None, "") else None
 
 

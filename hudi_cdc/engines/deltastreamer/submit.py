@@ -20,7 +20,7 @@ from pathlib import Path
 
 import fastavro
 
-from ... import render
+from ... import checkpoints, render
 from ...causes import root_cause
 from ...config import TYPE_SUFFIX, Pipeline, uri_to_path
 from ...errors import ConfigError, DataError, JobError
@@ -29,7 +29,7 @@ from . import runtime as rt_mod
 
 Progress = Callable[[str], None]
 
-CHECKPOINT_KEY = "deltastreamer.checkpoint.key"
+CHECKPOINT_KEY = checkpoints.KEY_V1  # what 0.14 writes; every key Hudi has used is read
 DELETE_FIELD = {"name": "_hoodie_is_deleted", "type": "boolean", "default": False}
 SOURCE_SCHEMA_KEY = "hoodie.streamer.schemaprovider.source.schema.file"
 TARGET_SCHEMA_KEY = "hoodie.streamer.schemaprovider.target.schema.file"
@@ -109,16 +109,15 @@ def completed_instants(base_path: Path) -> list[tuple[str, str]]:
 
 
 def checkpoint(base_path: Path, instants: Sequence[tuple[str, str]]) -> str | None:
-    """The checkpoint stored by the newest instant that has one."""
-    for instant, action in reversed(list(instants)):
-        try:
-            meta = json.loads((base_path / ".hoodie" / f"{instant}.{action}").read_text() or "{}")
-        except (OSError, ValueError):
-            continue
-        value = (meta.get("extraMetadata") or {}).get(CHECKPOINT_KEY)
-        if value:
-            return value
-    return None
+    """The checkpoint stored by the newest instant that has one (hudi_cdc/checkpoints.py: any key)."""
+    def metas():
+        for instant, action in reversed(list(instants)):
+            try:
+                yield json.loads((base_path / ".hoodie" / f"{instant}.{action}").read_text() or "{}")
+            except (OSError, ValueError):
+                continue
+    found = checkpoints.newest_checkpoint(metas())
+    return found.value if found else None
 
 
 def argv_for(pipeline: Pipeline, job: render.Job, rt: rt_mod.Runtime, props_dir: Path, schema_dir: Path,
