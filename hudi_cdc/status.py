@@ -145,7 +145,7 @@ def _max_field(path: str, field_name: str) -> int | None:
     if not data:
         return None
     try:
-        values = [r.get(field_name) for r in fastavro.reader(io.BytesIO(data))]
+        values = [r.get(field_name) for r in fastavro.reader(io.BytesIO(data)) if isinstance(r, dict)]
     except Exception:  # not an Avro file (or corrupt): it says nothing about event times
         return None
     ints = [int(v) for v in values if isinstance(v, int | float)]

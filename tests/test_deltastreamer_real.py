@@ -8,14 +8,18 @@ one spark-submit (a JVM), so these tests are slow: run this file on its own.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import fastavro
 import pytest
+import yaml
 
 from hudi_cdc import pipeline as pipe
 from hudi_cdc import render, sample
+from hudi_cdc.cli import main
+from hudi_cdc.status import pipeline_status
 from hudi_cdc.config import parse_pipeline, uri_to_path
 from hudi_cdc.engines.deltastreamer import runtime, submit
 from hudi_cdc.reader import read_table, rows_by_key
@@ -52,7 +56,8 @@ class Lake:
         stream = {"min_sync_interval_seconds": 0}
         if source_limit:
             stream["source_limit"] = source_limit
-        self.pipeline = parse_pipeline({
+        self.config = str(tmp / "test.yaml")
+        self.pipeline = parse_pipeline(self.data := {
             "pipeline": "t", "hudi": {"version": "0.14.0"},
             "source": {"root": str(self.root)},
             "lake": {"root": str(tmp / "lake"), "hive_database": "t"},
@@ -61,6 +66,7 @@ class Lake:
                                    "partition_field": "nationality", "table_types": list(types),
                                    "compaction_delta_commits": compaction, **table}},
         }, "test.yaml", str(tmp))
+        Path(self.config).write_text(yaml.safe_dump(self.data))  # for the CLI: --config
         self.types = types
         self.events = []
         self.offset = 0
@@ -200,3 +206,61 @@ def _with_source_limit(lake: Lake, limit: int) -> Lake:
     data["stream"]["source_limit"] = limit
     lake.pipeline = parse_pipeline(data, lake.pipeline.source_file, lake.pipeline.base_dir)
     return lake
+
+
+def _cli_json(capsys, *argv) -> list[dict]:
+    capsys.readouterr()
+    assert main([*argv, "-o", "json"]) == 0, argv
+    return json.loads(capsys.readouterr().out)
+
+
+def test_status_and_jvm_free_readers_on_tables_the_014_engine_wrote(tmp_path, capsys):
+    """Tables HoodieDeltaStreamer 0.14 wrote (its checkpoint under deltastreamer.checkpoint.key, no
+    hudi-cdc source position; MoR delete blocks where a partition move's delete, ordering int 0,
+    meets key-only deletes, ordering the long __lsn): status shows the checkpoint, freshness and
+    no backlog once everything landed was consumed; show, query --engine native, inspect and
+    report read both types without a JVM and show the replayed state."""
+    lake = Lake(tmp_path)
+    lake.land(SNAPSHOT)
+    lake.run("BULK_INSERT")
+    # French rows (id % 3 == 1) share one file group: a move out of it and key-only deletes in it,
+    # in one round, put both kinds of delete into that file group's delete block (MoR)
+    lake.land([ev(1, 200, nat="German", name="moved"), ev(4, 210, deleted=True), ev(7, 220, name="seven")])
+    lake.land([ev(10, 230, nat="American", name="ten moved"), ev(13, 240, deleted=True), ev(2, 90, name="stale")])
+    lake.run("UPSERT")
+    lake.assert_matches()
+    newest_ms = lake.mtime_ns // 1_000_000
+    want = lake.expected()
+
+    rows = {st.table_type: st for st in pipeline_status(lake.pipeline, "artists")}
+    assert set(rows) == set(BOTH)
+    for tt, st in rows.items():
+        assert st.checkpoint == str(newest_ms), tt
+        assert (st.backlog_files, st.backlog_bytes) == (0, 0), tt
+        assert (st.source_ts_ms, st.source_ts_from) == (240, "landing"), tt  # __source_ts_ms of the last file
+        assert st.freshness_seconds is not None and st.freshness_seconds > 0, tt
+
+    for tt in ("cow", "mor"):
+        out = _cli_json(capsys, "--config", lake.config, "status", "--table", "artists", "--type", tt,
+                        "--max-backlog-files", "0")
+        assert out[0]["backlog_files"] == 0 and out[0]["freshness_seconds"] is not None and not out[0]["breaches"]
+        shown = _cli_json(capsys, "--config", lake.config, "show", "--table", "artists", "--type", tt)
+        assert {r["artist_id"]: {c: r[c] for c in DATA_COLS} for r in shown} == want, tt
+        latest = _cli_json(capsys, "--config", lake.config, "inspect", "commits", "--table", "artists", "--type", tt)
+        assert latest, tt
+        asof = _cli_json(capsys, "--config", lake.config, "query", "as-of", "--engine", "native", "--table",
+                         "artists", "--type", tt, "--at", "2100-01-01")
+        got = {r["artist_id"]: {c: r[c] for c in DATA_COLS} for r in _records(asof)}
+        assert got == want, tt
+        for what in ("stats", "files", "compactions", "schema", "timeline"):
+            _cli_json(capsys, "--config", lake.config, "inspect", what, "--table", "artists", "--type", tt)
+    report = _cli_json(capsys, "--config", lake.config, "report", "--out", str(tmp_path / "report"))
+    assert len(report) == 2 and all(r["error"] is None for r in report), report
+    assert sorted(r["deleted"] > 0 for r in report) == [True, True], report
+
+
+def _records(out) -> list[dict]:
+    """The rows of `query as-of -o json` (a list of rows, or an object carrying them)."""
+    if isinstance(out, dict):
+        out = out.get("rows") or out.get("records") or []
+    return out

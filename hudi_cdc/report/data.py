@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..checkpoints import SOURCE_TS_KEY, extra_metadata
 from ..errors import TableStateError
 from ..inspect.commits import summarize
 from ..inspect.metadata import commit_metadata, write_stats
 from ..inspect.table import Table, hudi_rs_errors, open_table
 from ..inspect.timeline import completed_writes, read_timeline
 from ..instants import Instant
-from ..checkpoints import SOURCE_TS_KEY, extra_metadata
 from ..status import instant_epoch
 
 
