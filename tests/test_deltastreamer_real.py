@@ -19,10 +19,10 @@ import yaml
 from hudi_cdc import pipeline as pipe
 from hudi_cdc import render, sample
 from hudi_cdc.cli import main
-from hudi_cdc.status import pipeline_status
 from hudi_cdc.config import parse_pipeline, uri_to_path
 from hudi_cdc.engines.deltastreamer import runtime, submit
 from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.status import pipeline_status
 
 pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer,
               pytest.mark.skipif(not runtime.is_ready(), reason="run scripts/install-deltastreamer.sh first")]
@@ -57,7 +57,7 @@ class Lake:
         if source_limit:
             stream["source_limit"] = source_limit
         self.config = str(tmp / "test.yaml")
-        self.pipeline = parse_pipeline(self.data := {
+        self.data = {
             "pipeline": "t", "hudi": {"version": "0.14.0"},
             "source": {"root": str(self.root)},
             "lake": {"root": str(tmp / "lake"), "hive_database": "t"},
@@ -65,7 +65,8 @@ class Lake:
             "tables": {"artists": {"topic": TOPIC, "record_key": "artist_id", "ordering_field": "__lsn",
                                    "partition_field": "nationality", "table_types": list(types),
                                    "compaction_delta_commits": compaction, **table}},
-        }, "test.yaml", str(tmp))
+        }
+        self.pipeline = parse_pipeline(self.data, "test.yaml", str(tmp))
         Path(self.config).write_text(yaml.safe_dump(self.data))  # for the CLI: --config
         self.types = types
         self.events = []
@@ -264,3 +265,69 @@ def _records(out) -> list[dict]:
     if isinstance(out, dict):
         out = out.get("rows") or out.get("records") or []
     return out
+
+
+def _jvms_under(marker: str) -> list[int]:
+    """Pids of the java processes whose command line names `marker` (this test's folder)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"java") and any(marker.encode() in a for a in argv):
+            out.append(int(pid))
+    return out
+
+
+def _holds(pid: int, path: Path) -> bool:
+    """Does the process have `path` open (the inherited table lock)?"""
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+def test_a_killed_hudi_cdc_takes_its_014_jvm_with_it(tmp_path):
+    """`hudi-cdc stream` (continuous, the 0.14 engine) started as a user would: its JVM holds the
+    table lock it inherited; kill -9 of hudi-cdc ends the JVM too (PR_SET_PDEATHSIG), so the lock
+    is free only when nothing writes the table any more."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from hudi_cdc import lock
+
+    lake = Lake(tmp_path, types=("MERGE_ON_READ",))
+    lake.land(SNAPSHOT[:10])
+    lake.run("BULK_INSERT")
+    lock_file = lock.lock_path(lake.pipeline, "artists", "MERGE_ON_READ")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    cli = subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "--config", lake.config, "stream", "--table",
+                            "artists", "--type", "mor"], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        jvm = None
+        deadline = time.monotonic() + 300  # bounded wait for the JVM to start, not a timing assert
+        while jvm is None and time.monotonic() < deadline and cli.poll() is None:
+            found = [p for p in _jvms_under(str(tmp_path)) if _holds(p, lock_file)]
+            jvm = found[0] if found else None
+            time.sleep(1)
+        assert jvm is not None, "no HoodieDeltaStreamer JVM holding the table lock appeared"
+        assert lock.probe(lake.pipeline, "artists", "MERGE_ON_READ").held
+        cli.send_signal(signal.SIGKILL)
+        cli.wait(60)
+        deadline = time.monotonic() + 120
+        while jvm in _jvms_under(str(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert jvm not in _jvms_under(str(tmp_path)), "the JVM outlived the killed hudi-cdc"
+        assert not lock.probe(lake.pipeline, "artists", "MERGE_ON_READ").held
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+        for pid in _jvms_under(str(tmp_path)):  # never leave a JVM behind, whatever failed
+            os.kill(pid, signal.SIGKILL)
