@@ -117,17 +117,22 @@ def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_e
 LANDING_TS_FILES = 16  # at most this many landed files are read for a table's newest source event time
 
 
-def landed_source_ts(landing: str, checkpoint: str | None, field_name: str = SOURCE_TS_FIELD) -> int | None:
+def landed_files(landing: str) -> list[tuple[str, int, int]]:
+    """(path, modification time ms, size) of every landed file of a topic; [] when there is no folder."""
+    local = landing if is_s3_uri(landing) else str(uri_to_path(landing))
+    return storage.walk_files(local) if storage.is_dir(local) else []
+
+
+def landed_source_ts(landing: str, checkpoint: str | None, field_name: str = SOURCE_TS_FIELD,
+                     files: list[tuple[str, int, int]] | None = None) -> int | None:
     """The newest source event time (ms) in the landed files a checkpoint covers: the largest
     `field_name` of the newest files at or before the checkpoint (modification time, as the
     streamers pick them), read newest first until a file with records gives one. None when the
-    files carry no such field or no file is covered."""
+    files carry no such field or no file is covered. `files`: the landing's listing, if made."""
     if checkpoint in (None, "") or not str(checkpoint).isdigit():
         return None
-    local = landing if is_s3_uri(landing) else str(uri_to_path(landing))
-    if not storage.is_dir(local):
-        return None
-    covered = sorted((f for f in storage.walk_files(local) if f[1] <= int(str(checkpoint))),
+    listing = landed_files(landing) if files is None else files
+    covered = sorted((f for f in listing if f[1] <= int(str(checkpoint))),
                      key=lambda f: f[1], reverse=True)[:LANDING_TS_FILES]
     for path, _mtime, _size in covered:
         ts = _max_field(path, field_name)

@@ -258,6 +258,7 @@ def test_status_and_jvm_free_readers_on_tables_the_014_engine_wrote(tmp_path, ca
     report = _cli_json(capsys, "--config", lake.config, "report", "--out", str(tmp_path / "report"))
     assert len(report) == 2 and all(r["error"] is None for r in report), report
     assert sorted(r["deleted"] > 0 for r in report) == [True, True], report
+    assert [r["source_ts_ms"] for r in report] == [240, 240], report  # from the landed files, as status
 
 
 def _records(out) -> list[dict]:
