@@ -14,7 +14,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import HudiCdcError
+from .errors import ExitCode, HudiCdcError
 
 # name -> (module, attribute, one-line help)
 COMMANDS: dict[str, tuple] = {
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         code = cli.main(args=argv, prog_name="hudi-cdc", standalone_mode=False)
-        return code if isinstance(code, int) else 0  # ctx.exit(N) of a command (e.g. status bounds)
+        return code if isinstance(code, int) else ExitCode.OK  # ctx.exit(N) of a command (e.g. status bounds)
     except HudiCdcError as exc:
         if debug:
             raise
@@ -102,13 +102,13 @@ def main(argv=None) -> int:
         return exc.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
 
 
 def run() -> None:

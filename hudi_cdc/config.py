@@ -38,7 +38,7 @@ class HudiSettings(_Model):
     metadata_table: bool = False
     # What runs the jobs: the profile release's real HoodieStreamer/HoodieDeltaStreamer, or hudi-cdc's
     # streamer (jobs/streamer.py) on Hudi's Spark datasource. None = the default for the target and
-    # version (profiles.engine_for; README "Engines").
+    # version (profiles.engine_for; docs/streamers.md).
     engine: Literal["hoodiestreamer", "hudi-cdc"] | None = None
 
     @field_validator("version")

@@ -21,15 +21,19 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import pipeline as pipe
 from .capture.pg_local import LocalPostgres
 from .config import Pipeline, load_pipeline
 from .errors import ConfigError
 from .output import text_table
+
+if TYPE_CHECKING:
+    from .capture.verify import VerifyResult
 
 Progress = Callable[[str], None]
 ROLE = "hudi_cdc"
@@ -220,12 +224,21 @@ def _show_db_rows(p: Pipeline, progress: Progress) -> None:
             print(text_table(rows, cols) if rows else f"(no row: {table} {value} is deleted)")
 
 
+def raise_if_differ(results: Sequence[VerifyResult]) -> None:
+    """The demo's outcome once the rows are shown: TablesDiffer (exit 10) naming every table that differs."""
+    from .capture.verify import TablesDiffer
+
+    differ = [r for r in results if not r.equal]
+    if differ:
+        raise TablesDiffer(f"verify: {len(differ)} of {len(results)} tables differ from the database: "
+                           + "; ".join(r.summary() for r in differ))
+
+
 def run_postgres_demo(directory: Path, *, dsn: str | None = None, password_env: str | None = None,
                       keep_db: bool = False, registry: str = "", metastore: str = "",
                       progress: Progress = print) -> dict:
     from .capture import moma_db
     from .capture import source as src
-    from .capture.verify import TablesDiffer
     from .demo import register_schemas, show_rows
 
     t0 = time.time()
@@ -274,9 +287,6 @@ def run_postgres_demo(directory: Path, *, dsn: str | None = None, password_env: 
             progress(f"stopped PostgreSQL (its data stays in {server.directory} for the next run)")
     timings["total_s"] = round(time.time() - t0, 1)
     progress(f"timings: {timings}")
-    differ = [r for r in results if not r.equal]
-    if differ:
-        raise TablesDiffer(f"verify: {len(differ)} of {len(results)} tables differ from the database: "
-                           + "; ".join(r.summary() for r in differ))
+    raise_if_differ(results)
     return {"timings": timings, "snapshot": first["snapshot"], "captured": [first["events"], second["events"]],
             "verify": [r.to_dict() for r in results]}

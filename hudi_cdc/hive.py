@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import HudiCdcError
+from .errors import ExitCode, HudiCdcError
 
 DEFAULT_PORT = 10000
 SERVER_ENV = "HUDI_CDC_HIVESERVER2"  # host:port of the HiveServer2 endpoint
@@ -22,7 +22,7 @@ SERVER_ENV = "HUDI_CDC_HIVESERVER2"  # host:port of the HiveServer2 endpoint
 class HiveError(HudiCdcError):
     """HiveServer2 could not be reached or refused a statement."""
 
-    exit_code = 9
+    exit_code = ExitCode.HIVE
 
 
 def parse_server(value: str) -> tuple[str, int]:

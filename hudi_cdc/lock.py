@@ -12,7 +12,7 @@ Staleness: the kernel drops a ``flock`` when the last descriptor of it closes, i
 dies however it dies (SIGKILL, OOM); the next writer simply gets the lock, and says whose lock it took
 over when the recorded holder is gone. The local runner passes the descriptor to its spark-submit
 child, so a job that outlives a killed ``hudi-cdc`` still holds the table until it ends.
-Local tables only: for S3 tables Hudi's own lock providers apply (README "One writer per table").
+Local tables only: for S3 tables Hudi's own lock providers apply (docs/operations.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,15 @@
 """Fetch one artifact from Maven Central into a folder.
 
-Maven itself does the download when `mvn` is on PATH (`mvn dependency:copy`), so the proxies and
-mirrors configured for Maven apply; a plain HTTPS download from Maven Central is the fallback
-(also when `mvn` fails). A failure is one EnvironmentProblem naming the artifact and the URL.
+Maven itself does the download when `mvn` is on PATH (`mvn dependency:copy`, with strict checksums),
+so the proxies and mirrors configured for Maven apply; a plain HTTPS download from Maven Central is the
+fallback (also when `mvn` fails), checked against the repository's `.sha1` before it takes the
+artifact's name. A failure is one EnvironmentProblem naming the artifact and the URL.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shutil
 import subprocess
 import tarfile
@@ -40,7 +43,10 @@ class Artifact:
 
     @property
     def url(self) -> str:
-        return f"{MAVEN_CENTRAL}/{self.group.replace('.', '/')}/{self.artifact}/{self.version}/{self.filename}"
+        return self.url_in(MAVEN_CENTRAL)
+
+    def url_in(self, repository: str) -> str:
+        return f"{repository}/{self.group.replace('.', '/')}/{self.artifact}/{self.version}/{self.filename}"
 
 
 def _mvn_copy(art: Artifact, dest: Path) -> str:
@@ -48,7 +54,7 @@ def _mvn_copy(art: Artifact, dest: Path) -> str:
     mvn = shutil.which("mvn")
     if not mvn:
         return "mvn not on PATH"
-    cmd = [mvn, "-q", "-B", "dependency:copy", f"-Dartifact={art.coords}", f"-DoutputDirectory={dest}",
+    cmd = [mvn, "-q", "-B", "-C", "dependency:copy", f"-Dartifact={art.coords}", f"-DoutputDirectory={dest}",
            "-Dmdep.overWriteReleases=false", "-Dtransitive=false"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if proc.returncode == 0 and (dest / art.filename).exists():
@@ -56,27 +62,60 @@ def _mvn_copy(art: Artifact, dest: Path) -> str:
     return "mvn: " + " ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
 
 
-def _http_copy(art: Artifact, dest: Path, timeout: float) -> None:
+_SHA1 = re.compile(r"[0-9a-f]{40}")
+
+
+def sha1_of(path: Path) -> str:
+    digest = hashlib.sha1(usedforsecurity=False)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _published_sha1(url: str, timeout: float) -> str:
+    """The SHA-1 a repository publishes beside an artifact (``<url>.sha1``: the hex digest, sometimes
+    followed by the file name)."""
+    try:
+        with urllib.request.urlopen(url + ".sha1", timeout=timeout) as resp:
+            text: str = resp.read(4096).decode("ascii", "replace")
+    except OSError as exc:
+        raise OSError(f"{url}.sha1: {exc}") from None
+    words: list[str] = text.split()
+    if not words or not _SHA1.fullmatch(words[0].lower()):
+        raise OSError(f"{url}.sha1 holds no SHA-1 ({text[:60]!r})")
+    return words[0].lower()
+
+
+def _http_copy(art: Artifact, dest: Path, timeout: float, repository: str) -> None:
+    url = art.url_in(repository)
     tmp = dest / (art.filename + ".part")
-    with urllib.request.urlopen(art.url, timeout=timeout) as resp, open(tmp, "wb") as out:
+    with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:
         shutil.copyfileobj(resp, out)
+    expected, got = _published_sha1(url, timeout), sha1_of(tmp)
+    if got != expected:
+        tmp.unlink(missing_ok=True)
+        raise EnvironmentProblem(f"{art.coords}: the download from {url} has SHA-1 {got}, but {url}.sha1 says "
+                                 f"{expected}; it was discarded (a proxy or a cut connection?): run again")
     tmp.rename(dest / art.filename)
 
 
-def fetch(art: Artifact, dest: Path, timeout: float = 300.0) -> Path:
-    """dest/<filename>, downloaded unless it is already there."""
+def fetch(art: Artifact, dest: Path, timeout: float = 300.0, repository: str = MAVEN_CENTRAL) -> Path:
+    """dest/<filename>, downloaded unless it is already there. From Maven Central through `mvn` when it is
+    on PATH, else (or when it fails, or for another ``repository``) over HTTP(S), SHA-1 checked."""
     dest.mkdir(parents=True, exist_ok=True)
     path = dest / art.filename
     if path.exists() and path.stat().st_size > 0:
         return path
-    why_not_mvn = _mvn_copy(art, dest)
+    why_not_mvn = _mvn_copy(art, dest) if repository == MAVEN_CENTRAL else f"repository {repository}"
     if why_not_mvn:
+        url = art.url_in(repository)
         try:
-            _http_copy(art, dest, timeout)
+            _http_copy(art, dest, timeout, repository)
         except OSError as exc:  # urllib's URLError and HTTPError are OSErrors
             (dest / (art.filename + ".part")).unlink(missing_ok=True)
-            raise EnvironmentProblem(f"could not fetch {art.coords} from Maven Central: {art.url}: {exc} "
-                                     f"({why_not_mvn})") from None
+            where = f"Maven Central: {url}" if repository == MAVEN_CENTRAL else url
+            raise EnvironmentProblem(f"could not fetch {art.coords} from {where}: {exc} ({why_not_mvn})") from None
     if not path.exists():
         raise EnvironmentProblem(f"{art.coords} was not found after download into {dest}")
     return path
@@ -114,7 +153,7 @@ def copy_dependencies(artifacts: list[Artifact], dest: Path, excludes: list[str]
     with tempfile.TemporaryDirectory(prefix="hudi-cdc-pom-") as tmp:
         pom = Path(tmp) / "pom.xml"
         pom.write_text(_pom(artifacts, excludes or []))
-        cmd = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-DoutputDirectory={dest}",
+        cmd = [mvn, "-q", "-B", "-C", "-f", str(pom), "dependency:copy-dependencies", f"-DoutputDirectory={dest}",
                "-DincludeScope=runtime", "-Dmdep.overWriteReleases=false"]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=timeout)

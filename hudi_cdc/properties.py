@@ -1,19 +1,19 @@
 """Java-properties files as Hudi reads them.
 
 Two dialects, both Hudi's own:
-  - hoodie.properties (the table config Hudi writes): java.util.Properties, `=` or `:` separates,
-    backslash escapes (`\\:`), # and ! comments -> parse_properties(text);
+  - hoodie.properties (the table config Hudi writes with java.util.Properties.store): the whole
+    java.util.Properties grammar (`=`, `:` or whitespace separates, backslash escapes, `\\uXXXX`,
+    line continuations, # and ! comments), read by the `javaproperties` package -> parse_properties(text);
   - the streamer's properties (DFSPropertiesConfiguration): key=value split at the first `=`,
     # and ! comments, `include=FILE` relative to the including file -> load_properties(path).
 
-Standard library only: the local streamer job (hudi_cdc/jobs/) imports it in the Spark driver.
+Standard library only at import: the local streamer job (hudi_cdc/jobs/) imports it in the Spark driver
+for load_properties; javaproperties is imported only when parse_properties is called (never by the job).
 """
 
 from __future__ import annotations
 
 import os
-
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
 
 
 class PropertiesError(ValueError):
@@ -21,27 +21,10 @@ class PropertiesError(ValueError):
 
 
 def parse_properties(text: str) -> dict[str, str]:
-    """java.util.Properties text (as Hudi writes hoodie.properties) as a dict."""
-    props = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        key: list[str] = []
-        value: list[str] = []
-        esc, in_key = False, True
-        for ch in line:
-            if esc:
-                (key if in_key else value).append(_ESCAPES.get(ch, ch))
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif in_key and ch in "=:":
-                in_key = False
-            else:
-                (key if in_key else value).append(ch)
-        props["".join(key).strip()] = "".join(value).strip()
-    return props
+    """java.util.Properties text (as Hudi writes hoodie.properties) as a dict; a later key wins."""
+    import javaproperties
+
+    return dict(javaproperties.loads(text))
 
 
 def local_path(uri: str) -> str:

@@ -80,5 +80,6 @@ def test_benchmark_smoke(tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
     results = json.loads((out / "results.json").read_text())
     for name in ("plain parquet", "bootstrap cow", "bootstrap mor"):
-        assert results["bootstrap"][name]["median_s"] > 1 and results["bootstrap"][name]["peak_rss_mb"] > 100
+        # a measured process: a time and a JVM's memory were recorded (no bound on the time itself)
+        assert results["bootstrap"][name]["median_s"] > 0 and results["bootstrap"][name]["peak_rss_mb"] > 100
     assert results["machine"]["cores"] >= 1

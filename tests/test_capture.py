@@ -24,6 +24,7 @@ from hudi_cdc import sample
 from hudi_cdc.capture import moma_db
 from hudi_cdc.config import load_pipeline, parse_pipeline
 from hudi_cdc.errors import ConfigError
+from tests.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTISTS_DDL = moma_db.ddl("artists")  # the sample's artists (as `hudi-cdc demo --from-postgres` loads them)
@@ -222,9 +223,7 @@ def test_capture_errors_are_one_line(tmp_path, postgres, pg_database):
 
 
 def _cli(base: Path, *args):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / "hudi-cdc.yaml"), *args],
-                          capture_output=True, text=True, env=env, cwd=base, timeout=900)
+    return run_cli("-c", str(base / "hudi-cdc.yaml"), *args, cwd=base, timeout=900)
 
 
 @pytest.mark.postgres

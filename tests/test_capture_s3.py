@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -23,6 +20,7 @@ import pytest
 import yaml
 
 from hudi_cdc import s3, sample
+from tests.cli import run_cli
 from tests.test_capture import _load_moma, _pipeline_dict, _sql
 
 pytestmark = [pytest.mark.s3, pytest.mark.postgres, pytest.mark.e2e]
@@ -86,9 +84,7 @@ class FlakyEndpoint:
 
 
 def _cli(base: Path, config: str, *args):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / config), *args],
-                          capture_output=True, text=True, env=env, cwd=base, timeout=1200)
+    return run_cli("-c", str(base / config), *args, cwd=base, timeout=1200)
 
 
 def _ok(proc, what):

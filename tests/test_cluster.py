@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from hudi_cdc import sample, storage
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.cli import run_cli
 
 pytestmark = [pytest.mark.cluster, pytest.mark.s3, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,11 +49,9 @@ tables:
 
 
 def _cli(base: Path, *args) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        assert key in env  # the driver's own S3 calls (listing, checkpoint) find them here
-    return subprocess.run([sys.executable, "-m", "hudi_cdc.cli", *args], cwd=base, env=env, capture_output=True,
-                          text=True, timeout=1500)
+        assert key in os.environ  # the driver's own S3 calls (listing, checkpoint) find them here
+    return run_cli(*args, cwd=base, timeout=1500)
 
 
 def test_bootstrap_and_stream_on_a_standalone_cluster(spark_cluster, s3_endpoint, s3_bucket, tmp_path):

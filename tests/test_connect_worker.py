@@ -3,7 +3,7 @@ worker (Kafka 4.3.0 in KRaft mode + Debezium 3.6.3's PostgreSQL connector plugin
 tests/plugins/kafka.py) and the real local PostgreSQL 15 (tests/plugins/postgres.py).
 
 What is proven here: the rendered source config (with ``source.connect.converter: json``: the worker has
-no Apicurio converter, see README) validates without errors (Debezium connects to the database with the
+no Apicurio converter, see docs/capture.md) validates without errors (Debezium connects to the database with the
 password the worker resolves from ``${env:...}``), deploys, runs (connector and task RUNNING), snapshots
 and streams a table's rows into its Kafka topic (read back with Kafka's ConsoleConsumer), is left alone
 by a second deploy, restarts, reports its status as JSON and is deleted. A password reference to a
@@ -13,7 +13,7 @@ the trace and exits 11; restart --failed-only after the fix brings it back. The 
 on Maven Central: its validation reports exactly that; the Apicurio converter classes likewise.
 Not FAILED: a password that stops working after deploy. Debezium 3.6 retries a task start that fails
 with a retriable error (a refused connection, a refused password) for ever, so Connect keeps reporting
-RUNNING and only the worker's log says why (checked by hand on this worker, see README).
+RUNNING and only the worker's log says why (checked by hand on this worker, see docs/capture.md).
 """
 
 from __future__ import annotations

@@ -23,9 +23,14 @@ from hudi_cdc.config import parse_pipeline, uri_to_path
 from hudi_cdc.engines.deltastreamer import runtime, submit
 from hudi_cdc.reader import read_table, rows_by_key
 from hudi_cdc.status import pipeline_status
+from tests.shared import require
 
-pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer,
-              pytest.mark.skipif(not runtime.is_ready(), reason="run scripts/install-deltastreamer.sh first")]
+pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer]
+
+
+@pytest.fixture(autouse=True)
+def _deltastreamer_runtime():
+    require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
 
 TOPIC = "moma.public.artists"
 SCHEMA = sample.schema("artists")

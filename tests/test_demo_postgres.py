@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +15,8 @@ import pytest
 
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.cli import run_cli
+from tests.shared import missing
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +26,7 @@ TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 
 
 def _cli(*args, cwd: Path, env: dict):
-    return subprocess.run([sys.executable, "-m", "hudi_cdc.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**env, "PYTHONPATH": str(ROOT)}, timeout=1200)
+    return run_cli(*args, cwd=cwd, env=env, timeout=1200)
 
 
 @pytest.fixture
@@ -39,7 +38,7 @@ def base():
     try:
         pg_local.bin_dir()
     except EnvironmentProblem as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     d = Path(tempfile.mkdtemp(prefix="hudi-cdc-pgdemo-"))
     d.chmod(0o755)
     try:

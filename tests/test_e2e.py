@@ -5,7 +5,6 @@ tests then compare every table with the state replayed from the landed events, a
 error paths against that workspace."""
 
 import os
-import subprocess
 import sys
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from hudi_cdc import sample
 from hudi_cdc.config import load_pipeline, uri_to_path
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.cli import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -20,11 +20,7 @@ KEYS = {"artists": "artist_id", "artworks": "artwork_id"}
 
 
 def cli(*args, cwd, env=None, check=False):
-    proc = subprocess.run([sys.executable, "-m", "hudi_cdc.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env or dict(os.environ), timeout=1800)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"hudi-cdc {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc
+    return run_cli(*args, cwd=cwd, env=env, check=check)
 
 
 @pytest.fixture(scope="module")

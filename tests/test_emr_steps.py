@@ -19,6 +19,7 @@ from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.runners.emr import steps_json, steps_text, to_cli_step
 from tests.plugins.aws_fixtures import pipeline_data
+from tests.shared import missing, require
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -107,7 +108,10 @@ def test_seed_steps_run_the_seeds_deltastreamer():
 
 def test_cli_flavor_is_what_awscli_turns_into_the_api_flavor():
     """awscli's own parser for `aws emr add-steps --steps` (when awscli is importable)."""
-    steputils = pytest.importorskip("awscli.customizations.emr.steputils")
+    try:
+        from awscli.customizations.emr import steputils
+    except ImportError:
+        missing("awscli is not installed (pip install -e .[test])")
     cli = json.loads((GOLDEN / "emr_steps_cli.json").read_text())
     api = json.loads((GOLDEN / "emr_steps.json").read_text())
     assert steputils.build_step_config_list(cli, "us-east-1", "emr-7.12.0") == api
@@ -124,10 +128,10 @@ def _aws_cli():
 
 
 @pytest.mark.aws
-@pytest.mark.skipif(not _aws_cli(), reason="the AWS CLI (aws) is not installed; set HUDI_CDC_AWS_CLI")
 def test_aws_emr_add_steps_accepts_the_cli_file_unchanged(emr_cluster, boto):
     """`aws emr add-steps --steps file://emr_steps_cli.json` against moto: the steps it creates carry
     exactly the golden argv."""
+    require(_aws_cli(), "the AWS CLI (aws) is not installed (pip install -e .[test]); or set HUDI_CDC_AWS_CLI")
     out = subprocess.run([_aws_cli(), "emr", "add-steps", "--cluster-id", emr_cluster, "--steps",
                           f"file://{GOLDEN / 'emr_steps_cli.json'}", "--output", "json"],
                          capture_output=True, text=True, env=dict(os.environ), timeout=120)

@@ -16,6 +16,7 @@ import pytest
 from hudi_cdc.config import EmrSettings, parse_pipeline
 from hudi_cdc.runners.aws import layout
 from tests.plugins.aws_fixtures import pipeline_data
+from tests.shared import missing
 
 EMR = Path(__file__).resolve().parent.parent / "emr"
 TEMPLATE = EMR / "cluster.yaml"
@@ -23,9 +24,11 @@ PARAMETERS = EMR / "parameters.json"
 
 
 def _cfn_lint() -> str:
-    pytest.importorskip("cfnlint")
     exe = Path(sys.executable).parent / "cfn-lint"
-    return str(exe) if exe.exists() else (shutil.which("cfn-lint") or pytest.skip("cfn-lint not on PATH"))
+    found = str(exe) if exe.exists() else shutil.which("cfn-lint")
+    if not found:
+        missing("cfn-lint not on PATH (pip install -e .[test])")
+    return found
 
 
 def _lint(*extra: str):

@@ -1,7 +1,7 @@
 """The two engines on the same landed files: the real HoodieDeltaStreamer 0.14.0 (hudi.version
 "0.14.0", engine hoodiestreamer) and hudi-cdc's streamer on Hudi 1.2.0 (engine hudi-cdc), both
 driven the way `hudi-cdc bootstrap` / `hudi-cdc stream --once` drive them, CoW and MoR, round
-after round. Every difference is asserted here and explained in README "Engines".
+after round. Every difference is asserted here and explained in docs/streamers.md.
 """
 
 from __future__ import annotations
@@ -12,10 +12,15 @@ from hudi_cdc import pipeline as pipe
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.engines.deltastreamer import runtime
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.shared import require
 from tests.test_deltastreamer_real import BOTH, DATA_COLS, SNAPSHOT, Lake, ev
 
-pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer,
-              pytest.mark.skipif(not runtime.is_ready(), reason="run scripts/install-deltastreamer.sh first")]
+pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer]
+
+
+@pytest.fixture(autouse=True)
+def _deltastreamer_runtime():
+    require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
 
 
 def _quiet(_msg: str) -> None:
@@ -75,7 +80,7 @@ def test_deltastreamer_and_hudi_cdc_streamer_write_the_same_rows(tmp_path):
     lake.assert_matches()
 
     # a late event older than the delete of key 6: hudi-cdc's tombstones keep the row deleted;
-    # HoodieDeltaStreamer has no stored row to compare it with and writes it back (README "Engines")
+    # HoodieDeltaStreamer has no stored row to compare it with and writes it back (docs/streamers.md)
     lake.land([ev(6, 250, nat="French", name="late")])
     both("UPSERT")
     assert _differences(lake.pipeline, cdc) == {tt: [6] for tt in BOTH}

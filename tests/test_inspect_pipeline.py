@@ -5,22 +5,20 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from hudi_cdc import sample
 from hudi_cdc.inspect import commit_rows, compaction_rows, open_table, read_timeline, write_amplification
+from tests.cli import run_cli
 from tests.plugins.inspect_fixtures import jvm_procedure
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
 
 def hudi_cdc(cwd: Path, *args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "hudi_cdc.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=1800)
+    proc = run_cli(*args, cwd=cwd)
     assert proc.returncode == 0, f"hudi-cdc {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout
 

@@ -13,7 +13,7 @@ from hudi_cdc import sample
 from hudi_cdc.capture import moma_db
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.errors import ConfigError
-from tests.shared import SHARED
+from tests.shared import SHARED, missing
 
 _STATEMENT = re.compile(r"^(?:UPDATE (?:public\.)?(\w+) SET (\w+) = (.+) WHERE (\w+) = (\d+)|"
                         r"DELETE FROM (?:public\.)?(\w+) WHERE (\w+) = (\d+));$")
@@ -53,7 +53,7 @@ def test_seed_statements_are_the_sample_change_events():
 def test_seed_statements_are_the_seeds_text():
     files = sorted((SHARED / "seeds").glob("001_*.txt"))
     if not files:
-        pytest.skip(f"seed 001 not in {SHARED / 'seeds'}")
+        missing(f"seed 001 not in {SHARED / 'seeds'}")
     text = " ".join(files[0].read_text(encoding="utf-8").split())
     for st in moma_db.SEED_STATEMENTS:
         if "date = 1960" in st:
@@ -104,31 +104,23 @@ def test_demo_options_need_from_postgres():
     assert out.exit_code == 2 and "--password-env: only with --pg-dsn" in out.output
 
 
-def test_demo_exits_10_when_verify_differs(tmp_path, monkeypatch):
-    """The rows are shown first, then the differences are the command's error (exit 10)."""
-    import contextlib
-
-    from hudi_cdc import demo_postgres as dp
-    from hudi_cdc.capture import source as src
+def test_demo_exits_10_naming_every_table_that_differs():
+    """The demo's outcome from verify's own results (the rows are shown before it, in run_postgres_demo):
+    nothing when every table is equal, else TablesDiffer (exit 10) with each differing table's summary."""
     from hudi_cdc.capture.verify import TablesDiffer, VerifyResult
-    from hudi_cdc.config import load_pipeline
+    from hudi_cdc.demo_postgres import raise_if_differ
 
-    db = {"host": "127.0.0.1", "port": 5999, "name": "moma", "user": "hudi_cdc", "password_env": "X_PW"}
-    p = load_pipeline(dp._write_pipeline(tmp_path, db, "", "", ""))
-    shown = []
-    monkeypatch.setattr(dp, "open_source", lambda *a: dp.Source(p))
-    monkeypatch.setattr(src, "connect", lambda *a, **k: contextlib.nullcontext())
-    monkeypatch.setattr(moma_db, "load_sample", lambda *a: {})
-    monkeypatch.setattr(moma_db, "apply_seed_changes", lambda *a: 0)
-    monkeypatch.setattr(dp, "_capture", lambda *a: {"snapshot": False, "events": 0})
-    monkeypatch.setattr(dp.pipe, "table_exists", lambda *a: True)
-    monkeypatch.setattr(dp.pipe, "stream", lambda *a, **k: [])
-    results = [VerifyResult(t, tt, equal=(t == "artists"), db_rows=1, lake_rows=1, different=int(t != "artists"),
-                            different_keys=[] if t == "artists" else ["7"]) for t, tt in p.targets()]
-    monkeypatch.setattr(dp, "verify_all", lambda *a: results)
-    monkeypatch.setattr("hudi_cdc.demo.show_rows", lambda *a: shown.append("lake"))
-    monkeypatch.setattr(dp, "_show_db_rows", lambda *a: shown.append("db"))
-    with pytest.raises(TablesDiffer, match=r"verify: 2 of 4 tables differ .*artworks \(COPY_ON_WRITE\): DIFFERS: "
-                                           r"1 different \(e\.g\. key 7\)") as exc:
-        dp.run_postgres_demo(tmp_path, progress=lambda m: None)
-    assert exc.value.exit_code == 10 and shown == ["lake", "db"]
+    def result(table, tt, **diff):
+        return VerifyResult(table, tt, equal=not diff, db_rows=3, lake_rows=3, **diff)
+
+    equal = [result("artists", "COPY_ON_WRITE"), result("artists", "MERGE_ON_READ")]
+    raise_if_differ(equal)  # no error
+    raise_if_differ([])
+    differ = [*equal, result("artworks", "COPY_ON_WRITE", different=1, different_keys=["7"]),
+              result("artworks", "MERGE_ON_READ", missing=2, missing_keys=["8", "9"])]
+    with pytest.raises(TablesDiffer) as exc:
+        raise_if_differ(differ)
+    assert exc.value.exit_code == 10
+    assert str(exc.value) == ("verify: 2 of 4 tables differ from the database: "
+                              "artworks (COPY_ON_WRITE): DIFFERS: 1 different (e.g. key 7); "
+                              "artworks (MERGE_ON_READ): DIFFERS: 2 missing in the lake (e.g. key 8, 9)")

@@ -8,7 +8,7 @@ import pytest
 
 from hudi_cdc import render
 from hudi_cdc.config import load_pipeline
-from tests.shared import SHARED
+from tests.shared import SHARED, require
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
@@ -35,9 +35,9 @@ def test_seed_spark_submit_matches_golden(seed):
                                 props_uri=props % "artworks") == golden["artworks_mor_bulk_insert"]
 
 
-@pytest.mark.skipif(not SEED_TEXT.exists(), reason="seed 001 text is in ../shared/seeds (beside the checkout)")
 def test_golden_files_are_the_seed_text():
     """The golden files are the seed's text itself (the post's en dashes read as --)."""
+    require(SEED_TEXT.exists(), f"seed 001 text not at {SEED_TEXT} (../shared/seeds beside the checkout)")
     text = SEED_TEXT.read_text(encoding="utf-8")
     for name in ("deltastreamer_artists_apicurio_mor.properties", "deltastreamer_artworks_apicurio_mor.properties"):
         assert (HERE / "golden" / "seed" / name).read_text().rstrip("\n") in text

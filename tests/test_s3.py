@@ -4,10 +4,7 @@ hudi-rs; an endpoint that is down or a missing bucket is one line naming it, and
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,6 +13,7 @@ import pytest
 from hudi_cdc import s3, sample, storage
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.reader import read_table, rows_by_key
+from tests.cli import run_cli
 
 pytestmark = pytest.mark.s3
 
@@ -43,11 +41,7 @@ tables:
 
 
 def cli(*args, cwd, check=False, env=None):
-    proc = subprocess.run([sys.executable, "-m", "hudi_cdc.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env or dict(os.environ), timeout=1800)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"hudi-cdc {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc
+    return run_cli(*args, cwd=cwd, env=env, check=check)
 
 
 def _workspace(tmp: Path, bucket: str, endpoint: str) -> Path:

@@ -67,6 +67,38 @@ def test_java_properties_escapes_and_separators():
                                                  "hoodie.path": "s3://b/p"}
 
 
+def test_java_properties_unicode_escapes_continuations_and_whitespace_separator():
+    """What java.util.Properties.store writes for non-ASCII text (\\uXXXX), a value continued on the next
+    line (leading blanks of the continuation dropped), a blank as separator, and a later key winning."""
+    text = ("hoodie.table.comment=caf\\u00e9 \\u2013 na\\u00efve\n"
+            "hoodie.table.recordkey.fields=a,\\\n    b,\\\n    c\n"
+            "hoodie.table.name artists\n"
+            "hoodie.tab\\ key=x\\ty\n"
+            "hoodie.table.name=artists_cow\n")
+    assert properties.parse_properties(text) == {
+        "hoodie.table.comment": "caf\u00e9 \u2013 na\u00efve", "hoodie.table.recordkey.fields": "a,b,c",
+        "hoodie.table.name": "artists_cow", "hoodie.tab key": "x\ty"}
+
+
+def test_java_properties_round_trip_what_java_writes():
+    """javaproperties.dumps writes as java.util.Properties.store does (escapes, \\u); reading it back is exact."""
+    import javaproperties
+
+    props = {"hoodie.path": "s3://b/p=1", "k:ey": "v\u00e9\nline two", " lead": "trail "}
+    assert properties.parse_properties(javaproperties.dumps(props, timestamp=False)) == props
+
+
+def test_properties_stays_stdlib_at_import():
+    """The job imports properties.py for load_properties; parsing hoodie.properties is the CLI side's."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import hudi_cdc.properties as p; "
+            "assert 'javaproperties' not in sys.modules; p.parse_properties('a=b'); "
+            "assert 'javaproperties' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_streamer_properties_include_cycle_and_missing_file(tmp_path):
     (tmp_path / "a.properties").write_text("include=b.properties\n")
     (tmp_path / "b.properties").write_text("include=a.properties\n")

@@ -33,6 +33,7 @@ from ..errors import HudiCdcError, SourceError
 from . import engine as jvm
 from . import source as src
 from .landing import Landing
+from .registrar import Registrar
 
 Progress = Callable[[str], None]
 CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"
@@ -320,6 +321,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size,
                       storage.local(pipeline.source_root), staging=wd / "staging")
     consumer = _Consumer(landing, f"{props['topic.prefix']}.message", marker_prefix(pipeline), run_id, continuous)
+    registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
     state: dict = {}
     jprops = JClass("java.util.Properties")()
     for k, v in props.items():
@@ -338,6 +340,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
                 if stop.is_set():
                     break
                 consumer.rotate(rotate_seconds)
+                registrar.after_landing(landing)
             elif timeout_seconds and now - started > timeout_seconds:
                 raise SourceError(f"capture did not catch up within {timeout_seconds:.0f} s "
                                   f"({sum(s.records for s in landing.stats.values())} events landed; log: {log})")
@@ -376,6 +379,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
                           f"(log: {log})")
     if consumer.reached:
         _save_good_copy(pipeline)
+    registrar.after_landing(landing)
     seconds = time.monotonic() - started
     result = CaptureResult(snapshot=snapshot, seconds=round(seconds, 2))
     for topic, st in landing.stats.items():

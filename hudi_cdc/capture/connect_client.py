@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import ConfigError, EnvironmentProblem, HudiCdcError, SourceError
+from ..errors import ConfigError, EnvironmentProblem, ExitCode, HudiCdcError, SourceError
 
 RETRY_STATUS = frozenset({409, 502, 503, 504})
 _REASONS = ("Connection refused", "Name or service not known", "timed out", "Connection reset",
@@ -36,7 +36,7 @@ class ConnectUnavailable(EnvironmentProblem):
 class ConnectRequestError(HudiCdcError):
     """The worker answered a request with an error status (not a config it refused)."""
 
-    exit_code = 5
+    exit_code = ExitCode.ENVIRONMENT
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)

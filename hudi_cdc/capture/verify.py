@@ -20,7 +20,7 @@ from datetime import date, datetime, time, timezone
 from decimal import Decimal
 
 from ..config import Pipeline
-from ..errors import HudiCdcError, TableStateError
+from ..errors import ExitCode, HudiCdcError, TableStateError
 from . import source as src
 
 SAMPLES = 5
@@ -31,7 +31,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 class TablesDiffer(HudiCdcError):
     """verify found rows that differ between the database and the lake."""
 
-    exit_code = 10
+    exit_code = ExitCode.DIFFERS
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import ExitCode
 from ..output import emit, output_option, progress
 from . import pipeline_from
 
@@ -31,4 +32,4 @@ def status_cmd(ctx, table, ttype, max_freshness, max_backlog_files, output):
     for line in problems:
         progress(f"status: {line}")
     if problems:
-        ctx.exit(1)
+        ctx.exit(ExitCode.FAILED)

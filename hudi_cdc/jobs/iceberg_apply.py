@@ -14,6 +14,7 @@ import sys
 import time
 
 from hudi_cdc.causes import root_cause
+from hudi_cdc.errors import ExitCode
 
 RESULT_MARK = "HUDI_CDC_RESULT "
 ERROR_MARK = "HUDI_CDC_ERROR "
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         raise
     _mark(RESULT_MARK, result)
     spark.stop()
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

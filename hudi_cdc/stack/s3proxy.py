@@ -4,7 +4,7 @@ Distribution: ``org.gaul:s3proxy:<v>:jar:jar-with-dependencies`` (Maven Central,
 once into ``$HUDI_CDC_HOME/s3proxy/`` and run with Java 17. Objects live under
 ``<data dir>/s3/blobs/<bucket>/<key>``. s3proxy reads its fixed local keys from its config file
 (``<data dir>/s3/s3proxy.conf``, mode 0600), never from its command line; clients find the same keys
-in ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` (the AWS default chain), see README "S3".
+in ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` (the AWS default chain), see docs/s3.md.
 """
 
 from __future__ import annotations

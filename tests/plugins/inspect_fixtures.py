@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared import SHARED
+from tests.shared import SHARED, missing
 
 FIXTURE_ZIPS = SHARED / "fixtures" / "hudi-tables"
 
@@ -30,7 +30,7 @@ def unzip_table(zip_path: Path, dest: Path) -> Path:
 def hudi_fixture_tables(tmp_path_factory) -> dict[str, Path]:
     """Every zip in shared/fixtures/hudi-tables unpacked: {"sample_table/cow/v6_empty": base path}."""
     if not FIXTURE_ZIPS.is_dir():
-        pytest.skip(f"fixture tables not found at {FIXTURE_ZIPS}")
+        missing(f"fixture tables not found at {FIXTURE_ZIPS}")
     root = tmp_path_factory.mktemp("hudi-fixtures")
     tables = {}
     for z in fixture_zips():

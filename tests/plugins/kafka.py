@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+from tests.shared import missing
+
 
 @pytest.fixture(scope="session")
 def connect_worker(postgres):
@@ -27,7 +29,7 @@ def connect_worker(postgres):
     try:
         install()
     except EnvironmentProblem as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     d = tempfile.mkdtemp(prefix="hudi-cdc-kafka-")
     kc = KafkaConnect(KafkaConnectConfig(d, worker_env={PASSWORD_ENV: os.environ[PASSWORD_ENV]}))
     t0 = time.monotonic()

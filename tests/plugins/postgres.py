@@ -12,6 +12,8 @@ import os
 
 import pytest
 
+from tests.shared import missing
+
 PASSWORD_ENV = "HUDI_CDC_TEST_PGPASSWORD"
 ROLE = "hudi_cdc"
 
@@ -24,7 +26,7 @@ def postgres():
     try:
         pg = pg_local.throwaway()
     except EnvironmentProblem as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     pg.start()
     try:
         import psycopg

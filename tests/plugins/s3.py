@@ -3,7 +3,7 @@ session's stack (tests/plugins/stack.py: same data dir and ports, so the stack's
 server reach it), stopped at the end (``Stack.down``), also on failure.
 
 - ``s3_endpoint``: the endpoint URL; the session's environment carries AWS_ENDPOINT_URL and the
-  endpoint's fixed local keys (as a user exports them, README "S3"), so every client finds them.
+  endpoint's fixed local keys (as a user exports them, docs/s3.md), so every client finds them.
 - ``s3_bucket``: a fresh bucket per test (s3://<name>), so tests never see each other's files.
 """
 

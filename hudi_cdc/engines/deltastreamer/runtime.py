@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import jars as jarcache
-from ...errors import EnvironmentProblem, HudiCdcError
+from ...errors import EnvironmentProblem, ExitCode, HudiCdcError
 from ...java_spark import find_java
 
 Progress = Callable[[str], None]
@@ -207,7 +207,7 @@ def main(argv=None) -> int:
     size = disk_usage(rt.root) / 1e6
     state = "already prepared" if was_ready else f"prepared in {time.time() - started:.0f}s"
     print(f"deltastreamer {HUDI_VERSION}: {state}: {rt.root} ({size:.0f} MB); spark-submit {rt.spark_submit}")
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 
 from hudi_cdc.causes import root_cause
+from hudi_cdc.errors import ExitCode
 from hudi_cdc.spark_conf import configure
 
 from .argv import Target, parse_argv
@@ -77,20 +78,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         targets = parse_argv(argv)
     except SystemExit:
         _mark(ERROR_MARK, {"message": "bad streamer arguments: " + shlex.join(argv)})
-        return 2
+        return ExitCode.CONFIG
     spark = build_session()
     spark.sparkContext.setLogLevel("WARN")
     try:
         results = run_targets(spark, targets, log=lambda m: print("hudi-cdc: " + m, flush=True))
     except JobInputError as exc:
         _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
-        return 7 if isinstance(exc, RegistryReadError) else 3
+        return ExitCode.REGISTRY if isinstance(exc, RegistryReadError) else ExitCode.DATA
     except DiskFull as exc:
         _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
-        return 5
+        return ExitCode.ENVIRONMENT
     except Exception as exc:
         _mark(ERROR_MARK, {"message": root_cause(exc), "kind": "job"})
         raise
     _mark(RESULT_MARK, [r.as_dict() for r in results])
     spark.stop()
-    return 0
+    return ExitCode.OK
