@@ -289,6 +289,15 @@ def _jvms_under(marker: str) -> list[int]:
     return out
 
 
+def _running(pid: int) -> bool:
+    """Is the process there and not a zombie (it has ended but not been reaped yet)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _holds(pid: int, path: Path) -> bool:
     """Does the process have `path` open (the inherited table lock)?"""
     try:
@@ -327,10 +336,12 @@ def test_a_killed_hudi_cdc_takes_its_014_jvm_with_it(tmp_path):
         assert lock.probe(lake.pipeline, "artists", "MERGE_ON_READ").held
         cli.send_signal(signal.SIGKILL)
         cli.wait(60)
+        # bounded wait: a dying process drops its memory (and command line) before its files
         deadline = time.monotonic() + 120
-        while jvm in _jvms_under(str(tmp_path)) and time.monotonic() < deadline:
+        while (_running(jvm) or lock.probe(lake.pipeline, "artists", "MERGE_ON_READ").held) \
+                and time.monotonic() < deadline:
             time.sleep(1)
-        assert jvm not in _jvms_under(str(tmp_path)), "the JVM outlived the killed hudi-cdc"
+        assert not _running(jvm), "the JVM outlived the killed hudi-cdc"
         assert not lock.probe(lake.pipeline, "artists", "MERGE_ON_READ").held
     finally:
         if cli.poll() is None:
