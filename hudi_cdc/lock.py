@@ -71,8 +71,12 @@ def _age(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
+ICEBERG = "ICEBERG"  # the Iceberg copy of a table (hudi-cdc apply --engine iceberg) has a lock of its own
+
+
 def lock_path(pipeline: Pipeline, table: str, table_type: str) -> Path:
-    return uri_to_path(pipeline.lake_root) / LOCK_DIR / f"{table}_{TYPE_SUFFIX[table_type]}.lock"
+    suffix = "iceberg" if table_type == ICEBERG else TYPE_SUFFIX[table_type]
+    return uri_to_path(pipeline.lake_root) / LOCK_DIR / f"{table}_{suffix}.lock"
 
 
 def _holder_path(path: Path) -> Path:

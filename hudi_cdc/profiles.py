@@ -114,7 +114,9 @@ _WHY_NOT_LOCAL = {
 # Which engines run a profile's jobs on EMR / EMR Serverless: the real HoodieStreamer always; hudi-cdc's
 # streamer (spark-submit of jobs/streamer.py, --py-files the job zip, EMR's Hudi Spark bundle) only on
 # the EMR 7 profile: the job needs Python 3.10+ (hudi-rs wheels), EMR 6.x runs Python 3.7.
-AWS_ENGINES = {CURRENT_HUDI: (HOODIESTREAMER, HUDI_CDC), V014_HUDI: (HOODIESTREAMER,), SEED_HUDI: (HOODIESTREAMER,)}
+# The first engine of a profile is its default: hudi-cdc's streamer on EMR 7 (the tombstones, redelivery
+# and delete-block guarantees live there), HoodieStreamer stays selectable with hudi.engine.
+AWS_ENGINES = {CURRENT_HUDI: (HUDI_CDC, HOODIESTREAMER), V014_HUDI: (HOODIESTREAMER,), SEED_HUDI: (HOODIESTREAMER,)}
 
 
 def engine_for(version: str, target: str, chosen: str | None = None) -> str:
@@ -126,7 +128,7 @@ def engine_for(version: str, target: str, chosen: str | None = None) -> str:
             raise ConfigError(f"hudi.engine {chosen} cannot run on {target} for hudi.version {version}: its EMR "
                               f"release ({release}) runs Python 3.7, and hudi-cdc's streamer needs Python 3.10+ "
                               f"(hudi-rs); use hudi.engine {HOODIESTREAMER} there, or hudi.version {CURRENT_HUDI}")
-        return chosen or HOODIESTREAMER
+        return chosen or possible[0]
     possible = LOCAL_ENGINES.get(version, (HUDI_CDC,))
     if not possible:
         raise ConfigError(f"hudi.version {version} (the seed's EMR 6.5 profile) cannot run locally: "

@@ -32,27 +32,44 @@ def local_path(uri: str) -> str:
     return uri[len("file://"):] if uri.startswith("file://") else uri
 
 
+def _read_text(local: str) -> str | None:
+    """The text of a local file or an s3:// object (as EMR steps name them); None when absent."""
+    from . import storage  # stdlib + boto3 for s3:// only
+
+    data = storage.read_bytes(local)
+    return None if data is None else data.decode("utf-8")
+
+
+def _include(local: str, value: str) -> str:
+    """An include's location: absolute (a path or a URI) as given, else next to the including file."""
+    if "://" in value or os.path.isabs(local_path(value)):
+        return value
+    if "://" in local:
+        return f"{local.rsplit('/', 1)[0]}/{value}"
+    return os.path.join(os.path.dirname(local), value)
+
+
 def load_properties(path: str, _seen: set[str] | None = None) -> dict[str, str]:
-    """A streamer properties file (local path or file:// URI) with its includes, the later key winning."""
+    """A streamer properties file (local path, file:// or s3:// URI) with its includes, the later key
+    winning."""
     local = local_path(path)
     seen = _seen if _seen is not None else set()
     if local in seen:
         raise PropertiesError(f"{path}: include cycle")
     seen.add(local)
-    if not os.path.exists(local):
+    text = _read_text(local)
+    if text is None:
         raise PropertiesError(f"{path}: properties file not found")
     props: dict[str, str] = {}
-    with open(local, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            line = raw.strip()
-            if not line or line.startswith(("#", "!")):
-                continue
-            if "=" not in line:
-                raise PropertiesError(f"{path}:{lineno}: expected key=value")
-            key, value = (part.strip() for part in line.split("=", 1))
-            if key == "include":
-                inc = value if os.path.isabs(local_path(value)) else os.path.join(os.path.dirname(local), value)
-                props.update(load_properties(inc, seen))
-            else:
-                props[key] = value
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        if "=" not in line:
+            raise PropertiesError(f"{path}:{lineno}: expected key=value")
+        key, value = (part.strip() for part in line.split("=", 1))
+        if key == "include":
+            props.update(load_properties(_include(local, value), seen))
+        else:
+            props[key] = value
     return props

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import s3
+from . import s3, slice_merge
 from .causes import first_line
 from .config import Pipeline
 from .errors import TableStateError
@@ -21,7 +21,12 @@ def read_table(base_uri: str, columns: Sequence[str] | None = None, read_optimiz
         if read_optimized:
             builder = builder.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
         table = builder.build()
-        batches = table.read()
+        try:
+            batches = table.read()
+        except Exception as exc:  # a MoR delete block hudi-rs refuses: those slices are merged here
+            if not slice_merge.is_mixed_ordering_error(exc):
+                raise
+            batches = slice_merge.read_table(table).to_batches()
     except Exception as exc:
         raise TableStateError(f"cannot read Hudi table at {base_uri}: {first_line(exc)}") from None
     if not batches:

@@ -19,14 +19,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import storage
+from . import checkpoints, storage
 from .config import TYPE_SUFFIX, Pipeline, is_s3_uri, uri_to_path
 from .errors import TableStateError
 from .inspect.metadata import commit_metadata
 from .inspect.table import Table, open_table
 from .inspect.timeline import completed_writes, read_timeline
-from .instants import Instant
 from .jobs import streamer
+from .jobs.stream.table import SOURCE_TS_FIELD
 from .lock import probe
 
 SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)
@@ -54,6 +54,9 @@ class TableStatus:
     checkpoint: str | None = None
     source_ts_ms: int | None = None
     source_ordering: str | None = None
+    # where source_ts_ms comes from: "commit" (hudi-cdc's streamer records it) or "landing" (the
+    # newest landed file the checkpoint covers, for tables HoodieStreamer/HoodieDeltaStreamer wrote)
+    source_ts_from: str | None = None
     freshness_seconds: float | None = None
     backlog_files: int = 0
     backlog_bytes: int = 0
@@ -111,17 +114,47 @@ def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_e
     return failure
 
 
-def _extra(meta: dict) -> dict[str, str]:
-    return meta.get("extraMetadata") or meta.get("extra_metadata") or {}
+LANDING_TS_FILES = 16  # at most this many landed files are read for a table's newest source event time
 
 
-def _newest_extra(table: Table, writes: list[Instant], key: str) -> str | None:
-    """The value of an extra-metadata key in the newest completed write that carries it."""
-    for meta in reversed(commit_metadata(table, writes)):
-        value = _extra(meta).get(key)
-        if value not in (None, ""):
-            return value
+def landed_files(landing: str) -> list[tuple[str, int, int]]:
+    """(path, modification time ms, size) of every landed file of a topic; [] when there is no folder."""
+    local = landing if is_s3_uri(landing) else str(uri_to_path(landing))
+    return storage.walk_files(local) if storage.is_dir(local) else []
+
+
+def landed_source_ts(landing: str, checkpoint: str | None, field_name: str = SOURCE_TS_FIELD,
+                     files: list[tuple[str, int, int]] | None = None) -> int | None:
+    """The newest source event time (ms) in the landed files a checkpoint covers: the largest
+    `field_name` of the newest files at or before the checkpoint (modification time, as the
+    streamers pick them), read newest first until a file with records gives one. None when the
+    files carry no such field or no file is covered. `files`: the landing's listing, if made."""
+    if checkpoint in (None, "") or not str(checkpoint).isdigit():
+        return None
+    listing = landed_files(landing) if files is None else files
+    covered = sorted((f for f in listing if f[1] <= int(str(checkpoint))),
+                     key=lambda f: f[1], reverse=True)[:LANDING_TS_FILES]
+    for path, _mtime, _size in covered:
+        ts = _max_field(path, field_name)
+        if ts is not None:
+            return ts
     return None
+
+
+def _max_field(path: str, field_name: str) -> int | None:
+    import io
+
+    import fastavro
+
+    data = storage.read_bytes(path)
+    if not data:
+        return None
+    try:
+        values = [r.get(field_name) for r in fastavro.reader(io.BytesIO(data)) if isinstance(r, dict)]
+    except Exception:  # not an Avro file (or corrupt): it says nothing about event times
+        return None
+    ints = [int(v) for v in values if isinstance(v, int | float)]
+    return max(ints) if ints else None
 
 
 def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | None = None) -> TableStatus:
@@ -145,10 +178,16 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
         st.last_commit, st.last_commit_action = last.requested_time, last.action
         last_epoch = instant_epoch(last.completion_time or last.requested_time)
         st.last_commit_age_seconds = round(now - last_epoch, 3)
-        st.checkpoint = _newest_extra(tbl, writes, streamer.CHECKPOINT_KEY)
-        ts = _newest_extra(tbl, writes, streamer.SOURCE_TS_KEY)
+        metas = list(reversed(commit_metadata(tbl, writes)))  # newest first
+        found = checkpoints.newest_checkpoint(metas)
+        st.checkpoint = found.value if found else None
+        ts = checkpoints.newest_value(metas, checkpoints.SOURCE_TS_KEY)
         st.source_ts_ms = int(ts) if ts else None
-        st.source_ordering = _newest_extra(tbl, writes, streamer.SOURCE_ORDERING_KEY)
+        st.source_ts_from = "commit" if ts else None
+        st.source_ordering = checkpoints.newest_value(metas, checkpoints.SOURCE_ORDERING_KEY)
+        if st.source_ts_ms is None:
+            st.source_ts_ms = landed_source_ts(pipeline.topic_dir(table), st.checkpoint)
+            st.source_ts_from = "landing" if st.source_ts_ms is not None else None
         if st.source_ts_ms is not None:
             st.freshness_seconds = round(now - st.source_ts_ms / 1000.0, 3)
         _file_figures(tbl, st)

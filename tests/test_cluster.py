@@ -88,3 +88,114 @@ def test_bootstrap_and_stream_on_a_standalone_cluster(spark_cluster, s3_endpoint
         assert set(got) == set(want), table_type
         bad = [k for k in want if any(got[k][c] != want[k][c] for c in cols)]
         assert not bad, f"{table_type}: {len(bad)} rows differ, e.g. {bad[:3]}"
+
+
+EMR_PIPELINE = """\
+pipeline: moma
+source:
+  root: s3://{bucket}/landing/topics
+lake:
+  root: s3://{bucket}/lake
+emr:
+  region: us-east-1
+  bucket: {bucket}
+  prefix: hudi-cdc
+  cluster_id: j-LOCALSTANDALONE
+spark:
+  shuffle_partitions: 2
+tables:
+  artists:
+    topic: moma.public.artists
+    record_key: artist_id
+    ordering_field: __lsn
+    partition_field: nationality
+    table_types: [COPY_ON_WRITE, MERGE_ON_READ]
+    deletes: hard
+"""
+
+
+def _emr_cluster_conf(conf_dir: Path, master: str, pipeline) -> None:
+    """What an EMR cluster's own configuration gives every step (spark-defaults.conf): the master,
+    Hudi's and spark-avro's jars on the class path (EMR ships them; the step's --jars names EMR's
+    paths), s3:// served by S3A against the local endpoint (EMRFS on EMR). The step's argv is
+    not touched."""
+    from hudi_cdc import jars as jarcache
+    from hudi_cdc import s3
+
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    classpath = ":".join(str(p) for p in jarcache.ensure_jars(pipeline.hudi.version, None, True))
+    conf = {"spark.master": master, "spark.driver.memory": "1g", "spark.executor.memory": "1g",
+            "spark.cores.max": "1", "spark.driver.extraClassPath": classpath,
+            "spark.executor.extraClassPath": classpath, "spark.driver.host": "127.0.0.1",
+            **s3.hadoop_conf(pipeline.s3_endpoint())}
+    (conf_dir / "spark-defaults.conf").write_text("".join(f"{k} {v}\n" for k, v in conf.items()))
+
+
+def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_cluster, s3_endpoint, s3_bucket, tmp_path):
+    """The EMR steps `hudi-cdc --target emr` submits for hudi-cdc's streamer (the current profile's
+    default engine on EMR), argv unchanged but for spark-submit's path: the job file and its zip
+    (--py-files) read from s3://, properties, landed files and tables on s3://, on a standalone
+    master + worker with EMR's cluster configuration played by spark-defaults.conf. Bootstrap,
+    then a stream round; the tables equal the replay of the landed events."""
+    import sysconfig
+
+    from hudi_cdc import render, s3
+    from hudi_cdc.java_spark import find_java, spark_home, spark_submit
+    from hudi_cdc.profiles import HUDI_CDC, engine_for
+    from hudi_cdc.render import Job
+    from hudi_cdc.runners.aws.upload import upload_rendered
+    from hudi_cdc.runners.emr.plan import steps_json
+    from hudi_cdc.runners.emr_serverless.plan import argv_of, start_request
+
+    (tmp_path / "hudi-cdc.yaml").write_text(EMR_PIPELINE.format(bucket=s3_bucket))
+    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
+    assert engine_for(p.hudi.version, "emr") == engine_for(p.hudi.version, "emr-serverless") == HUDI_CDC
+    conf_dir = tmp_path / "emr-conf"
+    _emr_cluster_conf(conf_dir, spark_cluster.master_url, p)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(SPARK_CONF_DIR=str(conf_dir), SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP="127.0.0.1",
+               JAVA_HOME=str(Path(find_java(17, "Spark")).resolve().parent.parent),
+               # the job's packages (fastavro, hudi-rs, pyarrow, pyspark) for the cluster's Python, as
+               # emr/bootstrap-hudi-cdc-job.sh installs them; hudi_cdc itself comes from the zip only
+               PYTHONPATH=sysconfig.get_paths()["purelib"], PYTHONNOUSERSITE="1")
+    uploaded = upload_rendered(p, s3.client(), lambda m: None, False, with_job=True)
+    assert {"streamer.py", "hudi_cdc_job.zip"} <= set(uploaded)
+
+    def run(name: str, argv: list[str]) -> None:
+        assert argv[0] == "spark-submit" and argv[argv.index("--py-files") + 1].startswith("s3://")
+        log = tmp_path / f"{name.replace(':', '_')}.log"
+        with open(log, "w") as fh:
+            proc = subprocess.run([str(spark_submit()), *argv[1:]], cwd=tmp_path, env=env, stdout=fh,
+                                  stderr=subprocess.STDOUT, timeout=1500)
+        assert proc.returncode == 0, f"{name} failed: {log.read_text(errors='replace')[-4000:]}"
+
+    def emr_step(op: str, table_type: str) -> None:
+        step = steps_json(p, [Job("artists", table_type, op)])[0]
+        run(step["Name"], list(step["HadoopJarStep"]["Args"]))
+
+    def serverless_job_run(op: str, table_type: str) -> None:
+        """What EMR Serverless runs for the StartJobRun request hudi-cdc sends: spark-submit of its jobDriver."""
+        names = list(render.render_properties(p))
+        request = start_request(p, Job("artists", table_type, op), application_id="00local", log_root="s3://x/l",
+                                execution_role_arn="arn:aws:iam::000000000000:role/local", names=names)
+        run(request["name"], argv_of(request["jobDriver"]))
+
+    assert _cli(tmp_path, "sample", "moma", "--stage", "snapshot").returncode == 0
+    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        emr_step("BULK_INSERT", table_type)
+    assert _cli(tmp_path, "sample", "moma", "--stage", "changes").returncode == 0
+    emr_step("UPSERT", "COPY_ON_WRITE")
+    serverless_job_run("UPSERT", "MERGE_ON_READ")
+
+    landing = tmp_path / "landing"
+    for uri, _, _ in storage.walk_files(p.source_root):
+        path = landing / uri[len(p.source_root) + 1:]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(storage.read_bytes(uri) or b"")
+    want = sample.expected_state(landing, "artists")
+    cols = [c for c in next(iter(want.values())) if c != "__source_ts_ms"]
+    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        got = rows_by_key(read_table(p.base_path("artists", table_type)), "artist_id")
+        assert set(got) == set(want), table_type
+        bad = [k for k in want if any(got[k][c] != want[k][c] for c in cols)]
+        assert not bad, f"{table_type}: {len(bad)} rows differ, e.g. {bad[:3]}"

@@ -8,17 +8,21 @@ one spark-submit (a JVM), so these tests are slow: run this file on its own.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import fastavro
 import pytest
+import yaml
 
 from hudi_cdc import pipeline as pipe
 from hudi_cdc import render, sample
+from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline, uri_to_path
 from hudi_cdc.engines.deltastreamer import runtime, submit
 from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.status import pipeline_status
 from tests.shared import require
 
 pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer]
@@ -57,7 +61,8 @@ class Lake:
         stream = {"min_sync_interval_seconds": 0}
         if source_limit:
             stream["source_limit"] = source_limit
-        self.pipeline = parse_pipeline({
+        self.config = str(tmp / "test.yaml")
+        self.data = {
             "pipeline": "t", "hudi": {"version": "0.14.0"},
             "source": {"root": str(self.root)},
             "lake": {"root": str(tmp / "lake"), "hive_database": "t"},
@@ -65,7 +70,9 @@ class Lake:
             "tables": {"artists": {"topic": TOPIC, "record_key": "artist_id", "ordering_field": "__lsn",
                                    "partition_field": "nationality", "table_types": list(types),
                                    "compaction_delta_commits": compaction, **table}},
-        }, "test.yaml", str(tmp))
+        }
+        self.pipeline = parse_pipeline(self.data, "test.yaml", str(tmp))
+        Path(self.config).write_text(yaml.safe_dump(self.data))  # for the CLI: --config
         self.types = types
         self.events = []
         self.offset = 0
@@ -205,3 +212,139 @@ def _with_source_limit(lake: Lake, limit: int) -> Lake:
     data["stream"]["source_limit"] = limit
     lake.pipeline = parse_pipeline(data, lake.pipeline.source_file, lake.pipeline.base_dir)
     return lake
+
+
+def _cli_json(capsys, *argv) -> list[dict]:
+    capsys.readouterr()
+    assert main([*argv, "-o", "json"]) == 0, argv
+    return json.loads(capsys.readouterr().out)
+
+
+def test_status_and_jvm_free_readers_on_tables_the_014_engine_wrote(tmp_path, capsys):
+    """Tables HoodieDeltaStreamer 0.14 wrote (its checkpoint under deltastreamer.checkpoint.key, no
+    hudi-cdc source position; MoR delete blocks where a partition move's delete, ordering int 0,
+    meets key-only deletes, ordering the long __lsn): status shows the checkpoint, freshness and
+    no backlog once everything landed was consumed; show, query --engine native, inspect and
+    report read both types without a JVM and show the replayed state."""
+    lake = Lake(tmp_path)
+    lake.land(SNAPSHOT)
+    lake.run("BULK_INSERT")
+    # French rows (id % 3 == 1) share one file group: a move out of it and key-only deletes in it,
+    # in one round, put both kinds of delete into that file group's delete block (MoR)
+    lake.land([ev(1, 200, nat="German", name="moved"), ev(4, 210, deleted=True), ev(7, 220, name="seven")])
+    lake.land([ev(10, 230, nat="American", name="ten moved"), ev(13, 240, deleted=True), ev(2, 90, name="stale")])
+    lake.run("UPSERT")
+    lake.assert_matches()
+    newest_ms = lake.mtime_ns // 1_000_000
+    want = lake.expected()
+
+    rows = {st.table_type: st for st in pipeline_status(lake.pipeline, "artists")}
+    assert set(rows) == set(BOTH)
+    for tt, st in rows.items():
+        assert st.checkpoint == str(newest_ms), tt
+        assert (st.backlog_files, st.backlog_bytes) == (0, 0), tt
+        assert (st.source_ts_ms, st.source_ts_from) == (240, "landing"), tt  # __source_ts_ms of the last file
+        assert st.freshness_seconds is not None and st.freshness_seconds > 0, tt
+
+    for tt in ("cow", "mor"):
+        out = _cli_json(capsys, "--config", lake.config, "status", "--table", "artists", "--type", tt,
+                        "--max-backlog-files", "0")
+        assert out[0]["backlog_files"] == 0 and out[0]["freshness_seconds"] is not None and not out[0]["breaches"]
+        shown = _cli_json(capsys, "--config", lake.config, "show", "--table", "artists", "--type", tt)
+        assert {r["artist_id"]: {c: r[c] for c in DATA_COLS} for r in shown} == want, tt
+        latest = _cli_json(capsys, "--config", lake.config, "inspect", "commits", "--table", "artists", "--type", tt)
+        assert latest, tt
+        asof = _cli_json(capsys, "--config", lake.config, "query", "as-of", "--engine", "native", "--table",
+                         "artists", "--type", tt, "--at", "2100-01-01")
+        got = {r["artist_id"]: {c: r[c] for c in DATA_COLS} for r in _records(asof)}
+        assert got == want, tt
+        for what in ("stats", "files", "schema", "timeline", *(("compactions",) if tt == "mor" else ())):
+            _cli_json(capsys, "--config", lake.config, "inspect", what, "--table", "artists", "--type", tt)
+    report = _cli_json(capsys, "--config", lake.config, "report", "--out", str(tmp_path / "report"))
+    assert len(report) == 2 and all(r["error"] is None for r in report), report
+    assert sorted(r["deleted"] > 0 for r in report) == [True, True], report
+    assert [r["source_ts_ms"] for r in report] == [240, 240], report  # from the landed files, as status
+
+
+def _records(out) -> list[dict]:
+    """The rows of `query as-of -o json` (a list of rows, or an object carrying them)."""
+    if isinstance(out, dict):
+        out = out.get("rows") or out.get("records") or []
+    return out
+
+
+def _jvms_under(marker: str) -> list[int]:
+    """Pids of the java processes whose command line names `marker` (this test's folder)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"java") and any(marker.encode() in a for a in argv):
+            out.append(int(pid))
+    return out
+
+
+def _running(pid: int) -> bool:
+    """Is the process there and not a zombie (it has ended but not been reaped yet)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _holds(pid: int, path: Path) -> bool:
+    """Does the process have `path` open (the inherited table lock)?"""
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+def test_a_killed_hudi_cdc_takes_its_014_jvm_with_it(tmp_path):
+    """`hudi-cdc stream` (continuous, the 0.14 engine) started as a user would: its JVM holds the
+    table lock it inherited; kill -9 of hudi-cdc ends the JVM too (PR_SET_PDEATHSIG), so the lock
+    is free only when nothing writes the table any more."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from hudi_cdc import lock
+
+    lake = Lake(tmp_path, types=("MERGE_ON_READ",))
+    lake.land(SNAPSHOT[:10])
+    lake.run("BULK_INSERT")
+    lock_file = lock.lock_path(lake.pipeline, "artists", "MERGE_ON_READ")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    cli = subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "--config", lake.config, "stream", "--table",
+                            "artists", "--type", "mor"], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        jvm = None
+        deadline = time.monotonic() + 300  # bounded wait for the JVM to start, not a timing assert
+        while jvm is None and time.monotonic() < deadline and cli.poll() is None:
+            found = [p for p in _jvms_under(str(tmp_path)) if _holds(p, lock_file)]
+            jvm = found[0] if found else None
+            time.sleep(1)
+        assert jvm is not None, "no HoodieDeltaStreamer JVM holding the table lock appeared"
+        assert lock.probe(lake.pipeline, "artists", "MERGE_ON_READ").held
+        cli.send_signal(signal.SIGKILL)
+        cli.wait(60)
+        # bounded wait: a dying process drops its memory (and command line) before its files
+        deadline = time.monotonic() + 120
+        while (_running(jvm) or lock.probe(lake.pipeline, "artists", "MERGE_ON_READ").held) \
+                and time.monotonic() < deadline:
+            time.sleep(1)
+        assert not _running(jvm), "the JVM outlived the killed hudi-cdc"
+        assert not lock.probe(lake.pipeline, "artists", "MERGE_ON_READ").held
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+        for pid in _jvms_under(str(tmp_path)):  # never leave a JVM behind, whatever failed
+            os.kill(pid, signal.SIGKILL)

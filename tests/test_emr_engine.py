@@ -141,9 +141,14 @@ def test_argv_runs_the_job_file_with_the_zip_and_the_same_streamer_flags():
     assert ss["entryPoint"] == f"{PROPS_ROOT}/streamer.py"
     assert ss["entryPointArguments"] == render.streamer_flags(p, JOB, props)
     assert f"--py-files {PROPS_ROOT}/hudi_cdc_job.zip" in ss["sparkSubmitParameters"]
-    # the default engine on AWS is unchanged: the real HoodieStreamer
+    # the default engine of the EMR 7 profile is hudi-cdc's streamer; HoodieStreamer with hudi.engine
     default = parse_pipeline(pipeline_data(cluster_id="j-EXAMPLE"), "hudi-cdc.yaml", "/")
     argv = render.streamer_argv(default, JOB.table, JOB.table_type, JOB.op, target="emr", props_uri=props)
+    assert "--py-files" in argv and "--class" not in argv
+    data = pipeline_data(cluster_id="j-EXAMPLE")
+    data["hudi"] = {"engine": "hoodiestreamer"}
+    chosen = parse_pipeline(data, "hudi-cdc.yaml", "/")
+    argv = render.streamer_argv(chosen, JOB.table, JOB.table_type, JOB.op, target="emr", props_uri=props)
     assert "org.apache.hudi.utilities.streamer.HoodieStreamer" in argv and "--py-files" not in argv
 
 
@@ -161,9 +166,10 @@ def test_render_writes_the_job_files_next_to_the_properties(tmp_path):
     assert (tmp_path / "streamer.py").read_bytes() == job_package.job_files()["streamer.py"]
     assert (tmp_path / "hudi_cdc_job.zip").read_bytes() == job_package.job_zip()
     assert all(f"{PROPS_ROOT}/streamer.py" in r["argv"] for r in rows)
-    default = parse_pipeline(pipeline_data(cluster_id="j-EXAMPLE"), "hudi-cdc.yaml", "/")
-    out = tmp_path / "default"
-    plan.job_argvs(default, out, PROPS_ROOT, "emr", lambda m: None)
+    data = pipeline_data(cluster_id="j-EXAMPLE")
+    data["hudi"] = {"engine": "hoodiestreamer"}
+    out = tmp_path / "hoodiestreamer"
+    plan.job_argvs(parse_pipeline(data, "hudi-cdc.yaml", "/"), out, PROPS_ROOT, "emr", lambda m: None)
     assert not (out / "hudi_cdc_job.zip").exists()
 
 

@@ -58,6 +58,8 @@ def test_rendered_keys_exist_in_hudi_source(version, pipeline):
 @pytest.mark.parametrize("version,pipeline", pipelines(), ids=IDS)
 def test_rendered_flags_exist_in_hoodie_streamer(version, pipeline):
     _, flags = known(version)
+    # HoodieStreamer's flags: with its engine (on EMR 7 the default is hudi-cdc's streamer, same flags)
+    pipeline = pipeline.model_copy(update={"hudi": pipeline.hudi.model_copy(update={"engine": "hoodiestreamer"})})
     for target in ("emr", "emr-serverless"):
         for table, tt in pipeline.targets():
             for op, cont in (("BULK_INSERT", False), ("UPSERT", True)):

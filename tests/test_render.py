@@ -83,8 +83,13 @@ def test_one_round_jvms_compile_less(tmp_path, op, continuous, short):
     assert "spark.driver.extraJavaOptions=-Xmx1g" in argv
 
 
+def _hoodiestreamer(p):
+    """The pipeline with hudi.engine hoodiestreamer (on EMR 7 the default is hudi-cdc's streamer)."""
+    return p.model_copy(update={"hudi": p.hudi.model_copy(update={"engine": "hoodiestreamer"})})
+
+
 def test_emr_current_profile_uses_emr_jars_and_streamer_class():
-    p = load_pipeline(ROOT / "hudi-cdc.yaml").model_copy(update={"base_dir": "/x"})
+    p = _hoodiestreamer(load_pipeline(ROOT / "hudi-cdc.yaml").model_copy(update={"base_dir": "/x"}))
     argv = render.streamer_argv(p, "artists", "COPY_ON_WRITE", "UPSERT", target="emr", props_uri="s3://b/p",
                                 continuous=True)
     assert argv[0] == "spark-submit" and argv[argv.index("--jars") + 1] == "/usr/lib/hudi/hudi-spark-bundle.jar"
@@ -105,12 +110,14 @@ def test_engine_for_each_target_and_version():
 
     assert engine_for("1.2.0", "local") == "hudi-cdc"
     assert engine_for("0.14.0", "local") == "hoodiestreamer"
-    assert engine_for("1.2.0", "emr") == engine_for("0.9.0", "emr-serverless") == "hoodiestreamer"
+    assert engine_for("1.2.0", "emr") == engine_for("1.2.0", "emr-serverless") == "hudi-cdc"
+    assert engine_for("0.14.0", "emr") == engine_for("0.9.0", "emr-serverless") == "hoodiestreamer"
     with pytest.raises(ConfigError, match="hudi.version 0.9.0 .* cannot run locally"):
         engine_for("0.9.0", "local")
     with pytest.raises(ConfigError, match="hudi.engine hoodiestreamer cannot run locally for hudi.version 1.2.0"):
         engine_for("1.2.0", "local", "hoodiestreamer")
-    # on AWS the default stays the real HoodieStreamer; hudi-cdc's streamer runs there on the EMR 7 profile
+    # on AWS hudi-cdc's streamer is the EMR 7 profile's default, HoodieStreamer stays selectable
+    assert engine_for("1.2.0", "emr", "hoodiestreamer") == "hoodiestreamer"
     assert engine_for("1.2.0", "emr", "hudi-cdc") == engine_for("1.2.0", "emr-serverless", "hudi-cdc") == "hudi-cdc"
     assert engine_for("0.14.0", "emr", "hoodiestreamer") == "hoodiestreamer"
     for version, release in (("0.14.0", "emr-6.15.0"), ("0.9.0", "emr-6.5.0")):
@@ -121,7 +128,7 @@ def test_engine_for_each_target_and_version():
 
 def test_continuous_mor_on_emr_compacts_asynchronously():
     """HoodieStreamer refuses --continuous on MoR while the properties say hoodie.compact.inline=true."""
-    p = load_pipeline(ROOT / "hudi-cdc.yaml")
+    p = _hoodiestreamer(load_pipeline(ROOT / "hudi-cdc.yaml"))
     cont = render.streamer_argv(p, "artists", "MERGE_ON_READ", "UPSERT", target="emr", props_uri="s3://b/p",
                                 continuous=True)
     once = render.streamer_argv(p, "artists", "MERGE_ON_READ", "UPSERT", target="emr", props_uri="s3://b/p")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import s3
+from .. import s3, slice_merge
 from ..causes import first_line
 from ..errors import TableStateError
 from .filters import Condition, check_columns, matches, parse_where, partition_filters
@@ -41,8 +41,13 @@ class NativeEngine:
             options = options.with_filters(pruning)
         try:
             table = s3.hudi_table_builder(qt.read_uri).build()
-            batches = table.read(options)
             schema = table.get_schema_with_meta_fields()
+            try:
+                batches = table.read(options)
+            except Exception as exc:  # a MoR delete block hudi-rs refuses: those slices are merged here
+                if not slice_merge.is_mixed_ordering_error(exc):
+                    raise
+                batches = slice_merge.read_table(table, options).to_batches()
         except Exception as exc:
             if type(exc).__name__ in ("HudiCoreError", "OSError", "ValueError", "RuntimeError"):
                 raise TableStateError(f"{qt.uri}: hudi-rs: {first_line(exc)}") from None

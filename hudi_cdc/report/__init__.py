@@ -24,7 +24,8 @@ def pipeline_report(pipeline: Pipeline | None, out_dir: str | Path, table: str |
     tables = []
     if pipeline is not None:
         for name, tt in pipeline.targets(table):
-            tables.append(table_report(f"{name}_{TYPE_SUFFIX[tt]}", pipeline.base_path(name, tt)))
+            tables.append(table_report(f"{name}_{TYPE_SUFFIX[tt]}", pipeline.base_path(name, tt),
+                                       pipeline.topic_dir(name)))
     for p in paths or []:
         tables.append(table_report(_label(str(p), {t.label for t in tables}), str(p)))
     title = f"hudi-cdc report: {pipeline.pipeline}" if pipeline is not None else "hudi-cdc report"

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..checkpoints import SOURCE_TS_KEY, checkpoint_of, extra_metadata
 from ..errors import TableStateError
 from ..inspect.commits import summarize
 from ..inspect.metadata import commit_metadata, write_stats
 from ..inspect.table import Table, hudi_rs_errors, open_table
 from ..inspect.timeline import completed_writes, read_timeline
 from ..instants import Instant
-from ..jobs.streamer import SOURCE_TS_KEY
-from ..status import instant_epoch
+from ..status import instant_epoch, landed_files, landed_source_ts
 
 
 @dataclass
@@ -73,19 +73,41 @@ def _log_bytes(meta: dict) -> int:
 
 
 def _source_ts(meta: dict) -> int | None:
-    extra = meta.get("extraMetadata") or meta.get("extra_metadata") or {}
-    ts = extra.get(SOURCE_TS_KEY)
+    ts = extra_metadata(meta).get(SOURCE_TS_KEY)
     return int(ts) if ts not in (None, "") else None
 
 
+class _Landing:
+    """Source event times from the landed files a commit's checkpoint covers, for commits whose
+    writer (HoodieStreamer) records none; the landing is listed once."""
+
+    def __init__(self, landing: str | None):
+        self.landing = landing
+        self.files: list | None = None
+        self.seen: dict[str, int | None] = {}
+
+    def source_ts(self, meta: dict) -> int | None:
+        checkpoint = checkpoint_of(extra_metadata(meta))
+        if not self.landing or checkpoint is None:
+            return None
+        if checkpoint not in self.seen:
+            if self.files is None:
+                self.files = landed_files(self.landing)
+            self.seen[checkpoint] = landed_source_ts(self.landing, checkpoint, files=self.files)
+        return self.seen[checkpoint]
+
+
 @hudi_rs_errors
-def _read(table: Table, report: TableReport) -> None:
+def _read(table: Table, report: TableReport, landing: str | None = None) -> None:
     timeline = read_timeline(table)
     writes = completed_writes(timeline)
+    from_landing = _Landing(landing)
     for inst, meta in zip(writes, commit_metadata(table, writes), strict=True):
         s = summarize(meta)
         at = _epoch(inst)
         ts = _source_ts(meta)
+        if ts is None and not inst.is_compaction:
+            ts = from_landing.source_ts(meta)
         report.commits.append(CommitPoint(
             instant=inst.requested_time, action=inst.action, at=at, operation=str(s["operation"] or "") or None,
             inserted=_int(s["records_inserted"]), updated=_int(s["records_updated"]),
@@ -102,15 +124,16 @@ def _read(table: Table, report: TableReport) -> None:
         report.file_sizes = report.base_file_sizes + report.log_file_sizes
 
 
-def table_report(label: str, base_path: str) -> TableReport:
-    """The report data of one table; a table that cannot be read gets `error` (one line) instead."""
+def table_report(label: str, base_path: str, landing: str | None = None) -> TableReport:
+    """The report data of one table; a table that cannot be read gets `error` (one line) instead.
+    `landing`: the table's topic folder, for the source event times of commits that record none."""
     try:
         table = open_table(base_path)
     except TableStateError as exc:
         return TableReport(label, base_path, "", 0, error=str(exc))
     report = TableReport(label, table.uri, table.table_type, table.version)
     try:
-        _read(table, report)
+        _read(table, report, landing)
     except TableStateError as exc:
         report.error = str(exc)
     return report

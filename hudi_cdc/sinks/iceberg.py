@@ -9,9 +9,9 @@ no newer than the stored rows and tombstones).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 
 from .. import jars as jarcache
-from ..causes import root_cause
-from ..config import Pipeline
+from .. import launch, lock
+from ..config import Pipeline, is_s3_uri
 from ..errors import JobError
 from ..java_spark import find_java, spark_home, spark_submit
 from ..maven import Artifact
@@ -30,8 +30,8 @@ from .base import Statement, render_sql
 ICEBERG_VERSION = "1.9.2"  # iceberg-spark-runtime-3.5_2.12 on Maven Central; runs on Java 17
 CATALOG = "iceberg"
 JOB_SCRIPT = Path(__file__).resolve().parent.parent / "jobs" / "iceberg_apply.py"
-RESULT_MARK = "HUDI_CDC_RESULT "
-ERROR_MARK = "HUDI_CDC_ERROR "
+RESULT_MARK = launch.RESULT_MARK
+ERROR_MARK = launch.ERROR_MARK
 
 Progress = Callable[[str], None]
 
@@ -81,6 +81,13 @@ def argv(pipeline: Pipeline, plan_file: str, jar_paths: list[str]) -> list[str]:
     return out + [str(JOB_SCRIPT), plan_file]
 
 
+def _writer_lock(pipeline: Pipeline, table: str, progress: Progress):
+    """One writer per Iceberg table (local lakes; the Hadoop catalog has no lock of its own)."""
+    if is_s3_uri(pipeline.lake_root):
+        return contextlib.nullcontext()
+    return lock.table_lock(pipeline, table, lock.ICEBERG, "apply --engine iceberg", progress)
+
+
 def apply(pipeline: Pipeline, table: str, progress: Progress = print) -> dict:
     """Apply the landed files not applied yet to the Iceberg table; returns the job's counts."""
     java = find_java(17, "Spark")
@@ -94,37 +101,18 @@ def apply(pipeline: Pipeline, table: str, progress: Progress = print) -> dict:
         json.dump(plan(pipeline, table), fh)
         plan_file = fh.name
     cmd = argv(pipeline, plan_file, jar_paths)
-    env = dict(os.environ)
-    env["SPARK_HOME"] = str(spark_home())
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    env["JAVA_HOME"] = env.get("JAVA_HOME") or str(Path(java).resolve().parent.parent)
+    env = launch.spark_env(spark_home=spark_home(), python=sys.executable,
+                           java_home=os.environ.get("JAVA_HOME") or Path(java).resolve().parent.parent)
     progress(f"{label}: spark-submit (Iceberg {ICEBERG_VERSION}); log {log_path}")
     started = time.time()
-    result: dict | None = None
-    error: dict | None = None
-    tail: list[str] = []
     try:
-        with open(log_path, "w") as log:
-            log.write("argv: " + json.dumps(cmd) + "\n")
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                    cwd=str(work), bufsize=1)
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                log.write(line)
-                if line.startswith(RESULT_MARK):
-                    result = json.loads(line[len(RESULT_MARK):])
-                elif line.startswith(ERROR_MARK):
-                    error = json.loads(line[len(ERROR_MARK):])
-                elif line.startswith("hudi-cdc: "):
-                    progress("  " + line[len("hudi-cdc: "):].rstrip())
-                tail = (tail + [line.rstrip("\n")])[-300:]
-            code = proc.wait()
+        with _writer_lock(pipeline, table, progress):  # the JVM inherits it and dies with this process
+            out = launch.Launcher().run(cmd, env=env, cwd=work, log_path=log_path, progress=progress)
     finally:
         Path(plan_file).unlink(missing_ok=True)
-    if code != 0 or result is None:
-        cause = error["message"] if error else root_cause(tail)
-        raise JobError(f"{label} failed: {cause} (log: {log_path})")
+    result = out.result
+    if not out.ok or result is None:
+        raise JobError(f"{label} failed: {out.cause()} (log: {log_path})")
     result["seconds"] = round(time.time() - started, 1)
     progress(f"{label}: {result.get('staged_events', 0)} event(s) from {result.get('staged_files', 0)} file(s); "
              f"{result['target_rows']} row(s); done in {result['seconds']:.0f}s")

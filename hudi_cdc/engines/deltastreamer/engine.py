@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
+from ... import launch
 from ...config import Pipeline
 from ...render import Job
 from . import runtime, submit
@@ -16,9 +17,10 @@ Progress = Callable[[str], None]
 class DeltaStreamerEngine:
     name = "hoodiestreamer"
 
-    def __init__(self, pipeline: Pipeline, progress: Progress):
+    def __init__(self, pipeline: Pipeline, progress: Progress, launcher: launch.Launcher | None = None):
         self.pipeline = pipeline
         self.progress = progress
+        self.launcher = launcher or launch.Launcher()
 
     def preflight(self) -> None:
         """Java 11-17 and the runtime (prepared once: its own pyspark 3.4.3, the 0.14.0 jars)."""
@@ -39,4 +41,7 @@ class DeltaStreamerEngine:
         return out
 
     def run(self, jobs: Sequence[Job], label: str) -> list[dict[str, object]]:
-        return submit.run_jobs(self.pipeline, jobs, label, self.progress)
+        return submit.run_jobs(self.pipeline, jobs, label, self.progress, launcher=self.launcher)
+
+    def terminate(self, grace: float = 30.0) -> None:
+        self.launcher.terminate(grace)

@@ -11,17 +11,13 @@ table's timeline says which instants the job completed and the checkpoint it sto
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 import fastavro
 
-from ... import render
-from ...causes import root_cause
+from ... import checkpoints, launch, render
 from ...config import TYPE_SUFFIX, Pipeline, uri_to_path
 from ...errors import ConfigError, DataError, JobError
 from ...registry.credentials import registry_env
@@ -32,7 +28,7 @@ from .truncates import refuse_truncates
 
 Progress = Callable[[str], None]
 
-CHECKPOINT_KEY = "deltastreamer.checkpoint.key"
+CHECKPOINT_KEY = checkpoints.KEY_V1  # what 0.14 writes; every key Hudi has used is read
 DELETE_FIELD = {"name": "_hoodie_is_deleted", "type": "boolean", "default": False}
 SOURCE_SCHEMA_KEY = "hoodie.streamer.schemaprovider.source.schema.file"
 TARGET_SCHEMA_KEY = "hoodie.streamer.schemaprovider.target.schema.file"
@@ -112,16 +108,15 @@ def completed_instants(base_path: Path) -> list[tuple[str, str]]:
 
 
 def checkpoint(base_path: Path, instants: Sequence[tuple[str, str]]) -> str | None:
-    """The checkpoint stored by the newest instant that has one."""
-    for instant, action in reversed(list(instants)):
-        try:
-            meta = json.loads((base_path / ".hoodie" / f"{instant}.{action}").read_text() or "{}")
-        except (OSError, ValueError):
-            continue
-        value = (meta.get("extraMetadata") or {}).get(CHECKPOINT_KEY)
-        if value:
-            return value
-    return None
+    """The checkpoint stored by the newest instant that has one (hudi_cdc/checkpoints.py: any key)."""
+    def metas():
+        for instant, action in reversed(list(instants)):
+            try:
+                yield json.loads((base_path / ".hoodie" / f"{instant}.{action}").read_text() or "{}")
+            except (OSError, ValueError):
+                continue
+    found = checkpoints.newest_checkpoint(metas())
+    return found.value if found else None
 
 
 def argv_for(pipeline: Pipeline, job: render.Job, rt: rt_mod.Runtime, props_dir: Path, schema_dir: Path,
@@ -134,25 +129,22 @@ def argv_for(pipeline: Pipeline, job: render.Job, rt: rt_mod.Runtime, props_dir:
 
 
 def _environment(pipeline: Pipeline, rt: rt_mod.Runtime) -> dict[str, str]:
-    java = rt.java()
-    env = dict(os.environ)
-    env.update(registry_env(pipeline))
-    env["JAVA_HOME"] = str(java.resolve().parent.parent)
-    env["SPARK_HOME"] = str(rt.spark_home)
-    env["SPARK_LOCAL_IP"] = "127.0.0.1"  # loopback only, never the machine's public address
-    env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = str(rt.python)
-    env.pop("PYTHONPATH", None)  # the runtime's own pyspark, never the project's 3.5
-    return env
+    # the runtime's own Java, Spark and pyspark (never the project's 3.5: PYTHONPATH dropped)
+    return launch.spark_env(spark_home=rt.spark_home, java_home=rt.java().resolve().parent.parent,
+                            python=str(rt.python), extra=registry_env(pipeline), drop=("PYTHONPATH",),
+                            force_local_ip=True)
 
 
 def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progress: Progress = print, *,
-             idle_rounds: int | None = None, timeout_seconds: float | None = None) -> list[dict]:
+             idle_rounds: int | None = None, timeout_seconds: float | None = None,
+             launcher: launch.Launcher | None = None) -> list[dict]:
     """Run each job through the real HoodieDeltaStreamer, one spark-submit after the other.
 
     idle_rounds bounds --continuous jobs (NoNewDataTerminationStrategy); timeout_seconds bounds any
     job (killed, then JobError). Returns per job: table, type, op, instants completed by the job
     (commits, delta commits, compactions), the checkpoint stored, skipped (nothing committed),
-    seconds and log path.
+    seconds and log path. Each job is started by `launcher` (hudi_cdc/launch.py): it inherits the
+    table locks this process holds and dies with it.
     """
     if not jobs:
         raise ConfigError("nothing to run")
@@ -170,6 +162,7 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
                                                          completed_instants(uri_to_path(
                                                              pipeline.base_path(j.table, j.table_type))))
                                       for j in jobs})
+    launcher = launcher or launch.Launcher()
     results = []
     for job in jobs:
         extra = termination_flags(idle_rounds) if (job.continuous and idle_rounds) else []
@@ -180,12 +173,10 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
         refuse_placeholders(pipeline, job.table, checkpoint(base, sorted(before)))
         log_path = logs / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}-{job.name}.log"
         progress(f"{label}: HoodieDeltaStreamer {rt.hudi_version} {job.name}; log {log_path}")
-        started = time.time()
-        code, tail = _run(argv, env, wd, log_path, timeout_seconds)
-        elapsed = time.time() - started
-        if code != 0:
-            cause = "timed out" if code is None else root_cause(tail)
-            raise JobError(f"{label} {job.name} failed: {cause} (log: {log_path})")
+        out = launcher.run(argv, env=env, cwd=wd, log_path=log_path, timeout=timeout_seconds)
+        elapsed = out.seconds
+        if not out.ok:
+            raise JobError(f"{label} {job.name} failed: {out.cause()} (log: {log_path})")
         after = completed_instants(base)
         made = [f"{i}.{a}" for i, a in after if (i, a) not in before]
         results.append({"table": job.table, "type": job.table_type, "op": job.op, "continuous": job.continuous,
@@ -193,20 +184,3 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
                         "seconds": round(elapsed, 1), "log": str(log_path)})
         progress(f"{label}: {job.name} done in {elapsed:.0f}s: {', '.join(made) or 'nothing new'}")
     return results
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path, log_path: Path,
-         timeout_seconds: float | None) -> tuple[int | None, list[str]]:
-    """Run argv with its output in log_path; (exit code or None on timeout, the output's last lines)."""
-    with open(log_path, "w") as log:
-        log.write("argv: " + json.dumps(argv) + "\n")
-        log.flush()
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(cwd))
-        try:
-            code: int | None = proc.wait(timeout=timeout_seconds)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            code = None
-    lines = log_path.read_text(errors="replace").splitlines()
-    return code, lines[-400:]

@@ -10,20 +10,21 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from hudi_cdc import s3, storage
+from hudi_cdc import checkpoints, s3, storage
 from hudi_cdc.causes import first_line
 from hudi_cdc.instants import completed_write_times
 from hudi_cdc.properties import local_path
 
 from .errors import TableReadError
 
-# where HoodieStreamer keeps its checkpoint in the commit metadata (extraMetadata)
-CHECKPOINT_KEY = "streamer.checkpoint.key.v2"
-# where older HoodieStreamer / HoodieDeltaStreamer releases kept it; read after CHECKPOINT_KEY
-LEGACY_CHECKPOINT_KEYS = ("deltastreamer.checkpoint.key", "streamer.checkpoint.key")
+# where this streamer keeps its checkpoint in the commit metadata (HoodieStreamer 1.x's V2 key);
+# every key Hudi has used is read (hudi_cdc/checkpoints.py), so a table HoodieStreamer or
+# HoodieDeltaStreamer wrote resumes where it stopped
+CHECKPOINT_KEY = checkpoints.KEY_V2
+LEGACY_CHECKPOINT_KEYS = tuple(k for k in checkpoints.CHECKPOINT_KEYS if k != CHECKPOINT_KEY)
 # for `hudi-cdc status`: the newest source event time / ordering value each commit applied
-SOURCE_TS_KEY = "streamer.hudi_cdc.max_source_ts_ms"
-SOURCE_ORDERING_KEY = "streamer.hudi_cdc.max_ordering"
+SOURCE_TS_KEY = checkpoints.SOURCE_TS_KEY
+SOURCE_ORDERING_KEY = checkpoints.SOURCE_ORDERING_KEY
 SOURCE_TS_FIELD = "__source_ts_ms"
 
 
@@ -32,11 +33,8 @@ def has_completed_commit(base_path: str) -> bool:
 
 
 def checkpoint_of(extra_metadata: Mapping[str, str]) -> str | None:
-    """The checkpoint a commit's extra metadata carries: the current key first, then the legacy ones."""
-    for key in (CHECKPOINT_KEY, *LEGACY_CHECKPOINT_KEYS):
-        if extra_metadata.get(key):
-            return extra_metadata[key]
-    return None
+    """The checkpoint a commit's extra metadata carries: the V2 key first, then the V1 one."""
+    return checkpoints.checkpoint_of(extra_metadata)
 
 
 def _hudi_timeline(base_path: str, what: str):
@@ -66,14 +64,11 @@ def read_checkpoint(base_path: str) -> str | None:
     try:
         instants = list(tl.get_completed_commits()) + list(tl.get_completed_deltacommits())
         instants.sort(key=lambda i: i.timestamp, reverse=True)
-        for inst in instants:
-            meta = json.loads(tl.get_instant_metadata_in_json(inst) or "{}")
-            checkpoint = checkpoint_of(meta.get("extraMetadata") or meta.get("extra_metadata") or {})
-            if checkpoint:
-                return checkpoint
+        metas = (json.loads(tl.get_instant_metadata_in_json(inst) or "{}") for inst in instants)
+        found = checkpoints.newest_checkpoint(metas)
     except Exception as exc:  # hudi-rs errors and corrupt metadata alike
         raise TableReadError(f"{base_path}: cannot read the streamer checkpoint: {first_line(exc)}") from None
-    return None
+    return found.value if found else None
 
 
 def latest_instant(base_path: str) -> str:

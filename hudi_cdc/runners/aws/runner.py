@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...config import Pipeline
-from ...errors import AwsError, ConfigError
+from ...errors import AwsError
 from ...profiles import HUDI_CDC, engine_for
 from ...render import Job
 from .checks import check_runs_on_aws, hudi_mismatch, scrub
@@ -30,14 +30,6 @@ from .poll import Probe, poll
 from .upload import upload_rendered
 
 LOG_TAIL_LINES = 40
-# hudi-cdc's streamer reads its properties file, the landed files and the table's timeline through the
-# local file system (hudi_cdc/jobs/stream: open, os.walk, os.path), so on a cluster, where all of them
-# are s3:// URIs, its first round would fail; until the job reads s3:// a real run is refused here.
-HUDI_CDC_NOT_ON_S3 = (
-    "hudi.engine hudi-cdc on {target}: hudi-cdc's streamer reads its properties, landed files and table "
-    "timeline from the local file system only, not s3:// yet, so its first round on {target} would fail; "
-    "`hudi-cdc --target {target} render` and --dry-run show what it would run; run with hudi.engine "
-    "hoodiestreamer")
 Echo = Callable[[str], None]
 
 
@@ -156,8 +148,6 @@ class AwsRunner(ABC):
         """Before anything is touched: the pipeline can run on AWS, and boto3 finds credentials."""
         check_runs_on_aws(self.pipeline, self.target)
         self._check_settings()
-        if self.engine == HUDI_CDC and not self.dry_run:
-            raise ConfigError(HUDI_CDC_NOT_ON_S3.format(target=self.target))
         if not isinstance(self.client, DryRunClient):
             check_credentials()
 
@@ -201,7 +191,7 @@ class AwsRunner(ABC):
 
     @property
     def engine(self) -> str:
-        """hoodiestreamer (the default) or hudi-cdc (hudi.engine); ConfigError when it cannot run here."""
+        """The profile's default engine on AWS or hudi.engine; ConfigError when it cannot run here."""
         return engine_for(self.pipeline.hudi.version, self.target, self.pipeline.hudi.engine)
 
     def upload_properties(self) -> dict[str, str]:

@@ -9,22 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from ... import jars as jarcache
-from ... import lock
-from ...causes import root_cause
+from ... import launch
 from ...config import Pipeline
 from ...engines.deltastreamer.engine import DeltaStreamerEngine
 from ...errors import DataError, EnvironmentProblem, HudiCdcError, JobError, RegistryError
 from ...java_spark import find_java, spark_home, spark_submit
-from ...jobs import streamer
 from ...jobs.stream.errors import DISK_FULL
 from ...profiles import HOODIESTREAMER, engine_for
 from ...registry.credentials import registry_env
@@ -37,17 +32,6 @@ from ..base import NotSupported
 from . import plan
 
 Progress = Callable[[str], None]
-
-
-def _die_with_parent() -> None:
-    """In the child before exec (Linux): SIGKILL it when hudi-cdc dies, so a killed command does not
-    leave its job writing on (the table lock it inherited is released with it)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def _job_error(error: dict | None, label: str, cause: str, tail: list[str], log_path: Path) -> HudiCdcError:
@@ -75,9 +59,11 @@ class LocalRunner:
         self.dry_run = dry_run
         # hudi-cdc's streamer runs below; the real HoodieDeltaStreamer (0.14.0) is delegated to
         self.engine = engine_for(pipeline.hudi.version, "local", pipeline.hudi.engine)
-        self.delegate = DeltaStreamerEngine(pipeline, progress) if self.engine == HOODIESTREAMER else None
+        # one launcher for every spark-submit of this runner, the 0.14 engine's included (terminate)
+        self.launcher = launch.Launcher()
+        self.delegate = (DeltaStreamerEngine(pipeline, progress, self.launcher)
+                         if self.engine == HOODIESTREAMER else None)
         self.stop_file: Path | None = None  # set by supervise.Stopper: the job stops after its round
-        self.child: subprocess.Popen | None = None
 
     def preflight(self) -> None:
         """What must be there before a job may touch a table: Java, spark-submit, the jars."""
@@ -112,86 +98,32 @@ class LocalRunner:
         logs = wd / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         log_path = logs / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}.log"
-        env = dict(os.environ)
-        env.update(registry_env(self.pipeline))
+        extra = dict(registry_env(self.pipeline))
         if self.pipeline.uses_s3:  # the endpoint (never a key) for the driver's own S3 calls
-            env.update(s3_endpoint_env(self.pipeline.s3_endpoint()))
-        env["SPARK_HOME"] = str(spark_home())
-        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, never the machine's public address
-        env["PYSPARK_PYTHON"] = sys.executable
-        env["PYSPARK_DRIVER_PYTHON"] = sys.executable
-        env["JAVA_HOME"] = env.get("JAVA_HOME") or str(Path(java).resolve().parent.parent)
+            extra.update(s3_endpoint_env(self.pipeline.s3_endpoint()))
         if self.stop_file is not None:
-            env["HUDI_CDC_STOP_FILE"] = str(self.stop_file)
+            extra["HUDI_CDC_STOP_FILE"] = str(self.stop_file)
+        env = launch.spark_env(spark_home=spark_home(), python=sys.executable, extra=extra,
+                               java_home=os.environ.get("JAVA_HOME") or Path(java).resolve().parent.parent)
         self.progress(f"{label}: spark-submit {len(jobs)} job(s) in one JVM; log {log_path}")
-        started = time.time()
-        results: list | None = None
-        error: dict | None = None
-        tail: list[str] = []
-        with open(log_path, "w") as log:
-            log.write("argv: " + json.dumps(argv) + "\n")
-            log.flush()
-            # own process group: a terminal's Ctrl-C reaches hudi-cdc, which stops the job (terminate);
-            # the table locks' descriptors go with it: a job outliving a killed hudi-cdc keeps the table
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    env=env, cwd=str(wd), bufsize=1, start_new_session=True,
-                                    pass_fds=lock.held_fds(), preexec_fn=_die_with_parent)
-            self.child = proc
-            assert proc.stdout is not None
-            try:
-                code, results, error = self._follow(proc, log, tail)
-            except BaseException:  # Ctrl-C without supervision, or an error reading the output
-                self.terminate()
-                raise
-            finally:
-                self.child = None
-        elapsed = time.time() - started
-        if code != 0 or results is None:
-            if code < 0 and not error:  # killed (OOM killer, kill -9): the log's last exception is not why
-                cause = f"the job was killed by {signal.Signals(-code).name}"
-            else:
-                cause = error["message"] if error else root_cause(tail)
+        out = self.launcher.run(argv, env=env, cwd=wd, log_path=log_path, progress=self.progress)
+        if not out.ok or out.result is None:
+            cause = out.cause()
             for job in jobs:  # `hudi-cdc status` shows it until a later round commits
                 record_failure(self.pipeline, job.table, job.table_type, label, cause)
-            raise _job_error(error, label, cause, tail, log_path)
-        self.progress(f"{label}: done in {elapsed:.0f}s")
-        return results
+            raise _job_error(out.error, label, cause, out.tail, log_path)
+        self.progress(f"{label}: done in {out.seconds:.0f}s")
+        return out.result
 
-    def _follow(self, proc: subprocess.Popen, log, tail: list[str]) -> tuple:
-        """Copy the job's output to the log, say its progress lines, keep its last lines; the exit
-        code, the result and the error the job reported."""
-        assert proc.stdout is not None
-        results: list | None = None
-        error: dict | None = None
-        for line in proc.stdout:
-            log.write(line)
-            if line.startswith(streamer.RESULT_MARK):
-                results = json.loads(line[len(streamer.RESULT_MARK):])
-            elif line.startswith(streamer.ERROR_MARK):
-                error = json.loads(line[len(streamer.ERROR_MARK):])
-            elif line.startswith("hudi-cdc: "):
-                self.progress("  " + line[len("hudi-cdc: "):].rstrip())
-            tail.append(line.rstrip("\n"))
-            if len(tail) > 400:
-                del tail[:200]
-        return proc.wait(), results, error
+    @property
+    def child(self):
+        """The running spark-submit (None between jobs)."""
+        return self.launcher.child
 
     def terminate(self, grace: float = 30.0) -> None:
         """Stop the running job now: SIGTERM to its process group (the JVM's shutdown hooks run),
         SIGKILL after ``grace`` seconds."""
-        proc = self.child
-        if proc is None or proc.poll() is not None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                proc.wait(grace)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        self.launcher.terminate(grace)
 
     # a local run is a child process of the command that started it: nothing to look up later
     def status(self, run_id: str | None = None) -> list[dict]:
