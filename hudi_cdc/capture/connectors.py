@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..config import Pipeline, is_s3_uri
-from .capture import CONNECTOR, DEFAULT_FLUSH_SIZE, UNWRAP
+from .capture import CONNECTOR, DEFAULT_FLUSH_SIZE, TYPE_HANDLING, UNWRAP
 from .source import source_tables, topic_prefix
 
 S3_SINK = "io.confluent.connect.s3.S3SinkConnector"
@@ -90,6 +90,7 @@ def source_connector(pipeline: Pipeline) -> dict[str, Any]:
         "table.include.list": ",".join(re.escape(t.qualified) for t in tables),
         "snapshot.mode": "initial",
         "tombstones.on.delete": "false",
+        **TYPE_HANDLING,
         **UNWRAP,
         **_converters(native_registry_url(pipeline), pipeline),
     })
