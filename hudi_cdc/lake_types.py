@@ -27,18 +27,6 @@ from dataclasses import dataclass
 MAX_PRECISION = 38
 DEFAULT_NUMERIC_SCALE = 18
 NUMERIC_SCALE_KEY = "hoodie.streamer.hudi_cdc.numeric.scale"
-# Spark settings the typed lake needs in every session that writes or reads it: pre-1582 (and BC)
-# dates and timestamps written and read as they are (proleptic Gregorian, what PostgreSQL uses), never
-# rebased or refused; UTC as the session time zone so a reader's display is the wall clock stored.
-SPARK_CONF: dict[str, str] = {
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
-    "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
-    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
-    "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
-    "spark.sql.avro.datetimeRebaseModeInWrite": "CORRECTED",
-    "spark.sql.avro.datetimeRebaseModeInRead": "CORRECTED",
-}
 
 # days since 1970-01-01 / microseconds since 1970-01-01T00:00:00 of the policy's infinity values
 DATE_MAX_DAYS, DATE_MIN_DAYS = 2_932_896, -719_162  # 9999-12-31, 0001-01-01
@@ -137,8 +125,8 @@ def date_expr(x: str, label: str) -> str:
     return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {PG_MIN_DAYS} THEN date_from_unix_date({x}) "
             f"WHEN {pos} THEN date_from_unix_date({DATE_MAX_DAYS}) "
             f"WHEN {neg} THEN date_from_unix_date({DATE_MIN_DAYS}) "
-            f"ELSE {_fail(label, 'is no date PostgreSQL can hold (io.debezium.time.Date days)', f'CAST({x} AS STRING)')}"
-            " END")
+            f"ELSE {_fail(label, 'is no date PostgreSQL holds (io.debezium.time.Date days)', f'CAST({x} AS STRING)')} "
+            "END")
 
 
 def timestamp_expr(x: str, unit: str) -> str:
@@ -184,8 +172,8 @@ def unscaled_expr(b: str) -> str:
     neg = f"({_byte(b, '1')} >= 128)"
     mag = (f"aggregate(sequence(1, length({b})), CAST(0 AS DECIMAL(38,0)), (acc, i) -> "
            f"CAST(acc * 256 + CASE WHEN {neg} THEN 255 - {_byte(b, 'i')} ELSE {_byte(b, 'i')} END AS DECIMAL(38,0)))")
-    return (f"CASE WHEN length({b}) = 0 THEN CAST(0 AS DECIMAL(38,0)) WHEN {neg} THEN CAST(-({mag} + 1) AS DECIMAL(38,0)) "
-            f"ELSE {mag} END")
+    return (f"CASE WHEN length({b}) = 0 THEN CAST(0 AS DECIMAL(38,0)) "
+            f"WHEN {neg} THEN CAST(-({mag} + 1) AS DECIMAL(38,0)) ELSE {mag} END")
 
 
 def decimal_from_bytes_expr(b: str, scale: str, target_scale: int, label: str, how: str,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from hudi_cdc import storage
 from hudi_cdc.causes import root_cause
 
+from . import typed
 from .argv import Target
 from .delete_blocks import delete_block_safe_parts
 from .errors import JobInputError
@@ -84,7 +85,8 @@ def _fields(text: str | None) -> list[str]:
     return [f.strip() for f in (text or "").split(",") if f.strip()]
 
 
-def _read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result: RoundResult):
+def _read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result: RoundResult,
+                 log=print):
     """The round's events: the files read (registry schema if any), transformed, latest per key."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -100,6 +102,8 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     if schema_text:
         check_registry_compat(schema_text, file_schemas)
         reader = reader.option("avroSchema", schema_text)
+    lake_schema, lake_columns = typed.column_types(file_schemas, schema_text, props, t.target_table)
+    reader = typed.with_reader_schema(reader, lake_schema, lake_columns)
 
     def name_the_problem() -> None:
         """Spark's pass found an unreadable file or a record without a key: fastavro reads every
@@ -115,6 +119,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         keyless = keyless & (F.col(k).isNull() | (F.col(k).cast("string") == ""))
     try:
         df = reader.load([f[0] if "://" in f[0] else f"file://{f[0]}" for f in files])
+        df = typed.apply(df, lake_columns, table=t.target_table, base_path=t.target_base_path, log=log)
         sql = streamer_prop(props, "transformer.sql")
         if sql:
             view = f"hudi_cdc_src_{int(time.time() * 1000)}"
@@ -200,7 +205,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     result.files = [f[0] for f in files]
     clock = time.monotonic()
     ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
-    df, record_keys, summary = _read_events(spark, t, props, root, files, ordering, result)
+    df, record_keys, summary = _read_events(spark, t, props, root, files, ordering, result, log)
     # A round's changes are cached once: the counts, the lookups and the write all read them. A
     # bootstrap's snapshot is not (caching every row costs more than reading the files again).
     bulk = t.op == "BULK_INSERT"
