@@ -347,3 +347,41 @@ def transformer_sql(schema: Mapping, *, table: str = "", props: Mapping[str, str
 def kinds_by_column(schema: Mapping, props: Mapping[str, str] | None = None) -> dict[str, str]:
     """{column: kind} of a landed schema (verify and the docs)."""
     return {c.name: c.kind for c in schema_types(schema, props=props)}
+
+
+def avro_type(lake_type: str) -> object:
+    """The Avro type (nullable) of a lake type: what a target schema gives HoodieStreamer for the typed
+    columns (date and timestamp-micros logical types, decimals as bytes with the decimal logical type)."""
+    lt = lake_type.replace(" ", "")
+    if lt.startswith("array<") and lt.endswith(">"):
+        return ["null", {"type": "array", "items": avro_type(lt[len("array<"):-1])}]
+    if lt == "date":
+        t: object = {"type": "int", "logicalType": "date"}
+    elif lt == "timestamp":
+        t = {"type": "long", "logicalType": "timestamp-micros"}
+    elif lt.startswith("decimal("):
+        p, s = (int(v) for v in lt[len("decimal("):-1].split(","))
+        t = {"type": "bytes", "logicalType": "decimal", "precision": p, "scale": s}
+    elif lt == "binary":
+        t = "bytes"
+    elif lt in ("string", "boolean", "int", "float", "double"):
+        t = lt
+    elif lt == "bigint":
+        t = "long"
+    else:
+        raise LakeTypeError(f"no Avro type for lake type {lake_type}")
+    return ["null", t]
+
+
+def typed_schema(schema: Mapping, types: list[ColumnType], keep: set[str] | frozenset[str] = frozenset()) -> dict:
+    """The landed record schema with every converted column (except those in keep) in its lake type."""
+    out = copy.deepcopy(dict(schema))
+    by_name = {c.name: c for c in types}
+    fields = []
+    for f in out["fields"]:
+        c = by_name.get(f["name"])
+        if c is not None and c.converts and c.name not in keep:
+            f = {"name": f["name"], "type": avro_type(c.lake_type), "default": None}
+        fields.append(f)
+    out["fields"] = fields
+    return out
