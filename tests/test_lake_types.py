@@ -18,7 +18,8 @@ DECIMAL = {"scale": 2, "precision": 12, "connect.version": 1, "connect.name": "o
            "type": "bytes"}
 MONEY = {"scale": 2, "precision": 64, "connect.version": 1, "connect.parameters": {"scale": "2"},
          "connect.name": "org.apache.kafka.connect.data.Decimal", "logicalType": "decimal", "type": "bytes"}
-VSD = {"connect.doc": "Variable scaled decimal", "connect.version": 1, "connect.name": "io.debezium.data.VariableScaleDecimal",
+VSD = {"connect.doc": "Variable scaled decimal", "connect.version": 1,
+       "connect.name": "io.debezium.data.VariableScaleDecimal",
        "type": "record", "name": "io.debezium.data.VariableScaleDecimal",
        "fields": [{"name": "scale", "type": "int"}, {"name": "value", "type": "bytes"}]}
 SCHEMA = {"type": "record", "name": "Value", "namespace": "db.public.t", "fields": [

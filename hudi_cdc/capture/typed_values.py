@@ -45,8 +45,8 @@ def kind_of(type_name: str) -> str:
         return "bytes"
     if t in ("json", "jsonb"):
         return "json"
-    if t in ("smallint", "integer", "bigint", "boolean"):
-        return "plain"
+    if t in ("smallint", "integer", "bigint", "boolean", "text") or t.startswith(("character", "varchar")):
+        return "plain"  # read as they are (char(n) keeps its padding, as Debezium sends it)
     return "text"
 
 
@@ -57,6 +57,8 @@ def select_sql(name_sql: str, type_name: str) -> str:
     arr = k.startswith("array:")
     if base in ("plain", "float4", "float8", "bytes"):
         return name_sql
+    if base == "text" and (not arr or type_name.lower().startswith(("inet", "cidr", "uuid"))):
+        return name_sql  # psycopg's objects print as PostgreSQL's output (text(inet) would add /128)
     if type_name.lower().startswith("money"):
         return f"{name_sql}::numeric{'[]' if arr else ''}::text{'[]' if arr else ''}"
     return f"{name_sql}::text{'[]' if arr else ''}"
