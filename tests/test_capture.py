@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 
