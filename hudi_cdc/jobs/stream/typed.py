@@ -86,6 +86,20 @@ def legacy_columns(types: list[lake_types.ColumnType], stored) -> list[str]:
             and not _arrow_matches(stored.field(c.name).type, c.lake_type)]
 
 
+CONVERSION_MARK = "hudi-cdc: "
+
+
+def raise_if_conversion_failed(exc: BaseException) -> None:
+    """A value the typed conversion refused (lake_types' raise_error: a numeric that does not fit, a date
+    PostgreSQL cannot hold) as one line naming table and column; nothing was written."""
+    from hudi_cdc.causes import root_cause
+
+    cause = root_cause(exc, 600)
+    at = cause.find(CONVERSION_MARK)
+    if at >= 0:
+        raise JobInputError(cause[at + len(CONVERSION_MARK):] + "; nothing was written (docs/types.md)") from None
+
+
 def configure_session(spark) -> None:
     """The typed lake's settings (spark_conf.TYPED_LAKE_CONF) in this session too, whatever built it:
     Hudi's Parquet writers read the list structure from the Hadoop configuration."""
