@@ -177,17 +177,17 @@ def unscaled_expr(b: str) -> str:
 
 
 def decimal_from_bytes_expr(b: str, scale: str, target_scale: int, label: str, how: str,
-                            null_when: str | None = None) -> str:
-    """(two's-complement unscaled bytes, scale) -> decimal(38, target_scale), exactly or a failed round."""
+                            null_when: str | None = None, precision: int = MAX_PRECISION) -> str:
+    """(two's-complement unscaled bytes, scale) -> decimal(precision, target_scale), exactly or a failed round."""
     u = unscaled_expr(b)
     text = f"concat(CAST({u} AS STRING), 'E', CAST(-({scale}) AS STRING))"
     exact = (f"({scale} <= {target_scale} OR "
              f"right(CAST(abs({u}) AS STRING), {scale} - {target_scale}) RLIKE '^0+$')")
     shown = (f"concat('numeric ', coalesce(CAST({u} AS STRING), concat('0x', hex({b}))), 'E-', "
              f"CAST({scale} AS STRING))")
-    fail = _fail(label, f"does not fit decimal({MAX_PRECISION},{target_scale}) exactly ({how})", shown)
+    fail = _fail(label, f"does not fit decimal({precision},{target_scale}) exactly ({how})", shown)
     return (f"CASE WHEN {null_when or b + ' IS NULL'} THEN NULL WHEN {u} IS NOT NULL AND {exact} "
-            f"THEN coalesce(CAST({text} AS DECIMAL({MAX_PRECISION},{target_scale})), {fail}) ELSE {fail} END")
+            f"THEN coalesce(CAST({text} AS DECIMAL({precision},{target_scale})), {fail}) ELSE {fail} END")
 
 
 def numeric_scale(props: Mapping[str, str] | None, column: str) -> int:
@@ -231,7 +231,7 @@ def _spark_type(t, names: dict) -> str:
     return "string"
 
 
-def _convert(t, x: str, label: str, scale: int, names: dict, depth: int = 0):
+def _convert(t, x: str, label: str, scale: int, names: dict, depth: int = 0, decimals_as_bytes: bool = False):
     """(lake type, kind, expr or None, reader type or None) of one value x of Avro type t."""
     t = _named(_unwrap(t), names)
     if isinstance(t, list):  # a union of several branches: left as spark-avro reads it
@@ -242,7 +242,7 @@ def _convert(t, x: str, label: str, scale: int, names: dict, depth: int = 0):
     base = t.get("type")
     if base == "array":
         var = f"e{depth}"
-        lake, kind, expr, reader = _convert(t["items"], var, label, scale, names, depth + 1)
+        lake, kind, expr, reader = _convert(t["items"], var, label, scale, names, depth + 1, decimals_as_bytes)
         items_reader = None
         if reader is not None:
             items_reader = ["null", reader] if isinstance(t["items"], list) and "null" in t["items"] else reader
@@ -275,13 +275,16 @@ def _convert(t, x: str, label: str, scale: int, names: dict, depth: int = 0):
     if t.get("logicalType") == "decimal" or cname == "org.apache.kafka.connect.data.Decimal":
         p = int(t.get("precision") or (t.get("connect.parameters") or {}).get("connect.decimal.precision") or 64)
         s = int(t.get("scale") or (t.get("connect.parameters") or {}).get("scale") or 0)
-        if p <= MAX_PRECISION and t.get("logicalType") == "decimal":
+        if p <= MAX_PRECISION and t.get("logicalType") == "decimal" and not decimals_as_bytes:
             return f"decimal({p},{s})", "decimal", None, None
-        # wider than Spark's decimals (PostgreSQL money, numeric(50,2)): read as bytes, converted exactly
+        # wider than Spark's decimals (PostgreSQL money, numeric(50,2)), or an engine whose Avro reader
+        # cannot take Avro decimals (HoodieDeltaStreamer 0.14): read as bytes, converted exactly
         reader = {k: v for k, v in t.items() if k not in ("logicalType", "precision", "scale")}
         s = min(s, MAX_PRECISION)
-        how = f"a Decimal of precision {p} as decimal({MAX_PRECISION},{s})"
-        return f"decimal({MAX_PRECISION},{s})", "decimal", decimal_from_bytes_expr(x, str(s), s, label, how), reader
+        p = min(max(p, s), MAX_PRECISION)
+        how = f"a Decimal of precision {p} as decimal({p},{s})"
+        return (f"decimal({p},{s})", "decimal", decimal_from_bytes_expr(x, str(s), s, label, how, precision=p),
+                reader)
     if cname == "io.debezium.data.Json":
         return "string", "json", None, None
     if cname in ("io.debezium.data.Uuid", "io.debezium.data.Enum", "io.debezium.data.Xml", "io.debezium.data.Ltree",
@@ -297,24 +300,28 @@ def _convert(t, x: str, label: str, scale: int, names: dict, depth: int = 0):
 
 
 def column_type(name: str, avro_type, *, table: str = "", props: Mapping[str, str] | None = None,
-                names: dict | None = None) -> ColumnType:
-    """The lake type of one landed field (its Avro type as in the file's schema)."""
+                names: dict | None = None, decimals_as_bytes: bool = False) -> ColumnType:
+    """The lake type of one landed field (its Avro type as in the file's schema). decimals_as_bytes: every
+    Decimal is read as its bytes and converted in SQL (for HoodieDeltaStreamer 0.14's Avro reader)."""
     label = f"{table}.{name}" if table else name
     named: dict = dict(names or {})
     _collect_names(avro_type, named)
-    lake, kind, expr, reader = _convert(avro_type, quote(name), label, numeric_scale(props, name), named)
+    lake, kind, expr, reader = _convert(avro_type, quote(name), label, numeric_scale(props, name), named,
+                                        decimals_as_bytes=decimals_as_bytes)
     if reader is not None and isinstance(avro_type, list):
         reader = [reader if _unwrap(avro_type) is b or b == _unwrap(avro_type) else b for b in avro_type]
     return ColumnType(name, lake, kind, expr, reader)
 
 
-def schema_types(schema: Mapping, *, table: str = "", props: Mapping[str, str] | None = None) -> list[ColumnType]:
+def schema_types(schema: Mapping, *, table: str = "", props: Mapping[str, str] | None = None,
+                 decimals_as_bytes: bool = False) -> list[ColumnType]:
     """Every field of a landed record schema, in order."""
     names: dict = {}
     out = []
     for f in schema.get("fields", ()):
         _collect_names(f.get("type"), names)
-        out.append(column_type(f["name"], f["type"], table=table, props=props, names=names))
+        out.append(column_type(f["name"], f["type"], table=table, props=props, names=names,
+                               decimals_as_bytes=decimals_as_bytes))
     return out
 
 

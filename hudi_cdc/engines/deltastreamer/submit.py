@@ -89,7 +89,8 @@ def typed_job(pipeline: Pipeline, table: str, table_type: str) -> TypedJob:
     landed = landed_schema(pipeline, table)
     t = pipeline.table(table)
     try:
-        types = lake_types.schema_types(landed, table=table, props=t.hudi_options)
+        # 0.14's Avro source refuses the landed decimals ("Found bytes, expecting union"): read as bytes
+        types = lake_types.schema_types(landed, table=table, props=t.hudi_options, decimals_as_bytes=True)
     except lake_types.LakeTypeError as exc:
         raise ConfigError(f"tables.{table}: {exc}") from None
     base = pipeline.base_path(table, table_type)
