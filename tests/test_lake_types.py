@@ -119,3 +119,13 @@ def test_policy_values_and_sentinels():
     expr = lt.date_expr("x", "t.d")
     for v in (*lt.DATE_POS_INF, *lt.DATE_NEG_INF):
         assert str(v) in expr or str(v - 2) in expr
+
+
+def test_decimals_as_bytes_for_the_014_deltastreamer():
+    """0.14's Avro source refuses Debezium's decimals: every Decimal is read as bytes, typed in SQL."""
+    types = {c.name: c for c in lt.schema_types(SCHEMA, table="t", decimals_as_bytes=True)}
+    assert types["n"].lake_type == "decimal(12,2)" and types["n"].converts
+    assert "AS DECIMAL(12,2)" in types["n"].expr and "hudi-cdc: t.n: " in types["n"].expr
+    reader = lt.reader_schema(SCHEMA, list(types.values()))
+    n = next(f for f in reader["fields"] if f["name"] == "n")
+    assert "logicalType" not in n["type"][1] and n["type"][1]["type"] == "bytes"
