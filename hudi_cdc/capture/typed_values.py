@@ -166,8 +166,10 @@ def decimal_text(v) -> str:
             return "NaN"
         if v.is_infinite():
             return "Infinity" if v > 0 else "-Infinity"
-        v = v.normalize()
-        return format(v, "f") if v != 0 else "0"
+        if v == 0:
+            return "0"
+        text = format(v, "f")  # exact (Decimal.normalize() would round to the context's 28 digits)
+        return text.rstrip("0").rstrip(".") if "." in text else text
     return f"{UNTYPED}{v!r}"
 
 

@@ -130,8 +130,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
         counts = df.agg(*_summary_columns(df, ordering), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
                         *distinct).first().asDict()
-    except Exception as exc:
-        typed.raise_if_conversion_failed(exc)
+    except Exception:
         name_the_problem()
         raise
     result.records_in = int(counts["n"])
@@ -289,7 +288,6 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
             part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
             clock = result.lap("write" if i == 0 else f"write {i + 1}", clock)
     except Exception as exc:
-        typed.raise_if_conversion_failed(exc)  # a value the typed conversion refused, found by the write
         _raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
     finally:
