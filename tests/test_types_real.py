@@ -91,8 +91,11 @@ def _pipeline(base: Path, db: dict, lake: str = "lake", **extra):
     base.mkdir(parents=True, exist_ok=True)
     cfg = {**extra, "pipeline": "typed", "source": {"root": "landing", "database": {**db, "flush_size": 100}},
            "lake": {"root": lake, "hive_database": "typed"}, "spark": {"shuffle_partitions": 2},
+           # KNOWN BROKEN (docs/types.md): the located ("prepped") write path fails on this table with
+           # "cannot modify hudi meta col" (Hudi's schema projection check); Hudi's index path works
            "tables": {TABLE: {"topic": f"{db['name']}.public.{TABLE}", "record_key": "id",
-                              "table_types": list(TYPES), "compaction_delta_commits": 2}}}
+                              "table_types": list(TYPES), "compaction_delta_commits": 2,
+                              "hudi_options": {"hoodie.streamer.hudi_cdc.locations": "index"}}}}
     path = base / f"{lake}.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return load_pipeline(path)
