@@ -11,6 +11,17 @@ from .errors import TableStateError
 
 
 def read_table(base_uri: str, columns: Sequence[str] | None = None, read_optimized: bool = False) -> list[dict]:
+    t = read_arrow(base_uri, read_optimized)
+    if t is None:
+        return []
+    if columns:
+        t = t.select([c for c in columns if c in t.column_names])
+    return t.to_pylist()
+
+
+def read_arrow(base_uri: str, read_optimized: bool = False):
+    """The table as one pyarrow Table (None when it holds no rows): typed values of any range (BC dates
+    included, which Python's datetime cannot hold) stay readable."""
     try:
         import hudi  # noqa: F401
         import pyarrow as pa
@@ -30,11 +41,8 @@ def read_table(base_uri: str, columns: Sequence[str] | None = None, read_optimiz
     except Exception as exc:
         raise TableStateError(f"cannot read Hudi table at {base_uri}: {first_line(exc)}") from None
     if not batches:
-        return []
-    t = pa.Table.from_batches(batches)
-    if columns:
-        t = t.select([c for c in columns if c in t.column_names])
-    return t.to_pylist()
+        return None
+    return pa.Table.from_batches(batches)
 
 
 def current_rows(pipeline: Pipeline, table: str, table_type: str, keys: Sequence[str] = (),

@@ -8,11 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-# Kryo with Hudi's registrator and Hudi's SQL extension (what the EMR steps pass)
+# What the typed lake (hudi_cdc/lake_types.py, docs/types.md) needs of every session that writes or
+# reads it: arrays holding NULL elements written in Parquet's 3-level list form (the old 2-level form
+# refuses them: "Array contains a null element"); pre-1582 and BC dates and timestamps written and read
+# as they are (proleptic Gregorian, as PostgreSQL has them), never rebased or refused; UTC as the
+# session time zone, so what Spark shows of a timestamp is the wall clock / UTC instant stored.
+TYPED_LAKE_CONF: dict[str, str] = {
+    "spark.hadoop.parquet.avro.write-old-list-structure": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
+    "spark.sql.avro.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.avro.datetimeRebaseModeInRead": "CORRECTED",
+}
+# Kryo with Hudi's registrator and Hudi's SQL extension, and the typed lake's settings (what the EMR
+# steps pass)
 HUDI_EXTENSION_CONF: dict[str, str] = {
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
     "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    **TYPED_LAKE_CONF,
 }
 # ... and Hudi's catalog as the session catalog (local jobs, queries, the thrift server)
 HUDI_SESSION_CONF: dict[str, str] = {

@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 
@@ -87,20 +87,36 @@ def test_engine_properties_follow_the_pipeline(tmp_path, monkeypatch):
         src.topic_prefix(parse_pipeline(d, "x.yaml"))
 
 
-def test_verify_normalises_like_debezium():
-    from hudi_cdc.capture.verify import _canon, _kind, db_value, lake_value
+def test_verify_compares_typed_values():
+    """verify's canonical forms (capture/typed_values.py): the database's text and the lake's typed
+    (arrow) values meet; a lake column still in a Debezium encoding never equals."""
+    import pyarrow as pa
 
-    assert _kind("timestamp(3) without time zone") == "ts_millis"
-    assert _kind("timestamp without time zone") == "ts_micros"
-    assert db_value("date", date(2021, 12, 25)) == 18986
-    assert db_value("ts_micros", datetime(1970, 1, 1, 0, 0, 1, 5)) == 1_000_005
-    assert db_value("ts_millis", datetime(1970, 1, 1, 0, 0, 1, 5000)) == 1005
-    assert db_value("time_micros", time(0, 1, 2, 3)) == 62_000_003
-    tz = datetime(2020, 1, 2, 3, 4, 5, 500000, tzinfo=timezone.utc)
-    assert db_value("tstz", tz) == lake_value("tstz", "2020-01-02T03:04:05.500000Z")
-    assert _canon(db_value("decimal", Decimal("12.30"))) == _canon(lake_value("decimal", Decimal("12.3")))
-    assert lake_value("decimal", {"scale": 2, "value": (1234).to_bytes(2, "big")}) == Decimal("12.34")
-    assert db_value("float4", 1.1) == lake_value("float4", 1.100000023841858)
+    from hudi_cdc.capture import typed_values as tv
+
+    assert tv.kind_of("timestamp(3) without time zone") == "timestamp"
+    assert tv.kind_of("timestamp with time zone[]") == "array:timestamptz"
+    assert tv.db_value("date", "2021-12-25") == tv.lake_value("date", pa.date32(), 18986)
+    assert tv.lake_value("date", pa.int32(), 18986) != tv.db_value("date", "2021-12-25")  # raw int days
+    assert tv.db_value("timestamp", "1970-01-01 00:00:01.000005") == tv.lake_value("timestamp", pa.timestamp("us"),
+                                                                                    1_000_005)
+    assert tv.db_value("timestamptz", "2020-01-02 03:04:05.5+00") == tv.db_value("timestamptz",
+                                                                                 "2020-01-02 05:04:05.5+02")
+    assert tv.lake_value("timestamptz", pa.string(), "2020-01-02T03:04:05.500000Z") != tv.db_value(
+        "timestamptz", "2020-01-02 03:04:05.5+00")  # Debezium's string is no typed timestamp
+    assert tv.db_value("decimal", "12.30") == tv.lake_value("decimal", pa.decimal128(38, 18), Decimal("12.3"))
+    assert tv.db_value("decimal", "12.35") != tv.lake_value("decimal", pa.decimal128(4, 1), Decimal("12.4"))
+    assert tv.db_value("decimal", "NaN") != tv.lake_value("decimal", pa.decimal128(38, 18), None)
+    assert tv.db_value("float4", 1.1) == tv.lake_value("float4", pa.float32(), 1.100000023841858)
+    assert tv.db_value("date", "0044-03-15 BC") == ("date", -735160) and tv.db_value("date", "infinity")[1] == 2932896
+    assert tv.db_value("interval", "P1Y2M3DT4H5M6.789S") == tv.lake_value("interval", pa.string(),
+                                                                           "P1Y2M3DT4H5M6.789S")
+    assert tv.interval_parts("P-1M-2D") == tv.interval_parts("P0Y-1M-2DT0H0M0S") == (-1, -2, 0)
+    assert tv.db_value("time", "13:14:15.5") == tv.lake_value("time", pa.string(), "13:14:15.500000")
+    assert tv.db_value("timetz", "13:14:15.5+02") == tv.lake_value("timetz", pa.string(), "11:14:15.5Z")
+    assert tv.db_value("json", '{"b": [1, 2], "a": 1.10}') == tv.lake_value("json", pa.string(), '{"a":1.10,"b":[1,2]}')
+    arr = pa.list_(pa.date32())
+    assert tv.db_value("array:date", ["2024-01-01", None]) == tv.lake_value("array:date", arr, [19723, None])
 
 
 # ------------------------------------------------------------------ real PostgreSQL + Debezium

@@ -49,6 +49,10 @@ UNWRAP = {
     "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
     "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",
 }
+# How Debezium encodes types whose default encoding loses meaning in a lake: an interval as an ISO-8601
+# string (P1Y2M3DT4H5M6.78S) rather than MicroDuration's approximate microseconds (a month as 30.4375
+# days). hudi_cdc/lake_types.py maps every landed encoding to a lake type; docs/types.md.
+TYPE_HANDLING = {"interval.handling.mode": "string"}
 DEFAULT_FLUSH_SIZE = 1000
 
 
@@ -142,6 +146,7 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         "message.prefix.include.list": ",".join(re.escape(m) for m in (marker_prefix(pipeline),
                                                                        heartbeat_prefix(marker_prefix(pipeline)))),
         "errors.max.retries": "0",
+        **TYPE_HANDLING,
         **UNWRAP,
     }
     if password is not None:

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..config import Pipeline, is_s3_uri
-from .capture import CONNECTOR, DEFAULT_FLUSH_SIZE, UNWRAP, marker_prefix
+from .capture import CONNECTOR, DEFAULT_FLUSH_SIZE, TYPE_HANDLING, UNWRAP, marker_prefix
 from .heartbeat import heartbeat_properties
 from .source import source_tables, topic_prefix
 
@@ -94,6 +94,7 @@ def source_connector(pipeline: Pipeline) -> dict[str, Any]:
         # TRUNCATE: Kafka Connect runs the unwrap SMT, which drops truncate events whatever
         # skipped.operations says; only `hudi-cdc capture` lands them (docs/source-life.md)
         **heartbeat_properties(db, marker_prefix(pipeline)),
+        **TYPE_HANDLING,
         **UNWRAP,
         **_converters(native_registry_url(pipeline), pipeline),
     })

@@ -1,31 +1,31 @@
 """``verify``: is the Hudi table equal to the database table it is captured from?
 
-Both sides are reduced to {record key: hash of the row} over the columns they share (the
-database's columns that the lake holds, Debezium's and Hudi's own fields left out), with values
-put in the form Debezium gives them before hashing: dates as days since 1970-01-01, timestamps
-and times as micro- (precision 4-6) or milliseconds (0-3) since the epoch / midnight, timestamptz
-as UTC microseconds (the lake holds Debezium's ISO string), numerics as exact decimals, real as a
-32-bit float. The database is read through a server-side cursor in chunks; the lake with hudi-rs.
-Rows the lake marks deleted (soft deletes) count as absent. The result counts missing (in the
-database, not in the lake), extra (in the lake only) and different rows, with sample keys.
+Both sides are compared in the types a lake user reads (capture/typed_values.py): dates as dates,
+timestamps as instants (timestamp as the wall clock at UTC), decimals exactly, time as HH:MM:SS.ffffff,
+intervals as (months, days, microseconds), arrays element by element with their NULLs, json/jsonb as
+parsed JSON, bytea as bytes; the lake's typed columns as hudi-rs reads them. A lake column still in a
+Debezium encoding (a table bootstrapped before typed columns), a rounded decimal or a shifted timestamp
+is a difference. Both sides are reduced to {record key: hash of the row} over the columns they share
+(Debezium's and Hudi's own fields left out); the database is read through a server-side cursor in
+chunks. Rows the lake marks deleted (soft deletes) count as absent. The result counts missing (in the
+database, not in the lake), extra (in the lake only) and different rows (each row once), with sample
+keys, the columns that differ for them, and how many rows differ per column.
 """
 
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, time, timezone
 from decimal import Decimal
 
 from ..config import Pipeline
 from ..errors import ExitCode, HudiCdcError, TableStateError
 from . import source as src
+from . import typed_values as tv
 
 SAMPLES = 5
 CHUNK = 10_000
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class TablesDiffer(HudiCdcError):
@@ -38,7 +38,7 @@ class TablesDiffer(HudiCdcError):
 class Column:
     name: str
     type: str  # format_type(), e.g. "timestamp(3) without time zone"
-    kind: str  # how values are normalised: plain, date, ts_micros, ts_millis, tstz, time_micros, ...
+    kind: str  # how values are compared (typed_values.kind_of): date, timestamp, decimal, array:date, ...
 
 
 @dataclass
@@ -55,6 +55,7 @@ class VerifyResult:
     extra_keys: list[str] = field(default_factory=list)
     different_keys: list[str] = field(default_factory=list)
     different_columns: dict[str, list[str]] = field(default_factory=dict)  # sample key -> columns
+    column_differences: dict[str, int] = field(default_factory=dict)  # column -> rows differing there
     columns: list[str] = field(default_factory=list)
     not_in_lake: list[str] = field(default_factory=list)  # database columns Debezium did not map
     lake_max_lsn: int | None = None
@@ -73,42 +74,9 @@ class VerifyResult:
                               ("different", self.different, self.different_keys)):
             if n:
                 parts.append(f"{n} {what} (e.g. key {', '.join(keys)})")
+        if self.column_differences:
+            parts.append("in column(s) " + ", ".join(f"{c} ({n})" for c, n in self.column_differences.items()))
         return head + "DIFFERS: " + "; ".join(parts)
-
-
-def _precision(type_name: str) -> int | None:
-    if "(" in type_name:
-        inner = type_name[type_name.index("(") + 1:type_name.index(")")]
-        try:
-            return int(inner.split(",")[0])
-        except ValueError:
-            return None
-    return None
-
-
-def _kind(type_name: str) -> str:
-    t = type_name.lower()
-    p = _precision(t)
-    millis = p is not None and p <= 3
-    if t == "date":
-        return "date"
-    if t.startswith("timestamp") and "with time zone" in t:
-        return "tstz"
-    if t.startswith("timestamp"):
-        return "ts_millis" if millis else "ts_micros"
-    if t.startswith("time") and "with time zone" not in t:
-        return "time_millis" if millis else "time_micros"
-    if t.startswith("numeric") or t == "money":
-        return "decimal"
-    if t == "real":
-        return "float4"
-    if t in ("double precision",):
-        return "float8"
-    if t == "bytea":
-        return "bytes"
-    if t in ("smallint", "integer", "bigint", "boolean", "text") or t.startswith(("character", "varchar")):
-        return "plain"
-    return "text"  # uuid, json, ... : Debezium sends their text form
 
 
 def _db_columns(conn, t: src.SourceTable) -> list[Column]:
@@ -119,95 +87,64 @@ def _db_columns(conn, t: src.SourceTable) -> list[Column]:
         (t.schema, t.table)).fetchall()
     if not rows:
         raise TableStateError(f"table {t.qualified} not found in the source database")
-    return [Column(name, typ, _kind(typ)) for name, typ in rows]
-
-
-def _micros(dt: datetime) -> int:
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    delta = dt - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def _time_micros(t: time) -> int:
-    return ((t.hour * 60 + t.minute) * 60 + t.second) * 1_000_000 + t.microsecond
-
-
-def _decimal_text(d: Decimal) -> str:
-    if d.is_nan():
-        return "NaN"
-    d = d.normalize()
-    return format(d, "f") if d != 0 else "0"
+    return [Column(name, typ, tv.kind_of(typ)) for name, typ in rows]
 
 
 def _canon(v) -> str:
-    """One text form per value, whatever side it came from (after the kind-specific step)."""
+    """One text form per canonical value, whatever side it came from."""
     if v is None:
         return "\\N"
     if isinstance(v, bool):
         return "t" if v else "f"
     if isinstance(v, Decimal):
-        return _decimal_text(v)
+        return tv.decimal_text(v)
     if isinstance(v, float):
         return repr(v)
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v).hex()
+    if isinstance(v, (list, tuple)):
+        return repr([_canon(e) for e in v]) if isinstance(v, list) else repr(tuple(_canon(e) for e in v))
     return str(v)
 
 
-def db_value(kind: str, v):
-    """A database value as Debezium maps it."""
-    if v is None:
-        return None
-    if kind == "date" and isinstance(v, date):
-        return (v - date(1970, 1, 1)).days
-    if kind in ("ts_micros", "tstz") and isinstance(v, datetime):
-        return _micros(v)
-    if kind == "ts_millis" and isinstance(v, datetime):
-        return _micros(v) // 1000
-    if kind == "time_micros" and isinstance(v, time):
-        return _time_micros(v)
-    if kind == "time_millis" and isinstance(v, time):
-        return _time_micros(v) // 1000
-    if kind == "float4":
-        return struct.unpack("f", struct.pack("f", v))[0]
-    if kind == "decimal":
-        return Decimal(v) if not isinstance(v, Decimal) else v
-    if kind == "text":
-        return str(v)
-    return v
+def _row_digest(values: Sequence) -> bytes:
+    """4 bytes of a hash per column: rows compare as a whole, and the columns that differ are named."""
+    return b"".join(hashlib.blake2b(_canon(v).encode("utf-8"), digest_size=4).digest() for v in values)
 
 
-def lake_value(kind: str, v):
-    """A lake value (as hudi-rs reads what Debezium wrote) in the same form as ``db_value``."""
-    if v is None:
-        return None
-    if kind == "tstz" and isinstance(v, str):
-        return _micros(datetime.fromisoformat(v.replace("Z", "+00:00")))
-    if kind == "decimal" and isinstance(v, dict):  # VariableScaleDecimal {scale, value}
-        raw = v.get("value") or b""
-        return Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-int(v.get("scale") or 0))
-    if kind == "decimal" and not isinstance(v, Decimal):
-        return Decimal(str(v))
-    if kind == "float4":
-        return struct.unpack("f", struct.pack("f", v))[0]
-    if kind == "date" and isinstance(v, date):
-        return (v - date(1970, 1, 1)).days
-    return v
-
-
-def _row_hash(values: Sequence) -> str:
-    return hashlib.sha1("\x1f".join(_canon(v) for v in values).encode("utf-8")).hexdigest()
+def _differing(cols: list[Column], a: bytes, b: bytes) -> list[str]:
+    return [c.name for i, c in enumerate(cols) if a[4 * i:4 * i + 4] != b[4 * i:4 * i + 4]]
 
 
 def _key_text(key: tuple) -> str:
-    return ",".join(_canon(k) for k in key)
+    return ",".join(_plain_key(k) for k in key)
 
 
-def _lake_rows(pipeline: Pipeline, table: str, table_type: str) -> list[dict]:
-    from ..reader import read_table
+def _plain_key(k) -> str:
+    """A key value as a user writes it (a typed date key as its days, a timestamp as its microseconds)."""
+    if isinstance(k, tuple) and len(k) == 2:
+        return _canon(k[1])
+    return _canon(k)
 
-    return read_table(pipeline.base_path(table, table_type))
+
+def _lake_table(pipeline: Pipeline, table: str, table_type: str):
+    """The lake table as hudi-rs reads it (arrow), None when it holds no rows."""
+    from ..reader import read_arrow
+
+    return read_arrow(pipeline.base_path(table, table_type))
+
+
+def _lake_values(lake, names: list[str], kinds: dict[str, str]) -> list[list]:
+    """Columns of the lake, each as canonical typed values (typed_values.lake_value)."""
+    out = []
+    for n in names:
+        if n not in lake.column_names:
+            out.append([None] * lake.num_rows)
+            continue
+        t, values = tv.lake_column(lake.column(n))
+        kind = kinds.get(n, "plain")
+        out.append([tv.lake_value(kind, t, v) for v in values])
+    return out
 
 
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
@@ -220,48 +157,54 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
     base = pipeline.base_path(table, table_type)
     if base.startswith("file://") and not table_exists(pipeline, table, table_type):
         raise TableStateError(f"table {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
-    lake = _lake_rows(pipeline, table, table_type)
-    lake_cols = set(lake[0]) if lake else set()
+    lake = _lake_table(pipeline, table, table_type)
+    lake_cols = set(lake.column_names) if lake is not None else set()
     with src.connect(pipeline, autocommit=False) as conn:
         db_cols = _db_columns(conn, st)
         missing_keys = [k for k in keys if k not in {c.name for c in db_cols}]
         if missing_keys:
             raise TableStateError(f"record key {', '.join(missing_keys)} is not a column of {st.qualified}")
-        cols = [c for c in db_cols if (c.name in lake_cols or not lake) and c.name not in keys]
-        not_in_lake = [c.name for c in db_cols if lake and c.name not in lake_cols]
+        cols = [c for c in db_cols if (c.name in lake_cols or lake is None) and c.name not in keys]
+        not_in_lake = [c.name for c in db_cols if lake is not None and c.name not in lake_cols]
         kinds = {c.name: c.kind for c in db_cols}
+        types = {c.name: c.type for c in db_cols}
         db_lsn = src.current_lsn(conn)
-        db_hashes: dict[tuple, str] = {}
-        db_values: dict[tuple, list] = {}
+        db_digests: dict[tuple, bytes] = {}
         from psycopg import sql
 
+        for statement in tv.SESSION_SQL:  # the text forms typed_values parses (this transaction only)
+            conn.execute(statement.replace("SET ", "SET LOCAL ", 1))
         query = sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(sql.Identifier(n) for n in keys + [c.name for c in cols]),
+            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", types[n])).format(sql.Identifier(n))
+                               for n in keys + [c.name for c in cols]),
             sql.Identifier(st.schema, st.table))
         with conn.cursor(name="hudi_cdc_verify") as cur:
             cur.itersize = CHUNK
             cur.execute(query)
             for row in cur:
-                key = tuple(db_value(kinds[k], v) for k, v in zip(keys, row[:len(keys)], strict=True))
-                vals = [db_value(c.kind, v) for c, v in zip(cols, row[len(keys):], strict=True)]
-                db_hashes[key] = _row_hash(vals)
-                if len(db_values) < 10_000:
-                    db_values[key] = vals
+                key = tuple(tv.db_value(kinds[k], v) for k, v in zip(keys, row[:len(keys)], strict=True))
+                db_digests[key] = _row_digest([tv.db_value(c.kind, v)
+                                               for c, v in zip(cols, row[len(keys):], strict=True)])
         conn.rollback()
 
     soft = t.deletes == "soft"
-    result = VerifyResult(table, table_type, equal=False, db_rows=len(db_hashes), lake_rows=0,
+    result = VerifyResult(table, table_type, equal=False, db_rows=len(db_digests), lake_rows=0,
                           columns=[c.name for c in cols], not_in_lake=not_in_lake, db_lsn=db_lsn)
     seen = set()
-    for r in lake:
-        if soft and str(r.get(t.delete_field)) == "true":
+    n_rows = lake.num_rows if lake is not None else 0
+    key_values = _lake_values(lake, keys, kinds) if n_rows else [[] for _ in keys]
+    col_values = _lake_values(lake, [c.name for c in cols], kinds) if n_rows else [[] for _ in cols]
+    deleted = lake.column(t.delete_field).to_pylist() if soft and n_rows and t.delete_field in lake_cols else None
+    lsns = lake.column("__lsn").to_pylist() if n_rows and "__lsn" in lake_cols else None
+    for i in range(n_rows):
+        if deleted is not None and str(deleted[i]) == "true":
             continue
         result.lake_rows += 1
-        lsn = r.get("__lsn")
+        lsn = lsns[i] if lsns is not None else None
         if isinstance(lsn, int):
             result.lake_max_lsn = max(result.lake_max_lsn or 0, lsn)
-        key = tuple(lake_value(kinds[k], r.get(k)) for k in keys)
-        want = db_hashes.get(key)
+        key = tuple(kv[i] for kv in key_values)
+        want = db_digests.get(key)
         if want is None or key in seen:  # not in the database, or the same key twice in the lake
             result.extra += 1
             if len(result.extra_keys) < samples:
@@ -269,17 +212,17 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
             seen.add(key)
             continue
         seen.add(key)
-        vals = [lake_value(c.kind, r.get(c.name)) for c in cols]
-        if _row_hash(vals) != want:
+        got = _row_digest([cv[i] for cv in col_values])
+        if got != want:
             result.different += 1
+            names = _differing(cols, got, want)
+            for n in names:
+                result.column_differences[n] = result.column_differences.get(n, 0) + 1
             if len(result.different_keys) < samples:
                 kt = _key_text(key)
                 result.different_keys.append(kt)
-                dbv = db_values.get(key)
-                if dbv is not None:
-                    result.different_columns[kt] = [c.name for c, a, b in zip(cols, vals, dbv, strict=True)
-                                                    if _canon(a) != _canon(b)]
-    for key in db_hashes:
+                result.different_columns[kt] = names
+    for key in db_digests:
         if key not in seen:
             result.missing += 1
             if len(result.missing_keys) < samples:

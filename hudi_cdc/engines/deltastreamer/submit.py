@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import fastavro
 
-from ... import checkpoints, launch, render
+from ... import checkpoints, lake_types, launch, render
 from ...config import TYPE_SUFFIX, Pipeline, uri_to_path
 from ...errors import ConfigError, DataError, JobError
 from ...registry.credentials import registry_env
@@ -66,27 +67,84 @@ def target_schema(source: dict, hard_deletes: bool) -> dict:
     return out
 
 
-def write_schema_files(pipeline: Pipeline, table: str, table_type: str, out_dir: Path) -> tuple[Path, Path]:
+TRANSFORMER_CLASS = "org.apache.hudi.utilities.transform.SqlQueryBasedTransformer"
+TRANSFORMER_SQL_KEY = "hoodie.streamer.transformer.sql"
+
+
+@dataclass
+class TypedJob:
+    """What the typed lake (hudi_cdc/lake_types.py) makes of a job's landed schema: the schema to read the
+    files with, the table's typed schema, the transformer SQL typing each column, the legacy columns kept."""
+
+    source: dict
+    target: dict
+    sql: str
+    legacy: list[str]
+
+
+def typed_job(pipeline: Pipeline, table: str, table_type: str) -> TypedJob:
+    from ...jobs.stream.typed import legacy_columns, stored_schema
+
+    landed = landed_schema(pipeline, table)
+    t = pipeline.table(table)
+    try:
+        # 0.14's Avro source refuses the landed decimals ("Found bytes, expecting union"): read as bytes
+        types = lake_types.schema_types(landed, table=table, props=t.hudi_options, decimals_as_bytes=True)
+    except lake_types.LakeTypeError as exc:
+        raise ConfigError(f"tables.{table}: {exc}") from None
+    base = pipeline.base_path(table, table_type)
+    legacy = legacy_columns(types, stored_schema(base)) if completed_instants(uri_to_path(base)) else []
+    source = lake_types.reader_schema(landed, types) or landed
+    target = target_schema(lake_types.typed_schema(landed, types, keep=set(legacy)), t.deletes == "hard")
+    items = lake_types.select_list(types, keep=set(legacy))
+    if t.deletes == "hard":
+        items.append(f"({lake_types.quote(t.delete_field)} = 'true') AS _hoodie_is_deleted")
+    return TypedJob(source, target, f"SELECT {', '.join(items)} FROM <SRC>", legacy)
+
+
+def write_schema_files(pipeline: Pipeline, table: str, table_type: str, out_dir: Path,
+                       typed: TypedJob | None = None) -> tuple[Path, Path]:
     """Write <table>.source.avsc and <table>_<cow|mor>.target.avsc; unchanged files are left alone."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    src = landed_schema(pipeline, table)
-    tgt = target_schema(src, pipeline.table(table).deletes == "hard")
+    typed = typed or typed_job(pipeline, table, table_type)
     paths = (out_dir / f"{table}.source.avsc",
              out_dir / f"{table}_{TYPE_SUFFIX[table_type]}.target.avsc")
-    for path, schema in zip(paths, (src, tgt), strict=True):
+    for path, schema in zip(paths, (typed.source, typed.target), strict=True):
         text = json.dumps(schema, indent=2) + "\n"
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
     return paths
 
 
-def schema_flags(pipeline: Pipeline, job: render.Job, schema_dir: Path) -> list[str]:
-    """--hoodie-conf flags pointing FilebasedSchemaProvider at the job's schema files (none with a registry)."""
+def write_transformer_sql(pipeline: Pipeline, job: render.Job, props_dir: Path, sql: str) -> None:
+    """The job's properties file with the transformer SQL typing every column (rendered at submit time
+    from the landed schema: an explicit column list over <SRC>)."""
+    path = props_dir / render.props_filename(pipeline, job.table, job.table_type)
+    lines = [ln for ln in path.read_text().splitlines() if not ln.startswith(TRANSFORMER_SQL_KEY + "=")]
+    lines.append(f"{TRANSFORMER_SQL_KEY}={sql}")
+    text = "\n".join(lines) + "\n"
+    if path.read_text() != text:
+        path.write_text(text)
+
+
+def schema_flags(pipeline: Pipeline, job: render.Job, schema_dir: Path, props_dir: Path | None = None,
+                 progress: Progress = lambda m: None) -> list[str]:
+    """--hoodie-conf flags pointing FilebasedSchemaProvider at the job's schema files (none with a registry),
+    and the typed lake's transformer (its SQL written into the job's properties file)."""
     if pipeline.source.schema_registry or not render.profile(pipeline).file_schema_provider:
         return []
-    src, tgt = write_schema_files(pipeline, job.table, job.table_type, schema_dir)
-    return ["--hoodie-conf", f"{SOURCE_SCHEMA_KEY}=file://{src.resolve()}",
-            "--hoodie-conf", f"{TARGET_SCHEMA_KEY}=file://{tgt.resolve()}"]
+    typed = typed_job(pipeline, job.table, job.table_type)
+    if typed.legacy:
+        progress(f"{job.table}: column(s) {', '.join(typed.legacy)} keep Debezium's encodings (the table was written "
+                 "before hudi-cdc typed them); re-bootstrap the table to store them typed (docs/types.md)")
+    src, tgt = write_schema_files(pipeline, job.table, job.table_type, schema_dir, typed)
+    flags = ["--hoodie-conf", f"{SOURCE_SCHEMA_KEY}=file://{src.resolve()}",
+             "--hoodie-conf", f"{TARGET_SCHEMA_KEY}=file://{tgt.resolve()}"]
+    if props_dir is not None:
+        write_transformer_sql(pipeline, job, props_dir, typed.sql)
+        if pipeline.table(job.table).deletes != "hard":  # hard deletes render the transformer class already
+            flags += ["--transformer-class", TRANSFORMER_CLASS]
+    return flags
 
 
 def termination_flags(idle_rounds: int) -> list[str]:
@@ -120,12 +178,13 @@ def checkpoint(base_path: Path, instants: Sequence[tuple[str, str]]) -> str | No
 
 
 def argv_for(pipeline: Pipeline, job: render.Job, rt: rt_mod.Runtime, props_dir: Path, schema_dir: Path,
-             extra_flags: Sequence[str] = ()) -> list[str]:
+             extra_flags: Sequence[str] = (), progress: Progress = lambda m: None) -> list[str]:
     props = props_dir / render.props_filename(pipeline, job.table, job.table_type)
     jars = [str(rt.classpath_first), *(str(j) for j in rt.jars)]  # classpath-first.jar before the bundle
     return render.real_streamer_local_argv(
         pipeline, job, f"file://{props.resolve()}", spark_submit=str(rt.spark_submit), jars=jars,
-        app_jar=str(rt.app_jar), extra_flags=[*schema_flags(pipeline, job, schema_dir), *extra_flags])
+        app_jar=str(rt.app_jar),
+        extra_flags=[*schema_flags(pipeline, job, schema_dir, props_dir, progress), *extra_flags])
 
 
 def _environment(pipeline: Pipeline, rt: rt_mod.Runtime) -> dict[str, str]:
@@ -166,7 +225,7 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
     results = []
     for job in jobs:
         extra = termination_flags(idle_rounds) if (job.continuous and idle_rounds) else []
-        argv = argv_for(pipeline, job, rt, props_dir, schema_dir, extra)
+        argv = argv_for(pipeline, job, rt, props_dir, schema_dir, extra, progress)
         base = uri_to_path(pipeline.base_path(job.table, job.table_type))
         before = set(completed_instants(base))
         # unchanged TOASTed values cannot be filled by HoodieDeltaStreamer: refused before it runs

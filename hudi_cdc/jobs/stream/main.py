@@ -18,6 +18,7 @@ from .argv import Target, parse_argv
 from .errors import DISK_FULL, DiskFull, JobInputError, RegistryReadError, is_disk_full
 from .props import target_properties
 from .round import RoundResult, run_round
+from .typed import raise_if_conversion_failed
 
 RESULT_MARK = "HUDI_CDC_RESULT "
 ERROR_MARK = "HUDI_CDC_ERROR "
@@ -47,6 +48,7 @@ def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
             try:
                 out.append(run_round(spark, t, props[id(t)], log))
             except Exception as exc:
+                raise_if_conversion_failed(exc)  # a value the typed conversion refused: one line, exit 3
                 if is_disk_full(exc) and not isinstance(exc, JobInputError):
                     raise DiskFull(f"{t.target_table} ({t.target_base_path}): {DISK_FULL} while writing the round "
                                    f"({root_cause(exc, 300)}); nothing was committed, free space and run again"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hudi_cdc import storage
 from hudi_cdc.causes import root_cause
 
-from . import evolve, toast, truncate
+from . import evolve, toast, truncate, typed
 from .argv import Target
 from .delete_blocks import delete_block_safe_parts
 from .errors import JobInputError
@@ -109,6 +109,8 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     if schema_text:
         check_registry_compat(schema_text, file_schemas)
         reader = reader.option("avroSchema", schema_text)
+    lake_schema, lake_columns = typed.column_types(file_schemas, schema_text, props, t.target_table)
+    reader = typed.with_reader_schema(reader, lake_schema, lake_columns)
 
     def name_the_problem() -> None:
         """Spark's pass found an unreadable file or a record without a key: fastavro reads every
@@ -126,6 +128,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         # files of several schemas (a DDL mid-round) are read one schema at a time (evolve.py)
         uri = lambda p: p if "://" in p else f"file://{p}"  # noqa: E731
         df = reader.load([uri(f[0]) for f in files]) if schema_text else evolve.read_grouped(reader, groups, uri)
+        df = typed.apply(df, lake_columns, table=t.target_table, base_path=t.target_base_path, log=log)
         sql = streamer_prop(props, "transformer.sql")
         if sql:
             view = f"hudi_cdc_src_{int(time.time() * 1000)}"

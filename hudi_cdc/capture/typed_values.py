@@ -1,0 +1,275 @@
+"""The values ``verify`` compares, in the types a lake user reads: one canonical form per PostgreSQL kind,
+from the database's text (read with DateStyle ISO, IntervalStyle iso_8601, TimeZone UTC) and from the
+lake's typed columns as hudi-rs reads them (arrow). A lake column still in a Debezium encoding (int days,
+long micros, an ISO string for timestamptz, a {scale, value} struct) is no typed value: it never equals.
+
+The policies of hudi_cdc/lake_types.py hold on the database side: +-infinity dates and timestamps are
+9999-12-31 / 0001-01-01; BC dates are proleptic Gregorian (astronomical year numbering, 1 BC = year 0);
+``time`` is HH:MM:SS.ffffff; numeric NaN/Infinity have no lake value (Debezium sends NULL: a difference).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from decimal import Decimal, InvalidOperation
+
+from ..lake_types import DATE_MAX_DAYS, DATE_MIN_DAYS, TS_MAX_MICROS, TS_MIN_MICROS
+
+UNTYPED = "<untyped>"
+SESSION_SQL = ("SET TIME ZONE 'UTC'", "SET DateStyle = 'ISO, YMD'", "SET IntervalStyle = 'iso_8601'",
+               "SET extra_float_digits = 3")
+
+
+def kind_of(type_name: str) -> str:
+    """The comparison kind of a PostgreSQL column (format_type()); arrays are 'array:<kind>'."""
+    t = type_name.lower().strip()
+    if t.endswith("[]"):
+        return "array:" + kind_of(t[:-2])
+    if t == "date":
+        return "date"
+    if t.startswith("timestamp"):
+        return "timestamptz" if "with time zone" in t else "timestamp"
+    if t.startswith("time"):
+        return "timetz" if "with time zone" in t else "time"
+    if t.startswith("numeric") or t == "money":
+        return "decimal"
+    if t.startswith("interval"):
+        return "interval"
+    if t == "real":
+        return "float4"
+    if t == "double precision":
+        return "float8"
+    if t == "bytea":
+        return "bytes"
+    if t in ("json", "jsonb"):
+        return "json"
+    if t in ("smallint", "integer", "bigint", "boolean", "text") or t.startswith(("character", "varchar")):
+        return "plain"  # read as they are (char(n) keeps its padding, as Debezium sends it)
+    return "text"
+
+
+def select_sql(name_sql: str, type_name: str) -> str:
+    """The SELECT expression reading a column in the form ``db_value`` takes."""
+    k = kind_of(type_name)
+    base = k.split(":")[-1]
+    arr = k.startswith("array:")
+    if base in ("plain", "float4", "float8", "bytes"):
+        return name_sql
+    if base == "text" and (not arr or type_name.lower().startswith(("inet", "cidr", "uuid"))):
+        return name_sql  # psycopg's objects print as PostgreSQL's output (text(inet) would add /128)
+    if type_name.lower().startswith("money"):
+        return f"{name_sql}::numeric{'[]' if arr else ''}::text{'[]' if arr else ''}"
+    return f"{name_sql}::text{'[]' if arr else ''}"
+
+
+# ---------------------------------------------------------------- calendar arithmetic (any year)
+def days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (astronomical year: 1 BC is 0)."""
+    y -= m <= 2
+    era = y // 400  # floor division (Hinnant's days_from_civil)
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+_DATE = re.compile(r"^(\d+)-(\d\d)-(\d\d)")
+_CLOCK = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d+))?")
+_OFFSET = re.compile(r"([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$")
+
+
+def _year(text: str, y: int) -> int:
+    return 1 - y if text.endswith(" BC") else y
+
+
+def date_days(text: str) -> int:
+    if text == "infinity":
+        return DATE_MAX_DAYS
+    if text == "-infinity":
+        return DATE_MIN_DAYS
+    m = _DATE.match(text)
+    if not m:
+        raise ValueError(f"not a date: {text!r}")
+    return days_from_civil(_year(text, int(m.group(1))), int(m.group(2)), int(m.group(3)))
+
+
+def _clock_micros(m: re.Match) -> int:
+    frac = (m.group(4) or "").ljust(6, "0")[:6]
+    return ((int(m.group(1)) * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000 + int(frac or 0)
+
+
+def timestamp_micros(text: str) -> int:
+    """'YYYY-MM-DD HH:MM:SS[.f][+00][ BC]' (PostgreSQL's ISO text, UTC) -> microseconds since 1970."""
+    if text == "infinity":
+        return TS_MAX_MICROS
+    if text == "-infinity":
+        return TS_MIN_MICROS
+    days = date_days(text)
+    body = text[:-3] if text.endswith(" BC") else text
+    clock = _CLOCK.search(body)
+    micros = days * 86_400_000_000 + (_clock_micros(clock) if clock else 0)
+    off = _OFFSET.search(body[clock.end():] if clock else "")
+    if off:
+        sign = -1 if off.group(1) == "-" else 1
+        secs = int(off.group(2)) * 3600 + int(off.group(3) or 0) * 60 + int(off.group(4) or 0)
+        micros -= sign * secs * 1_000_000
+    return micros
+
+
+def time_text(text: str) -> str:
+    m = _CLOCK.match(text)
+    if not m:
+        raise ValueError(f"not a time: {text!r}")
+    return f"{m.group(1)}:{m.group(2)}:{m.group(3)}.{(m.group(4) or '').ljust(6, '0')[:6]}"
+
+
+def timetz_micros(text: str) -> int:
+    """A time with zone ('13:14:15.5+02' or Debezium's '11:14:15.5Z') -> UTC microseconds of the day."""
+    m = _CLOCK.match(text)
+    if not m:
+        raise ValueError(f"not a time with time zone: {text!r}")
+    micros = _clock_micros(m)
+    off = _OFFSET.search(text[m.end():])
+    if off:
+        sign = -1 if off.group(1) == "-" else 1
+        micros -= sign * (int(off.group(2)) * 3600 + int(off.group(3) or 0) * 60 + int(off.group(4) or 0)) * 1_000_000
+    return micros % 86_400_000_000
+
+
+_ISO_INTERVAL = re.compile(r"^P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)W)?(?:(-?\d+)D)?"
+                           r"(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+(?:\.\d+)?)S)?)?$")
+
+
+def interval_parts(text: str) -> tuple[int, int, int]:
+    """An ISO-8601 interval (PostgreSQL's iso_8601 style, Debezium's interval.handling.mode=string) ->
+    (months, days, microseconds)."""
+    m = _ISO_INTERVAL.match(text.strip())
+    if not m:
+        raise ValueError(f"not an ISO-8601 interval: {text!r}")
+    y, mo, w, d, h, mi, s = m.groups()
+    months = int(y or 0) * 12 + int(mo or 0)
+    days = int(w or 0) * 7 + int(d or 0)
+    sec = Decimal(s or 0)
+    micros = (int(h or 0) * 3600 + int(mi or 0) * 60) * 1_000_000 + int(sec * 1_000_000)
+    return months, days, micros
+
+
+def decimal_text(v) -> str:
+    if isinstance(v, str):
+        if v in ("NaN", "Infinity", "-Infinity"):
+            return v
+        v = Decimal(v)
+    if isinstance(v, Decimal):
+        if v.is_nan():
+            return "NaN"
+        if v.is_infinite():
+            return "Infinity" if v > 0 else "-Infinity"
+        if v == 0:
+            return "0"
+        text = format(v, "f")  # exact (Decimal.normalize() would round to the context's 28 digits)
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{UNTYPED}{v!r}"
+
+
+def json_value(text: str):
+    try:
+        return json.dumps(json.loads(text, parse_float=Decimal, parse_int=Decimal), sort_keys=True, default=str)
+    except (ValueError, InvalidOperation):
+        return text
+
+
+def _float4(v):
+    return struct.unpack("f", struct.pack("f", v))[0] if isinstance(v, float) else v
+
+
+# ---------------------------------------------------------------- database side
+def db_value(kind: str, v):
+    """A database value (as ``select_sql`` reads it) in its canonical typed form."""
+    if v is None:
+        return None
+    if kind.startswith("array:"):
+        return [db_value(kind[6:], e) for e in v] if isinstance(v, list) else f"{UNTYPED}{v!r}"
+    if kind == "date":
+        return ("date", date_days(v))
+    if kind in ("timestamp", "timestamptz"):
+        return ("ts", timestamp_micros(v))
+    if kind == "time":
+        return time_text(v)
+    if kind == "timetz":
+        return ("timetz", timetz_micros(v))
+    if kind == "decimal":
+        return ("dec", decimal_text(v))
+    if kind == "interval":
+        return ("interval", interval_parts(v))
+    if kind == "float4":
+        return _float4(v)
+    if kind == "json":
+        return ("json", json_value(v))
+    if kind == "bytes":
+        return bytes(v)
+    if kind == "text":
+        return str(v)
+    return v
+
+
+# ---------------------------------------------------------------- lake side (arrow, hudi-rs)
+def _safe_type(t):
+    """An arrow type Python can always hold: dates as int32 days, timestamps as int64 in their unit."""
+    import pyarrow as pa
+
+    if pa.types.is_date32(t):
+        return pa.int32()
+    if pa.types.is_date64(t) or pa.types.is_timestamp(t):
+        return pa.int64()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        inner = _safe_type(t.value_type)
+        return pa.list_(inner) if inner != t.value_type else t
+    return t
+
+
+def lake_column(array) -> tuple[object, list]:
+    """(arrow type, Python values) of a lake column, dates and timestamps as numbers."""
+    t = array.type
+    safe = _safe_type(t)
+    return t, (array.cast(safe) if safe != t else array).to_pylist()
+
+
+def _ts_micros(t, v: int) -> int:
+    unit = getattr(t, "unit", "ms")  # date64 is milliseconds
+    return {"s": v * 1_000_000, "ms": v * 1000, "us": v, "ns": v // 1000}[unit]
+
+
+def lake_value(kind: str, arrow_type, v):
+    """A lake value (from ``lake_column``) in the canonical form of ``db_value``; a value the lake does not
+    hold typed (a Debezium encoding) is marked untyped, so it never equals."""
+    import pyarrow as pa
+
+    if v is None:
+        return None
+    if kind.startswith("array:"):
+        if not (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)) or not isinstance(v, list):
+            return f"{UNTYPED}{v!r}"
+        return [lake_value(kind[6:], arrow_type.value_type, e) for e in v]
+    if kind == "date":
+        return ("date", v) if pa.types.is_date32(arrow_type) else f"{UNTYPED}{v!r}"
+    if kind in ("timestamp", "timestamptz"):
+        return ("ts", _ts_micros(arrow_type, v)) if pa.types.is_timestamp(arrow_type) else f"{UNTYPED}{v!r}"
+    if kind == "time":
+        return time_text(v) if isinstance(v, str) else f"{UNTYPED}{v!r}"
+    if kind == "timetz":
+        return ("timetz", timetz_micros(v)) if isinstance(v, str) else f"{UNTYPED}{v!r}"
+    if kind == "decimal":
+        return ("dec", decimal_text(v)) if isinstance(v, Decimal) else f"{UNTYPED}{v!r}"
+    if kind == "interval":
+        return ("interval", interval_parts(v)) if isinstance(v, str) else f"{UNTYPED}{v!r}"
+    if kind == "float4":
+        return _float4(v)
+    if kind == "json":
+        return ("json", json_value(v)) if isinstance(v, str) else f"{UNTYPED}{v!r}"
+    if kind == "bytes":
+        return bytes(v) if isinstance(v, (bytes, bytearray)) else f"{UNTYPED}{v!r}"
+    if kind == "text":
+        return str(v)
+    return v

@@ -1,0 +1,394 @@
+"""The one type mapping of the lake: from a landed Avro field schema (Debezium's encoding, named by
+``connect.name`` and ``connect.parameters``) to the type a lake user reads and the Spark SQL expression
+that turns the encoding into it. Every engine uses it: hudi-cdc's streamer every round
+(jobs/stream/typed.py), the 0.14 HoodieDeltaStreamer and EMR's HoodieStreamer through the transformer
+SQL rendered from the landed schema, and ``verify`` (the kinds it compares). docs/types.md is the
+user's page of the same rules.
+
+The expressions never depend on Spark's session time zone (timestamp_micros, date_from_unix_date and
+ISO strings carrying their offset), so a job in any time zone writes the same instants.
+
+Policies (docs/types.md): PostgreSQL ``infinity`` / ``-infinity`` dates and timestamps land as
+9999-12-31 (23:59:59.999999) / 0001-01-01 (00:00:00); ``time`` as the string HH:MM:SS.ffffff;
+unconstrained ``numeric`` as decimal(38, 18) (scale per table or column:
+``hoodie.streamer.hudi_cdc.numeric.scale[.<column>]``), a value that does not fit or would be rounded
+fails the round naming table and column; a Decimal wider than 38 digits (``money``) as decimal(38, s)
+with the same check.
+
+Standard library only: the streamer job (hudi_cdc/jobs/) imports it in the Spark driver.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+MAX_PRECISION = 38
+DEFAULT_NUMERIC_SCALE = 18
+NUMERIC_SCALE_KEY = "hoodie.streamer.hudi_cdc.numeric.scale"
+
+# days since 1970-01-01 / microseconds since 1970-01-01T00:00:00 of the policy's infinity values
+DATE_MAX_DAYS, DATE_MIN_DAYS = 2_932_896, -719_162  # 9999-12-31, 0001-01-01
+TS_MAX_MICROS, TS_MIN_MICROS = 253_402_300_799_999_999, -62_135_596_800_000_000
+# PostgreSQL's earliest date (4714-11-24 BC, Julian day 0) in days since 1970: anything below is no date
+PG_MIN_DAYS = -2_440_588
+# What Debezium 3 emits for PostgreSQL's infinities (measured, docs/types.md): pgjdbc's
+# DATE_POSITIVE/NEGATIVE_INFINITY (9223372036825200000 / -9223372036832400000) as microseconds
+# (MicroTimestamp), milliseconds / 1000 (Timestamp); a date is the int overflow of those
+# (snapshot and array elements, +-2 days by the JVM's time zone) or PostgreSQL's own +-2^31 (streamed).
+TS_POS_INF_MICROS, TS_NEG_INF_MICROS = 9_223_372_036_825_200_000, -9_223_372_036_832_400_000
+DATE_POS_INF = (-622_191_233, -2_147_472_692)
+DATE_NEG_INF = (-625_821_271, -2_147_472_691)
+
+PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+_SPARK_PRIMITIVE = {"boolean": "boolean", "int": "int", "long": "bigint", "float": "float", "double": "double",
+                    "bytes": "binary", "string": "string"}
+
+
+class LakeTypeError(ValueError):
+    """A landed field whose encoding the mapping cannot take."""
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """One landed column: the lake type, the Spark SQL expression giving it (``None``: the landed value
+    is already it), and what it is (``kind``, for verify and the docs)."""
+
+    name: str
+    lake_type: str  # Spark SQL type, e.g. date, timestamp, decimal(12,2), array<date>, string
+    kind: str  # date, timestamp, timestamptz, time, decimal, numeric, interval, json, binary, plain, ...
+    expr: str | None = None  # over the quoted column; None: unchanged
+    reader_type: object | None = None  # the Avro type to read the column with, when not the landed one
+
+    @property
+    def converts(self) -> bool:
+        return self.expr is not None
+
+    def select(self) -> str:
+        q = quote(self.name)
+        return f"{self.expr} AS {q}" if self.expr is not None else q
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _sql_text(s: str) -> str:
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _unwrap(t):
+    """The non-null branch of ["null", X] (X itself otherwise)."""
+    if isinstance(t, list):
+        rest = [b for b in t if b != "null"]
+        if len(rest) != 1:
+            return t
+        return rest[0]
+    return t
+
+
+def _named(t, names: dict) -> object:
+    """A named reference ("io.debezium.data.VariableScaleDecimal" inside an array) resolved."""
+    if isinstance(t, str) and t not in PRIMITIVES:
+        return names.get(t, t)
+    return t
+
+
+def _collect_names(t, names: dict) -> None:
+    if isinstance(t, list):
+        for b in t:
+            _collect_names(b, names)
+    elif isinstance(t, dict):
+        if t.get("type") in ("record", "enum", "fixed") and t.get("name"):
+            names[t["name"]] = t
+            if t.get("namespace") and "." not in t["name"]:
+                names[f"{t['namespace']}.{t['name']}"] = t
+        for f in t.get("fields", ()) if t.get("type") == "record" else ():
+            _collect_names(f.get("type"), names)
+        if t.get("type") == "array":
+            _collect_names(t.get("items"), names)
+        if t.get("type") == "map":
+            _collect_names(t.get("values"), names)
+
+
+# ---------------------------------------------------------------- expressions over one value x
+def _fail(label: str, what: str, value_sql: str) -> str:
+    return f"raise_error(concat({_sql_text(f'hudi-cdc: {label}: ')}, {value_sql}, {_sql_text(' ' + what)}))"
+
+
+def date_expr(x: str, label: str) -> str:
+    pos = " OR ".join(f"{x} BETWEEN {v - 2} AND {v + 2}" if v > -2_000_000_000 else f"{x} = {v}"
+                      for v in DATE_POS_INF)
+    neg = " OR ".join(f"{x} BETWEEN {v - 2} AND {v + 2}" if v > -2_000_000_000 else f"{x} = {v}"
+                      for v in DATE_NEG_INF)
+    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {PG_MIN_DAYS} THEN date_from_unix_date({x}) "
+            f"WHEN {pos} THEN date_from_unix_date({DATE_MAX_DAYS}) "
+            f"WHEN {neg} THEN date_from_unix_date({DATE_MIN_DAYS}) "
+            f"ELSE {_fail(label, 'is no date PostgreSQL holds (io.debezium.time.Date days)', f'CAST({x} AS STRING)')} "
+            "END")
+
+
+def timestamp_expr(x: str, unit: str) -> str:
+    """millis | micros | nanos since the epoch -> timestamp (the wall clock as that instant at UTC)."""
+    if unit == "nanos":
+        micros = f"(CAST({x} DIV 1000 AS BIGINT) - CASE WHEN {x} % 1000 < 0 THEN 1 ELSE 0 END)"
+        return f"CASE WHEN {x} IS NULL THEN NULL ELSE timestamp_micros({micros}) END"
+    div = 1000 if unit == "millis" else 1
+    pos, neg = TS_POS_INF_MICROS // div, TS_NEG_INF_MICROS // div
+    fn = "timestamp_millis" if unit == "millis" else "timestamp_micros"
+    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {pos} THEN timestamp_micros({TS_MAX_MICROS}) "
+            f"WHEN {x} <= {neg} THEN timestamp_micros({TS_MIN_MICROS}) ELSE {fn}({x}) END")
+
+
+def zoned_timestamp_expr(x: str, label: str) -> str:
+    """Debezium's ISO-8601 string (UTC, 'Z') -> timestamp (that instant); PostgreSQL's infinities by policy."""
+    parsed = f"CAST({x} AS TIMESTAMP)"
+    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} = 'infinity' THEN timestamp_micros({TS_MAX_MICROS}) "
+            f"WHEN {x} = '-infinity' THEN timestamp_micros({TS_MIN_MICROS}) "
+            f"ELSE coalesce({parsed}, {_fail(label, 'is no ISO-8601 timestamp', x)}) END")
+
+
+def time_expr(x: str, unit: str) -> str:
+    """millis | micros | nanos since midnight -> 'HH:MM:SS.ffffff' (24:00:00 kept, as PostgreSQL has it)."""
+    us = {"millis": f"(CAST({x} AS BIGINT) * 1000)", "micros": f"CAST({x} AS BIGINT)",
+          "nanos": f"(CAST({x} AS BIGINT) DIV 1000)"}[unit]
+    return (f"CASE WHEN {x} IS NULL THEN NULL ELSE format_string('%02d:%02d:%02d.%06d', "
+            f"{us} DIV 3600000000, ({us} DIV 60000000) % 60, ({us} DIV 1000000) % 60, {us} % 1000000) END")
+
+
+def duration_expr(x: str) -> str:
+    """io.debezium.time.MicroDuration (microseconds, a month taken as 30.4375 days by Debezium) -> 'PT<s>S'."""
+    return (f"CASE WHEN {x} IS NULL THEN NULL ELSE concat('PT', "
+            f"CAST(CAST({x} AS DECIMAL(38,6)) / 1000000 AS DECIMAL(38,6)), 'S') END")
+
+
+def _byte(b: str, i: str) -> str:
+    return f"CAST(conv(hex(substring({b}, {i}, 1)), 16, 10) AS INT)"
+
+
+def unscaled_expr(b: str) -> str:
+    """Big-endian two's-complement bytes -> their integer as decimal(38,0) (NULL when it has > 38 digits)."""
+    neg = f"({_byte(b, '1')} >= 128)"
+    mag = (f"aggregate(sequence(1, length({b})), CAST(0 AS DECIMAL(38,0)), (acc, i) -> "
+           f"CAST(acc * 256 + CASE WHEN {neg} THEN 255 - {_byte(b, 'i')} ELSE {_byte(b, 'i')} END AS DECIMAL(38,0)))")
+    return (f"CASE WHEN length({b}) = 0 THEN CAST(0 AS DECIMAL(38,0)) "
+            f"WHEN {neg} THEN CAST(-({mag} + 1) AS DECIMAL(38,0)) ELSE {mag} END")
+
+
+def decimal_from_bytes_expr(b: str, scale: str, target_scale: int, label: str, how: str,
+                            null_when: str | None = None, precision: int = MAX_PRECISION) -> str:
+    """(two's-complement unscaled bytes, scale) -> decimal(precision, target_scale), exactly or a failed round."""
+    u = unscaled_expr(b)
+    text = f"concat(CAST({u} AS STRING), 'E', CAST(-({scale}) AS STRING))"
+    exact = (f"({scale} <= {target_scale} OR "
+             f"right(CAST(abs({u}) AS STRING), {scale} - {target_scale}) RLIKE '^0+$')")
+    shown = (f"concat('numeric ', coalesce(CAST({u} AS STRING), concat('0x', hex({b}))), 'E-', "
+             f"CAST({scale} AS STRING))")
+    fail = _fail(label, f"does not fit decimal({precision},{target_scale}) exactly ({how})", shown)
+    return (f"CASE WHEN {null_when or b + ' IS NULL'} THEN NULL WHEN {u} IS NOT NULL AND {exact} "
+            f"THEN coalesce(CAST({text} AS DECIMAL({precision},{target_scale})), {fail}) ELSE {fail} END")
+
+
+def numeric_scale(props: Mapping[str, str] | None, column: str) -> int:
+    props = props or {}
+    raw = props.get(f"{NUMERIC_SCALE_KEY}.{column}", props.get(NUMERIC_SCALE_KEY, str(DEFAULT_NUMERIC_SCALE)))
+    try:
+        scale = int(raw)
+    except ValueError:
+        raise LakeTypeError(f"{NUMERIC_SCALE_KEY}: {raw!r} is no number (a scale 0..{MAX_PRECISION})") from None
+    if not 0 <= scale <= MAX_PRECISION:
+        raise LakeTypeError(f"{NUMERIC_SCALE_KEY}: {scale} is no scale 0..{MAX_PRECISION}")
+    return scale
+
+
+# ---------------------------------------------------------------- one Avro type -> (lake, kind, expr, reader)
+def _spark_type(t, names: dict) -> str:
+    """The Spark SQL type spark-avro reads an (unconverted) Avro type as."""
+    t = _named(_unwrap(t), names)
+    if isinstance(t, str):
+        return _SPARK_PRIMITIVE.get(t, "string")
+    if isinstance(t, dict):
+        lt = t.get("logicalType")
+        if lt == "decimal":
+            return f"decimal({t.get('precision')},{t.get('scale', 0)})"
+        if lt == "date":
+            return "date"
+        if lt in ("timestamp-millis", "timestamp-micros"):
+            return "timestamp"
+        if t.get("type") == "array":
+            return f"array<{_spark_type(t['items'], names)}>"
+        if t.get("type") == "record":
+            return "struct<" + ",".join(f"{quote(f['name'])}:{_spark_type(f['type'], names)}"
+                                        for f in t.get("fields", ())) + ">"
+        if t.get("type") == "map":
+            return f"map<string,{_spark_type(t['values'], names)}>"
+        if t.get("type") in ("enum",):
+            return "string"
+        if t.get("type") == "fixed":
+            return "binary"
+        return _spark_type(t.get("type"), names)
+    return "string"
+
+
+def _convert(t, x: str, label: str, scale: int, names: dict, depth: int = 0, decimals_as_bytes: bool = False):
+    """(lake type, kind, expr or None, reader type or None) of one value x of Avro type t."""
+    t = _named(_unwrap(t), names)
+    if isinstance(t, list):  # a union of several branches: left as spark-avro reads it
+        return _spark_type(t, names), "plain", None, None
+    if isinstance(t, str):
+        return _SPARK_PRIMITIVE.get(t, "string"), ("binary" if t == "bytes" else "plain"), None, None
+    cname = t.get("connect.name", "")
+    base = t.get("type")
+    if base == "array":
+        var = f"e{depth}"
+        lake, kind, expr, reader = _convert(t["items"], var, label, scale, names, depth + 1, decimals_as_bytes)
+        items_reader = None
+        if reader is not None:
+            items_reader = ["null", reader] if isinstance(t["items"], list) and "null" in t["items"] else reader
+        arr_reader = {**t, "items": items_reader} if items_reader is not None else None
+        if expr is None:
+            return f"array<{lake}>", f"array<{kind}>", None, arr_reader
+        return f"array<{lake}>", f"array<{kind}>", f"transform({x}, {var} -> {expr})", arr_reader
+    if cname == "io.debezium.time.Date":
+        return "date", "date", date_expr(x, label), None
+    if cname in ("io.debezium.time.Timestamp", "io.debezium.time.MicroTimestamp", "io.debezium.time.NanoTimestamp"):
+        unit = {"io.debezium.time.Timestamp": "millis", "io.debezium.time.MicroTimestamp": "micros"}.get(cname, "nanos")
+        return "timestamp", "timestamp", timestamp_expr(x, unit), None
+    if cname == "io.debezium.time.ZonedTimestamp":
+        return "timestamp", "timestamptz", zoned_timestamp_expr(x, label), None
+    if cname in ("io.debezium.time.Time", "io.debezium.time.MicroTime", "io.debezium.time.NanoTime"):
+        unit = {"io.debezium.time.Time": "millis", "io.debezium.time.MicroTime": "micros"}.get(cname, "nanos")
+        return "string", "time", time_expr(x, unit), None
+    if cname == "io.debezium.time.ZonedTime":
+        return "string", "timetz", None, None
+    if cname == "io.debezium.time.Interval":
+        return "string", "interval", None, None
+    if cname == "io.debezium.time.MicroDuration":
+        return "string", "duration", duration_expr(x), None
+    if cname == "io.debezium.data.VariableScaleDecimal" or (base == "record" and t.get("name", "").endswith(
+            "VariableScaleDecimal")):
+        how = f"unconstrained numeric as decimal({MAX_PRECISION},{scale}); set {NUMERIC_SCALE_KEY}"
+        return (f"decimal({MAX_PRECISION},{scale})", "numeric",
+                decimal_from_bytes_expr(f"{x}.value", f"{x}.scale", scale, label, how,
+                                        null_when=f"{x} IS NULL OR {x}.value IS NULL"), None)
+    if t.get("logicalType") == "decimal" or cname == "org.apache.kafka.connect.data.Decimal":
+        p = int(t.get("precision") or (t.get("connect.parameters") or {}).get("connect.decimal.precision") or 64)
+        s = int(t.get("scale") or (t.get("connect.parameters") or {}).get("scale") or 0)
+        if p <= MAX_PRECISION and t.get("logicalType") == "decimal" and not decimals_as_bytes:
+            return f"decimal({p},{s})", "decimal", None, None
+        # wider than Spark's decimals (PostgreSQL money, numeric(50,2)), or an engine whose Avro reader
+        # cannot take Avro decimals (HoodieDeltaStreamer 0.14): read as bytes, converted exactly
+        reader = {k: v for k, v in t.items() if k not in ("logicalType", "precision", "scale")}
+        s = min(s, MAX_PRECISION)
+        p = min(max(p, s), MAX_PRECISION)
+        how = f"a Decimal of precision {p} as decimal({p},{s})"
+        return (f"decimal({p},{s})", "decimal", decimal_from_bytes_expr(x, str(s), s, label, how, precision=p),
+                reader)
+    if cname == "io.debezium.data.Json":
+        return "string", "json", None, None
+    if cname in ("io.debezium.data.Uuid", "io.debezium.data.Enum", "io.debezium.data.Xml", "io.debezium.data.Ltree",
+                 "io.debezium.data.EnumSet"):
+        return "string", cname.rsplit(".", 1)[1].lower(), None, None
+    if base == "bytes":
+        return "binary", "binary", None, None
+    if t.get("logicalType") == "date":
+        return "date", "date", None, None
+    if t.get("logicalType") in ("timestamp-millis", "timestamp-micros"):
+        return "timestamp", "timestamp", None, None
+    return _spark_type(t, names), "plain", None, None
+
+
+def column_type(name: str, avro_type, *, table: str = "", props: Mapping[str, str] | None = None,
+                names: dict | None = None, decimals_as_bytes: bool = False) -> ColumnType:
+    """The lake type of one landed field (its Avro type as in the file's schema). decimals_as_bytes: every
+    Decimal is read as its bytes and converted in SQL (for HoodieDeltaStreamer 0.14's Avro reader)."""
+    label = f"{table}.{name}" if table else name
+    named: dict = dict(names or {})
+    _collect_names(avro_type, named)
+    lake, kind, expr, reader = _convert(avro_type, quote(name), label, numeric_scale(props, name), named,
+                                        decimals_as_bytes=decimals_as_bytes)
+    if reader is not None and isinstance(avro_type, list):
+        reader = [reader if _unwrap(avro_type) is b or b == _unwrap(avro_type) else b for b in avro_type]
+    return ColumnType(name, lake, kind, expr, reader)
+
+
+def schema_types(schema: Mapping, *, table: str = "", props: Mapping[str, str] | None = None,
+                 decimals_as_bytes: bool = False) -> list[ColumnType]:
+    """Every field of a landed record schema, in order."""
+    names: dict = {}
+    out = []
+    for f in schema.get("fields", ()):
+        _collect_names(f.get("type"), names)
+        out.append(column_type(f["name"], f["type"], table=table, props=props, names=names,
+                               decimals_as_bytes=decimals_as_bytes))
+    return out
+
+
+def reader_schema(schema: Mapping, types: list[ColumnType]) -> dict | None:
+    """The landed schema with the fields spark-avro cannot read as written (decimals wider than 38
+    digits) read as bytes; None when every field reads as written."""
+    fixes = {c.name: c.reader_type for c in types if c.reader_type is not None}
+    if not fixes:
+        return None
+    out = copy.deepcopy(dict(schema))
+    out["fields"] = [{**f, "type": fixes[f["name"]]} if f["name"] in fixes else f for f in out["fields"]]
+    return out
+
+
+def select_list(types: list[ColumnType], keep: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The SELECT items giving every column its lake type (columns in keep left as landed)."""
+    return [quote(c.name) if c.name in keep else c.select() for c in types]
+
+
+def transformer_sql(schema: Mapping, *, table: str = "", props: Mapping[str, str] | None = None,
+                    extra: str = "", source: str = "<SRC>") -> str:
+    """SqlQueryBasedTransformer SQL typing every column of the landed schema (an explicit column list over
+    the <SRC> view), plus ``extra`` select items (e.g. the delete flag)."""
+    items = select_list(schema_types(schema, table=table, props=props))
+    if extra:
+        items.append(extra)
+    return f"SELECT {', '.join(items)} FROM {source}"
+
+
+def kinds_by_column(schema: Mapping, props: Mapping[str, str] | None = None) -> dict[str, str]:
+    """{column: kind} of a landed schema (verify and the docs)."""
+    return {c.name: c.kind for c in schema_types(schema, props=props)}
+
+
+def avro_type(lake_type: str) -> object:
+    """The Avro type (nullable) of a lake type: what a target schema gives HoodieStreamer for the typed
+    columns (date and timestamp-micros logical types, decimals as bytes with the decimal logical type)."""
+    lt = lake_type.replace(" ", "")
+    if lt.startswith("array<") and lt.endswith(">"):
+        return ["null", {"type": "array", "items": avro_type(lt[len("array<"):-1])}]
+    if lt == "date":
+        t: object = {"type": "int", "logicalType": "date"}
+    elif lt == "timestamp":
+        t = {"type": "long", "logicalType": "timestamp-micros"}
+    elif lt.startswith("decimal("):
+        p, s = (int(v) for v in lt[len("decimal("):-1].split(","))
+        t = {"type": "bytes", "logicalType": "decimal", "precision": p, "scale": s}
+    elif lt == "binary":
+        t = "bytes"
+    elif lt in ("string", "boolean", "int", "float", "double"):
+        t = lt
+    elif lt == "bigint":
+        t = "long"
+    else:
+        raise LakeTypeError(f"no Avro type for lake type {lake_type}")
+    return ["null", t]
+
+
+def typed_schema(schema: Mapping, types: list[ColumnType], keep: set[str] | frozenset[str] = frozenset()) -> dict:
+    """The landed record schema with every converted column (except those in keep) in its lake type."""
+    out = copy.deepcopy(dict(schema))
+    by_name = {c.name: c for c in types}
+    fields = []
+    for f in out["fields"]:
+        c = by_name.get(f["name"])
+        if c is not None and c.converts and c.name not in keep:
+            f = {"name": f["name"], "type": avro_type(c.lake_type), "default": None}
+        fields.append(f)
+    out["fields"] = fields
+    return out
