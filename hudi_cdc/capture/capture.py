@@ -31,6 +31,7 @@ from .. import s3, storage
 from ..config import Pipeline
 from ..errors import HudiCdcError, SourceError
 from . import engine as jvm
+from . import mysql
 from . import source as src
 from .landing import Landing
 
@@ -111,6 +112,8 @@ def marker_prefix(pipeline: Pipeline) -> str:
 def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str]:
     """The embedded engine's configuration (Kafka Connect source connector properties)."""
     db = src.database(pipeline)
+    if mysql.is_mysql_family(db):
+        return mysql.engine_properties(pipeline, password, work_dir(pipeline), offsets_file(pipeline), UNWRAP)
     tables = src.source_tables(pipeline)
     props = {
         "name": f"hudi-cdc-{pipeline.pipeline}",
@@ -154,21 +157,44 @@ class CaptureResult:
         return asdict(self)
 
 
-class _Consumer:
-    """Debezium's ChangeConsumer: lands records, marks what is durable, spots this run's marker."""
+class _Postgres:
+    """What capture does that is PostgreSQL's own: the checks before the engine, the marker a --once
+    run stops at (a logical-decoding message). MySQL-family sources: mysql.BinlogSource."""
 
-    def __init__(self, landing: Landing, message_topic: str, prefix: str, run_id: str, continuous: bool = False):
-        self.landing = landing
-        self.continuous = continuous
-        self.lock = threading.Lock()  # the engine's thread lands, the main thread rotates by time
-        self.message_topic = message_topic
-        self.prefix = prefix
+    def __init__(self, pipeline: Pipeline, run_id: str):
+        self.pipeline = pipeline
         self.run_id = run_id
-        self.seq = 0
-        self.pending: deque = deque()
-        self.done = threading.Event()
-        self.reached = False
-        self.error: BaseException | None = None
+        self.prefix = marker_prefix(pipeline)
+        self.message_topic = f"{src.topic_prefix(pipeline)}.message"
+
+    def prepare(self, progress: Progress) -> str:
+        """Checks before the engine starts; returns a note for the snapshot message."""
+        with src.connect(self.pipeline) as conn:
+            src.check_logical(conn)
+            src.ensure_publication(conn, self.pipeline.publication_name, src.source_tables(self.pipeline), progress)
+            slot = src.check_slot_free(conn, self.pipeline.slot_name)
+        return f" (slot {self.pipeline.slot_name} exists; changes before the snapshot may repeat)" if slot else ""
+
+    def start_jvm(self, wd: Path, progress: Progress) -> Path:
+        return jvm.start_jvm(wd)
+
+    def guard(self, progress: Progress) -> None:
+        pass
+
+    def poke(self) -> None:
+        _emit_marker(self.pipeline, self.run_id)
+
+    def verdict(self, record, topic: str, value, landed: dict, continuous: bool) -> str:
+        """land (a change of a captured table) | reached (this run's marker) | before (a change after
+        the run's end, left for the next run) | other"""
+        if topic in landed:
+            return "land"
+        if not continuous and topic == self.message_topic and value is not None and self._is_marker(record):
+            return "reached"
+        return "other"
+
+    def rewrite(self, schema, value):
+        return schema, value
 
     def _is_marker(self, record) -> bool:
         from jpype import JClass
@@ -181,6 +207,28 @@ class _Consumer:
             return False
         text = str(JClass("java.nio.charset.StandardCharsets").UTF_8.decode(content.duplicate()).toString())
         return text == self.run_id
+
+
+def source_kind(pipeline: Pipeline, run_id: str):
+    """The per-kind part of capture: _Postgres, or mysql.BinlogSource for mysql / mariadb."""
+    if mysql.is_mysql_family(src.database(pipeline)):
+        return mysql.BinlogSource(pipeline, work_dir(pipeline), offsets_file(pipeline))
+    return _Postgres(pipeline, run_id)
+
+
+class _Consumer:
+    """Debezium's ChangeConsumer: lands records, marks what is durable, spots where a --once run ends."""
+
+    def __init__(self, landing: Landing, source, continuous: bool = False):
+        self.landing = landing
+        self.continuous = continuous
+        self.lock = threading.Lock()  # the engine's thread lands, the main thread rotates by time
+        self.source = source
+        self.seq = 0
+        self.pending: deque = deque()
+        self.done = threading.Event()
+        self.reached = False
+        self.error: BaseException | None = None
 
     def handle_batch(self, records, committer) -> None:
         with self.lock:
@@ -197,16 +245,20 @@ class _Consumer:
         reached = False
         try:
             for event in records:
-                self.seq += 1
                 record = event.sourceRecord()
                 topic = str(record.topic())
                 value = record.value()
+                verdict = self.source.verdict(record, topic, value, landing.topic_dirs, self.continuous)
+                if verdict == "before":  # committed after the run started: unmarked, the next run's
+                    landing.flush_all()
+                    reached = True
+                    break
+                self.seq += 1
                 self.pending.append((self.seq, event))
-                if topic in landing.topic_dirs:
+                if verdict == "land":
                     if value is not None:
-                        landing.append(self.seq, topic, record.valueSchema(), value)
-                elif (not self.continuous and topic == self.message_topic and value is not None
-                      and self._is_marker(record)):
+                        landing.append(self.seq, topic, *self.source.rewrite(record.valueSchema(), value))
+                elif verdict == "reached":
                     landing.flush_all()
                     reached = True
                     break
@@ -300,26 +352,24 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     password = src.password(pipeline)
     props = engine_properties(pipeline, password)
     flush_size = flush_size or src.database(pipeline).flush_size or DEFAULT_FLUSH_SIZE
-    with src.connect(pipeline) as conn:
-        src.check_logical(conn)
-        src.ensure_publication(conn, pipeline.publication_name, tables, progress)
-        slot = src.check_slot_free(conn, pipeline.slot_name)
+    run_id = uuid.uuid4().hex
+    kind = source_kind(pipeline, run_id)
+    note = kind.prepare(progress)
     _check_landing_root(pipeline)
     snapshot = not offsets_file(pipeline).exists()
     if snapshot:
-        progress(f"no offsets yet: Debezium takes a snapshot of {', '.join(t.qualified for t in tables)}"
-                 + ("" if not slot else f" (slot {pipeline.slot_name} exists; changes before the snapshot may repeat)"))
+        progress(f"no offsets yet: Debezium takes a snapshot of {', '.join(t.qualified for t in tables)}{note}")
 
     wd = work_dir(pipeline)
     wd.mkdir(parents=True, exist_ok=True)  # the offset store's directory, also when the JVM runs already
-    log = jvm.start_jvm(wd)
+    log = kind.start_jvm(wd, progress)
     guard_offsets(pipeline, progress)
+    kind.guard(progress)
     from jpype import JClass
 
-    run_id = uuid.uuid4().hex
     landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size,
                       storage.local(pipeline.source_root), staging=wd / "staging")
-    consumer = _Consumer(landing, f"{props['topic.prefix']}.message", marker_prefix(pipeline), run_id, continuous)
+    consumer = _Consumer(landing, kind, continuous)
     state: dict = {}
     jprops = JClass("java.util.Properties")()
     for k, v in props.items():
@@ -342,7 +392,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
                 raise SourceError(f"capture did not catch up within {timeout_seconds:.0f} s "
                                   f"({sum(s.records for s in landing.stats.values())} events landed; log: {log})")
             elif now - last_marker >= marker_interval:
-                _emit_marker(pipeline, run_id)
+                kind.poke()
                 last_marker = now
             if now - last_note >= 10:
                 progress(f"capturing: {consumer.seq} events received so far")

@@ -1,0 +1,189 @@
+"""Change capture from a real MariaDB (Debezium's MariaDB connector, binlog ROW/FULL).
+
+Unit tests: the source.database block of MySQL-family kinds, the binlog ordering value, the --once end
+test, the schema-history guard. Tests marked ``mariadb`` start Debian's MariaDB (tests/plugins/mariadb.py)
+and run `hudi-cdc capture` as a subprocess: the MariaDB connector runs on Debezium 3.5.0's jars, in a JVM
+of its own (capture/mysql.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import fastavro
+import pytest
+import yaml
+
+from hudi_cdc.capture import mysql
+from hudi_cdc.config import load_pipeline, parse_pipeline
+from hudi_cdc.errors import ConfigError, SourceError
+from tests.cli import run_cli
+
+SHOP_DDL = ("CREATE TABLE items (item_id INT PRIMARY KEY, name VARCHAR(40), category VARCHAR(20), "
+            "price DECIMAL(10,2), on_sale TINYINT(1), size ENUM('S','M','L'), tags SET('new','hot'), "
+            "made DATE, updated_at DATETIME(3), seen_at TIMESTAMP(6) NULL, doc JSON, blob_col BLOB, "
+            "big BIGINT UNSIGNED)")
+
+
+def _pipeline_dict(db: dict, flush_size=100) -> dict:
+    return {
+        "pipeline": "shop",
+        "source": {"root": "landing", "database": {**db, "flush_size": flush_size}},
+        "lake": {"root": "lake", "hive_database": "shop"},
+        "spark": {"shuffle_partitions": 2},
+        "tables": {"items": {"topic": f"shop.{db['name']}.items", "record_key": "item_id",
+                             "partition_field": "category"}},
+    }
+
+
+# ------------------------------------------------------------------ unit
+def test_mysql_kinds_in_the_database_block(tmp_path):
+    p = parse_pipeline(_pipeline_dict({"kind": "mariadb", "name": "shop", "user": "u"}), "x.yaml", str(tmp_path))
+    assert p.source.database.kind == "mariadb" and p.source.database.port == 3306
+    p = parse_pipeline(_pipeline_dict({"name": "shop", "user": "u"}), "x.yaml", str(tmp_path))
+    assert p.source.database.kind == "postgresql" and p.source.database.port == 5432
+    with pytest.raises(ConfigError, match=r"source\.database\.kind: Input should be 'postgresql', 'mysql' or "
+                                          r"'mariadb' \(x\.yaml\)"):
+        parse_pipeline(_pipeline_dict({"kind": "oracle", "name": "shop", "user": "u"}), "x.yaml")
+
+
+def test_engine_properties_of_a_binlog_source(tmp_path):
+    from hudi_cdc.capture.capture import engine_properties
+
+    db = {"kind": "mariadb", "name": "shop", "user": "u", "port": 3307, "server_id": 77}
+    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict(db)))
+    props = engine_properties(load_pipeline(tmp_path / "hudi-cdc.yaml"), "pw")
+    assert props["connector.class"] == "io.debezium.connector.mariadb.MariaDbConnector"
+    assert props["database.port"] == "3307" and props["database.server.id"] == "77"
+    assert props["database.include.list"] == "shop" and props["table.include.list"] == r"shop\.items"
+    assert props["schema.history.internal"] == "io.debezium.storage.file.history.FileSchemaHistory"
+    hist = Path(props["schema.history.internal.file.filename"])
+    assert hist.parent == Path(props["offset.storage.file.filename"]).parent  # beside the offsets
+    assert props["transforms.unwrap.add.fields"] == "op,db,table,file,pos,row,source.ts_ms"
+    assert "slot.name" not in props and "publication.name" not in props
+    db["kind"] = "mysql"
+    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict(db)))
+    props = engine_properties(load_pipeline(tmp_path / "hudi-cdc.yaml"), None)
+    assert props["connector.class"] == "io.debezium.connector.mysql.MySqlConnector"
+    assert "database.password" not in props
+
+
+def test_binlog_ordering_value_increases_along_the_binlog():
+    # row events at 5641 (two rows) and 5886, then the next file
+    values = [mysql.lsn("mariadb-bin.000001", 5641, 0), mysql.lsn("mariadb-bin.000001", 5641, 1),
+              mysql.lsn("mariadb-bin.000001", 5886, 0), mysql.lsn("mariadb-bin.000002", 4, 0),
+              mysql.lsn("mysql-bin-changelog.000002", 389, 0)]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    assert mysql.lsn("mariadb-bin.999999", 2**32 - 2, 1) < 2**63  # fits the long __lsn is
+    with pytest.raises(SourceError, match="binlog file name 'nonumber'"):
+        mysql.binlog_number("nonumber")
+
+
+def test_once_ends_at_the_binlog_position_or_gtid_of_the_start():
+    target = mysql.Target("mariadb-bin.000002", 899, "0-1-26")
+    assert not mysql.reached({"file": "mariadb-bin.000002", "pos": "690", "gtids": "0-1-25", "event": "2"}, target)
+    assert mysql.reached({"file": "mariadb-bin.000002", "pos": "899", "gtids": "0-1-26"}, target)
+    assert mysql.reached({"file": "mariadb-bin.000003", "pos": "4"}, target)
+    # a rotation (FLUSH LOGS) moves the file, not the GTID: the GTID says caught up
+    assert mysql.reached({"file": "mariadb-bin.000001", "pos": "4", "gtids": "0-1-26"}, target)
+    # snapshot records are never the end
+    assert not mysql.reached({"file": "mariadb-bin.000009", "pos": "4", "snapshot": "INITIAL"}, target)
+    assert mysql.covers("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:7-9", "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-9")
+    assert not mysql.covers("0-1-5,1-2-9", "0-1-6")
+
+
+def test_history_guard_cuts_a_partial_last_record(tmp_path):
+    hist, offsets = tmp_path / "h.dat", tmp_path / "o.dat"
+    hist.write_bytes(b'{"a": 1}\n{"b": 2}\n{"c": ')
+    notes: list[str] = []
+    mysql.guard_history(hist, offsets, notes.append)
+    assert hist.read_bytes() == b'{"a": 1}\n{"b": 2}\n' and "partial last record" in notes[0]
+    mysql.guard_history(hist, offsets, notes.append)  # whole: unchanged, nothing said
+    assert len(notes) == 1
+    hist.write_bytes(b'{"a": 1}\nxx\n{"b": 2}\n')
+    with pytest.raises(SourceError, match="line 2 of the schema history is not JSON"):
+        mysql.guard_history(hist, offsets, notes.append)
+    hist.unlink()
+    offsets.write_bytes(b"x")
+    with pytest.raises(SourceError, match="schema history is missing but offsets exist"):
+        mysql.guard_history(hist, offsets, notes.append)
+
+
+# ------------------------------------------------------------------ a real MariaDB
+def _sql(mariadb, database: str, *statements):
+    conn = mariadb.connect(database)
+    with conn.cursor() as cur:
+        for st in statements:
+            cur.execute(st)
+    conn.close()
+
+
+def _write(base: Path, db: dict, **kw):
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict(db, **kw), sort_keys=False))
+    return load_pipeline(base / "hudi-cdc.yaml")
+
+
+def _capture(base: Path, *args: str) -> dict:
+    proc = run_cli("capture", "--once", "--timeout", "300", "-o", "json", *args, cwd=base, check=True)
+    return json.loads(proc.stdout)
+
+
+def _files(pipeline) -> list[Path]:
+    return sorted(Path(pipeline.topic_dir("items")[len("file://"):]).glob("*.avro"))
+
+
+def _records(paths):
+    out = []
+    for p in paths:
+        with open(p, "rb") as fh:
+            out.extend(fastavro.reader(fh))
+    return out
+
+
+@pytest.mark.mariadb
+def test_capture_from_mariadb_snapshot_binlog_restart(tmp_path, mariadb, mariadb_database):
+    """Snapshot, then the binlog: one landed record per row change in the S3 sink's layout with the unwrap
+    fields, __lsn from the binlog strictly increasing in commit order (same-second updates, multi-row
+    transactions), a restart resumes without a new snapshot, a quiet server ends a --once run."""
+    db = mariadb_database("cap_shop")
+    _sql(mariadb, "cap_shop", SHOP_DDL,
+         *[f"INSERT INTO items VALUES ({i}, 'item {i}', '{['a', 'b', 'c'][i % 3]}', {i}.25, {i % 2}, 'M', 'new,hot', "
+           f"'2024-02-29', '2024-01-02 03:04:05.123', '2024-01-02 03:04:05.123456', '{{\"k\": {i}}}', x'00ff', "
+           f"18446744073709551615)" for i in range(1, 151)])
+    p = _write(tmp_path, db, flush_size=100)
+    first = _capture(tmp_path)
+    assert first["snapshot"] and first["events"] == 150
+    files = _files(p)
+    assert [f.name for f in files] == [f"shop.cap_shop.items+0+{o:010d}.avro" for o in (0, 100)]
+    with open(files[0], "rb") as fh:
+        schema = fastavro.reader(fh).writer_schema
+    names = [f["name"] for f in schema["fields"]]
+    assert {"__op", "__db", "__table", "__lsn", "__source_ts_ms", "__deleted"} <= set(names)
+    assert not {"__file", "__pos", "__row"} & set(names)
+    recs = _records(files)
+    assert {r["__op"] for r in recs} == {"r"} and len({r["item_id"] for r in recs}) == 150
+    assert {r["__db"] for r in recs} == {"cap_shop"} and {r["__table"] for r in recs} == {"items"}
+    snap_lsn = {r["__lsn"] for r in recs}
+    assert len(snap_lsn) == 1 and snap_lsn.pop() > 0  # the snapshot's binlog position
+    assert recs[0]["big"] is not None  # BIGINT UNSIGNED above 2^63 is a decimal, not a negative long
+
+    _sql(mariadb, "cap_shop",
+         "UPDATE items SET name = 'renamed' WHERE item_id = 1",
+         "UPDATE items SET name = 'renamed again' WHERE item_id = 1",  # same second, same key
+         "START TRANSACTION", "INSERT INTO items (item_id, name, category) VALUES (500, 'x', 'a'), (501, 'y', 'b')",
+         "UPDATE items SET category = 'a' WHERE item_id = 2", "COMMIT",  # a partition move
+         "DELETE FROM items WHERE item_id = 3")
+    second = _capture(tmp_path)
+    assert not second["snapshot"] and second["events"] == 6
+    new = _records(_files(p)[2:])
+    assert [(r["__op"], r["item_id"]) for r in new] == [("u", 1), ("u", 1), ("c", 500), ("c", 501), ("u", 2), ("d", 3)]
+    assert new[1]["name"] == "renamed again" and new[5]["__deleted"] == "true"
+    lsns = [r["__lsn"] for r in new]
+    assert lsns == sorted(lsns) and len(set(lsns)) == 6 and lsns[0] > max(r["__lsn"] for r in recs)
+
+    third = _capture(tmp_path)  # nothing new: the server's heartbeats end the run
+    assert third["events"] == 0 and third["files"] == 0 and not third["snapshot"]
+    hist = Path(p.base_dir) / ".hudi-cdc" / "capture" / f"schema-history-{p.slot_name}.dat"
+    assert hist.exists() and "items" in hist.read_text()
