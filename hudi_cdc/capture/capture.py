@@ -478,6 +478,8 @@ def drop_slot(pipeline: Pipeline, progress: Progress = print) -> dict[str, bool]
     """Remove what capture created on purpose: the replication slot (refused while a capture reads
     it), the publication and the offsets (they point into the dropped slot: the next capture takes a
     new snapshot). Returns what existed and was dropped."""
+    if mysql.is_mysql_family(src.database(pipeline)):
+        return mysql.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), _good_copy(pipeline), progress)
     from psycopg import sql
 
     slot, pub = pipeline.slot_name, pipeline.publication_name

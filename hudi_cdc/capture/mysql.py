@@ -386,3 +386,18 @@ def check_binlog_settings(conn) -> None:
     for name, want in REQUIRED.items():
         if got.get(name, "").upper() != want:
             raise SourceError(f"{name} is {got.get(name, 'not set')}, change capture needs {want}: {FIXES[name]}")
+
+
+def drop_state(pipeline: Pipeline, work_dir: Path, offsets: Path, good_copy: Path, progress) -> dict[str, bool]:
+    """capture --drop-slot of a binlog source: it holds nothing on the server (no slot); the offsets
+    and the schema history go (the next capture takes a new snapshot)."""
+    hist = history_file(pipeline, work_dir)
+    had = {"slot": False, "publication": False, "offsets": offsets.exists(), "schema_history": hist.exists()}
+    for f in (offsets, good_copy, hist):
+        if f.exists():
+            f.unlink()
+            if f is not good_copy:
+                progress(f"removed {f} (the next capture takes a new snapshot)")
+    if not (had["offsets"] or had["schema_history"]):
+        progress("nothing to drop: no offsets or schema history")
+    return had
