@@ -190,7 +190,11 @@ def test_capture_from_mariadb_snapshot_binlog_restart(tmp_path, mariadb, mariadb
 
 
 ORDERS_DDL = ("CREATE TABLE orders (order_id INT PRIMARY KEY, customer VARCHAR(40), region VARCHAR(10) NOT NULL, "
-              "qty INT, price DECIMAL(10,2), flag TINYINT(1))")
+              "qty INT, price DECIMAL(10,2), flag TINYINT(1), placed DATE, logged DATETIME(3), updated_at DATETIME(6), "
+              "seen_at TIMESTAMP(6) NULL, at_time TIME(6), size ENUM('S','M','L'), tags SET('new','hot'), "
+              "raw VARBINARY(8), big BIGINT UNSIGNED, ratio FLOAT, doc JSON)")
+TYPED = ("'2024-02-29', '2024-01-02 03:04:05.123', '2024-01-02 03:04:05.123456', '2024-06-01 12:00:00.5', "
+         "'13:14:15.000016', 'M', 'new,hot', x'00ff10', 18446744073709551615, 0.25, '{\"k\": [1, 2]}'")
 ORDER_COLUMNS = ("order_id", "customer", "region", "qty", "price", "flag")
 
 
@@ -225,7 +229,7 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
     db = mariadb_database("lake_shop")
     _sql(mariadb, "lake_shop", ORDERS_DDL,
          "INSERT INTO orders VALUES " + ", ".join(
-             f"({i}, 'customer {i}', '{['eu', 'us', 'ap'][i % 3]}', {i}, {i}.5, {i % 2})" for i in range(1, 101)))
+             f"({i}, 'customer {i}', '{['eu', 'us', 'ap'][i % 3]}', {i}, {i}.5, {i % 2}, {TYPED})" for i in range(1, 101)))
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_orders_pipeline(db), sort_keys=False))
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
     assert _capture(tmp_path)["events"] == 100
@@ -236,10 +240,14 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
          "DELETE FROM orders WHERE order_id = 2",
          "UPDATE orders SET region = 'moved' WHERE order_id = 3",
          "UPDATE orders SET order_id = 777 WHERE order_id = 4",
-         "START TRANSACTION", "INSERT INTO orders VALUES (500, 'new', 'eu', 1, 0.01, 1), (501, NULL, 'us', NULL, NULL, NULL)",
+         "START TRANSACTION", f"INSERT INTO orders VALUES (500, 'new', 'eu', 1, 0.01, 1, {TYPED}), "
+         "(501, NULL, 'us', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+         "UPDATE orders SET placed = '1969-12-31', logged = '1970-01-01 00:00:00.001', updated_at = NOW(6), "
+         "seen_at = '2038-01-19 03:14:07.999999', at_time = '-838:59:59', size = 'L', tags = '', raw = x'', "
+         "big = 0, ratio = -1.5 WHERE order_id = 6",
          "UPDATE orders SET price = 99999999.99, customer = 'ü – 日本' WHERE order_id = 5", "COMMIT",
          "UPDATE orders SET flag = 1 - flag WHERE order_id BETWEEN 10 AND 19")
-    assert _capture(tmp_path)["events"] == 5 + 1 + 1 + 2 + 2 + 1 + 10
+    assert _capture(tmp_path)["events"] == 5 + 1 + 1 + 2 + 2 + 1 + 1 + 10
     run_cli("stream", "--table", "orders", "--once", cwd=tmp_path, check=True)
 
     want = _db_rows(mariadb, "lake_shop")
@@ -250,3 +258,13 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
         assert sorted(got) == sorted(want), tt
         for key, row in want.items():
             assert got[key] == row, (tt, key)
+    # verify: every column, typed as Debezium encodes it, for both table types
+    for tt in ("cow", "mor"):
+        out = run_cli("verify", "--table", "orders", "--type", tt, "-o", "json", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)
+        assert result["equal"] and result["db_rows"] == len(want) and not result["not_in_lake"], result
+        assert result["lake_max_lsn"] <= result["db_lsn"]
+    _sql(mariadb, "lake_shop", "UPDATE orders SET at_time = '01:02:03' WHERE order_id = 7")  # never captured
+    out = run_cli("verify", "--table", "orders", "--type", "mor", cwd=tmp_path)
+    assert out.returncode == 10 and "1 different (e.g. key 7)" in out.stderr

@@ -213,8 +213,11 @@ def _lake_rows(pipeline: Pipeline, table: str, table_type: str) -> list[dict]:
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
     from ..pipeline import table_exists
 
+    if src.database(pipeline).kind != "postgresql":  # mysql / mariadb: their own database side
+        from . import verify_mysql
+
+        return verify_mysql.verify(pipeline, table, table_type, samples)
     t = pipeline.table(table)
-    src.database(pipeline)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
     base = pipeline.base_path(table, table_type)
