@@ -229,7 +229,8 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
     db = mariadb_database("lake_shop")
     _sql(mariadb, "lake_shop", ORDERS_DDL,
          "INSERT INTO orders VALUES " + ", ".join(
-             f"({i}, 'customer {i}', '{['eu', 'us', 'ap'][i % 3]}', {i}, {i}.5, {i % 2}, {TYPED})" for i in range(1, 101)))
+             f"({i}, 'customer {i}', '{['eu', 'us', 'ap'][i % 3]}', {i}, {i}.5, {i % 2}, {TYPED})"
+             for i in range(1, 101)))
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_orders_pipeline(db), sort_keys=False))
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
     assert _capture(tmp_path)["events"] == 100
@@ -349,3 +350,65 @@ def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_dat
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
         assert result["equal"] and result["db_rows"] == 5400 and "note" in result["columns"], result
+
+
+# ------------------------------------------------------------------ source check
+def _facts(pipeline, **kw):
+    from hudi_cdc.capture import check_mysql
+    from hudi_cdc.capture.source import source_tables
+
+    t = source_tables(pipeline)[0]
+    base = {"user": "'cdc'@'%'", "rds": False,
+            "settings": {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL", "server_id": "1",
+                         "binlog_expire_logs_seconds": "604800"},
+            "grants": ["GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO `cdc`@`%`"],
+            "tables": [check_mysql.TableFacts(t, True, "InnoDB", ["item_id"])]}
+    base.update(kw)
+    return check_mysql.Facts(**base)
+
+
+def test_mysql_source_check_names_each_fix(tmp_path):
+    from hudi_cdc.capture import check_mysql
+
+    p = parse_pipeline(_pipeline_dict({"kind": "mysql", "name": "shop", "user": "u"}), "x.yaml", str(tmp_path))
+    assert all(c.status == "ok" for c in check_mysql.evaluate(p, _facts(p))), check_mysql.evaluate(p, _facts(p))
+    bad = _facts(p, settings={"log_bin": "ON", "binlog_format": "MIXED", "binlog_row_image": "MINIMAL",
+                              "server_id": "0", "gtid_mode": "OFF"},
+                 grants=["GRANT SELECT ON `other`.* TO `cdc`@`%`"], rds=True, rds_retention_hours=None,
+                 binlogs=["mysql-bin-changelog.000009"], offsets_file="mysql-bin-changelog.000003",
+                 tables=[check_mysql.TableFacts(_facts(p).tables[0].table, True, "MyISAM", [])])
+    checks = {c.name: c for c in check_mysql.evaluate(p, bad)}
+    failed = sorted(n for n, c in checks.items() if c.status == "fail")
+    assert failed == ["binlog_format", "binlog_retention", "binlog_row_image", "capture_position",
+                      "primary_key:shop.items", "replication_client", "replication_slave", "select:shop", "server_id"]
+    assert "parameter group" in checks["binlog_format"].fix
+    assert checks["binlog_retention"].fix == "CALL mysql.rds_set_configuration('binlog retention hours', 72);"
+    assert checks["replication_slave"].fix == "GRANT REPLICATION SLAVE ON *.* TO 'cdc'@'%';"
+    assert checks["select:shop"].fix == "GRANT SELECT ON `shop`.* TO 'cdc'@'%';"
+    assert "--drop-slot" in checks["capture_position"].fix
+    assert {checks["gtid_mode"].status, checks["reload"].status, checks["engine:shop.items"].status} == {"warn"}
+
+
+@pytest.mark.mariadb
+def test_mysql_source_check_against_a_real_mariadb(tmp_path, mariadb, mariadb_database):
+    import os
+
+    db = mariadb_database("check_shop")
+    _sql(mariadb, "check_shop", "CREATE TABLE items (item_id INT PRIMARY KEY, name TEXT)")
+    _write(tmp_path, db)
+    out = run_cli("source", "check", "-o", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    checks = {c["name"]: c["status"] for c in json.loads(out.stdout)["checks"]}
+    assert checks["binlog_format"] == "ok" and checks["replication_slave"] == "ok"
+    assert checks["select:check_shop"] == "ok" and checks["primary_key:check_shop.items"] == "ok"
+    # a user with SELECT only: the replication rights fail, each with its GRANT
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        cur.execute("CREATE USER 'reader'@'127.0.0.1' IDENTIFIED BY 'pw'")
+        cur.execute("GRANT SELECT ON check_shop.* TO 'reader'@'127.0.0.1'")
+    conn.close()
+    _write(tmp_path, {**db, "user": "reader", "password_env": "READER_PW"})
+    out = run_cli("source", "check", cwd=tmp_path, env={**os.environ, "READER_PW": "pw"})
+    assert out.returncode == 11
+    assert "GRANT REPLICATION SLAVE ON *.* TO 'reader'@'127.0.0.1';" in out.stdout
+    assert out.stderr.strip().splitlines()[-1].startswith("error: source check: ")

@@ -259,5 +259,9 @@ def source_check(pipeline: Pipeline, table: str | None = None) -> list[Check]:
     if table is not None:
         pipeline.table(table)  # unknown table -> ConfigError
         tables = [t for t in tables if t.name == table]
+    if pipeline.source.database is not None and pipeline.source.database.kind != "postgresql":
+        from . import check_mysql
+
+        return check_mysql.source_check(pipeline, tables)
     with connect(pipeline) as conn:
         return evaluate(pipeline, gather(conn, pipeline, tables))

@@ -374,7 +374,7 @@ FIXES = {
 
 def server_settings(conn) -> dict[str, str]:
     names = ("log_bin", "binlog_format", "binlog_row_image", "server_id", "gtid_mode", "gtid_strict_mode",
-             "binlog_expire_logs_seconds", "expire_logs_days", "version")
+             "binlog_expire_logs_seconds", "expire_logs_days", "version", "basedir")
     with conn.cursor() as cur:
         cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(names)) + ")", names)
         return {str(k).lower(): str(v) for k, v in cur.fetchall()}
