@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..config import Pipeline
+from ..errors import ConfigError
 from .source import SourceTable, connect, current_lsn, source_tables
 
 RESTART = "then restart PostgreSQL"
@@ -260,8 +261,7 @@ def source_check(pipeline: Pipeline, table: str | None = None) -> list[Check]:
         pipeline.table(table)  # unknown table -> ConfigError
         tables = [t for t in tables if t.name == table]
     if pipeline.source.database is not None and pipeline.source.database.kind != "postgresql":
-        from . import check_mysql
-
-        return check_mysql.source_check(pipeline, tables)
+        raise ConfigError(f"source.database.kind: {pipeline.source.database.kind} is checked by "
+                          "capture.kinds.source_check")
     with connect(pipeline) as conn:
         return evaluate(pipeline, gather(conn, pipeline, tables))
