@@ -24,6 +24,17 @@ def registry_users(user_env: str | None, password_env: str | None) -> dict[str, 
     return {os.environ[user_env]: (os.environ[password_env], "sr-admin")}
 
 
+def with_optional(only: Sequence[str], s3: bool = False, trino: bool = False) -> tuple[str, ...]:
+    """The services `up` acts on: ONLY (empty: the default three) plus the optional ones asked for."""
+    from .stack import SERVICES
+
+    extra = [name for name, wanted in (("s3", s3), ("trino", trino)) if wanted]
+    if not extra:
+        return tuple(only)
+    base = list(only) if only else list(SERVICES)
+    return tuple(base + [n for n in extra if n not in base])
+
+
 def up(data_dir: Path | None, changes: dict[str, object], users: dict[str, tuple[str, str]],
        only: Sequence[str], progress: Callable[[str], None]) -> list[dict]:
     """Start (what is not running of) the stack saved in DATA_DIR, with CHANGES (None: keep)."""

@@ -5,7 +5,8 @@ through spark-submit), hive, registry (the local stack), aws (moto's server), s3
 s3proxy endpoint), postgres (a throwaway PostgreSQL cluster, tests/plugins/postgres.py), mariadb (a
 throwaway MariaDB server, tests/plugins/mariadb.py), browser
 (Debian's headless chromium), kafka (a local Kafka broker + Connect worker, tests/plugins/kafka.py)
-and cluster (a Spark standalone master + worker, tests/plugins/spark_cluster.py).
+cluster (a Spark standalone master + worker, tests/plugins/spark_cluster.py) and trino (a Trino
+server on the stack's metastore, tests/plugins/trino.py).
 A test that uses a fixture starting one of them gets that mark here, whatever its module declares;
 every test with none of these marks is marked ``unit`` (``pytest -m unit``: no JVM, no services, seconds).
 """
@@ -16,7 +17,7 @@ _plugins = sorted(p.stem for p in (Path(__file__).parent / "plugins").glob("*.py
 pytest_plugins = [f"tests.plugins.{name}" for name in _plugins]
 
 COMPONENT_MARKS = ("spark", "e2e", "hive", "registry", "aws", "s3", "postgres", "mariadb", "browser", "kafka",
-                   "cluster")
+                   "cluster", "trino")
 
 # fixture -> the mark of the real component it starts (fixtures depending on these inherit the mark,
 # since item.fixturenames holds the whole closure)
@@ -31,6 +32,7 @@ FIXTURE_MARKS = {
     "mariadb": "mariadb",
     "connect_worker": "kafka",
     "spark_cluster": "cluster",
+    "trino": "trino",
 }
 
 

@@ -84,6 +84,28 @@ def test_partition_field_with_a_non_global_index_warns(tmp_path):
     assert c.status == "warn" and "a changed value duplicates the row" in c.detail
 
 
+def test_toastable_columns_under_default_identity(tmp_path):
+    """TOAST-able columns under REPLICA IDENTITY DEFAULT: hudi-cdc's streamer fills the placeholder (ok,
+    said), the 0.14 HoodieDeltaStreamer engine cannot (warn, the fix FULL and what it costs)."""
+    tables = _tables()
+    tables[0].toastable, tables[0].rows, tables[0].heap_bytes, tables[0].toast_bytes = \
+        ["bio text", "doc jsonb"], 1000, 4_096_000, 8_192_000
+    p = parse_pipeline(_pipeline_dict({"name": "moma", "user": "u"}), "x.yaml", str(tmp_path))
+    c = _by_name(evaluate(p, _facts(tables=tables)))["artists: TOAST"]
+    assert c.status == "ok" and "bio text, doc jsonb" in c.detail and "hudi-cdc's streamer fills it" in c.detail
+    assert "REPLICA IDENTITY FULL" in c.detail and "WAL" in c.detail
+    assert _by_name(evaluate(p, _facts(tables=tables)))["artworks: TOAST"].detail == "no TOAST-able column"
+    v014 = _pipeline_dict({"name": "moma", "user": "u"})
+    v014["hudi"] = {"version": "0.14.0"}
+    c = _by_name(evaluate(parse_pipeline(v014, "x.yaml", str(tmp_path)), _facts(tables=tables)))["artists: TOAST"]
+    assert c.status == "warn" and c.fix == "ALTER TABLE public.artists REPLICA IDENTITY FULL;"
+    assert "hoodiestreamer writes it into the lake" in c.detail
+    assert "12.0 KiB per row" in c.detail or "per row" in c.detail
+    tables[0].replica_identity = "f"
+    c = _by_name(evaluate(parse_pipeline(v014, "x.yaml", str(tmp_path)), _facts(tables=tables)))["artists: TOAST"]
+    assert c.status == "ok" and c.detail.startswith("REPLICA IDENTITY FULL")
+
+
 # ------------------------------------------------------------------ real PostgreSQL
 def _sql(postgres, dbname, *statements):
     import psycopg
@@ -119,6 +141,7 @@ def test_source_check_against_a_real_database(tmp_path, capsys, postgres, pg_dat
     assert checks["publication"]["status"] == "warn"  # capture creates it
     assert checks["publication"]["fix"] == "CREATE PUBLICATION hudi_cdc_chk FOR TABLE public.artists, public.artworks;"
     assert checks["artists: replica identity"]["detail"] == "DEFAULT"
+    assert "TOAST-able column(s) name text, nationality text" in checks["artists: TOAST"]["detail"]
     assert checks["slot"]["detail"] == "hudi_cdc_srccheck not created yet (capture creates it)"
 
     # a table without a primary key: REPLICA IDENTITY DEFAULT carries no key -> exit 11 with the fix

@@ -34,6 +34,7 @@ from . import engine as jvm
 from . import mysql
 from . import source as src
 from .landing import Landing
+from .registrar import Registrar
 
 Progress = Callable[[str], None]
 CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"
@@ -370,6 +371,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size,
                       storage.local(pipeline.source_root), staging=wd / "staging")
     consumer = _Consumer(landing, kind, continuous)
+    registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
     state: dict = {}
     jprops = JClass("java.util.Properties")()
     for k, v in props.items():
@@ -388,6 +390,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
                 if stop.is_set():
                     break
                 consumer.rotate(rotate_seconds)
+                registrar.after_landing(landing)
             elif timeout_seconds and now - started > timeout_seconds:
                 raise SourceError(f"capture did not catch up within {timeout_seconds:.0f} s "
                                   f"({sum(s.records for s in landing.stats.values())} events landed; log: {log})")
@@ -426,6 +429,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
                           f"(log: {log})")
     if consumer.reached:
         _save_good_copy(pipeline)
+    registrar.after_landing(landing)
     seconds = time.monotonic() - started
     result = CaptureResult(snapshot=snapshot, seconds=round(seconds, 2))
     for topic, st in landing.stats.items():

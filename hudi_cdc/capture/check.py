@@ -37,6 +37,11 @@ class TableFacts:
     can_select: bool = False
     primary_key: list[str] = field(default_factory=list)
     replica_identity: str = "d"  # pg_class.relreplident: d default, f full, i index, n nothing
+    # TOAST-able columns (varlena, attstorage != 'p'): "name type" each; and the sizes FULL's cost is told from
+    toastable: list[str] = field(default_factory=list)
+    rows: int = 0  # pg_class.reltuples (an estimate)
+    heap_bytes: int = 0
+    toast_bytes: int = 0
 
 
 @dataclass
@@ -106,7 +111,13 @@ def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
             "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
             "WHERE i.indrelid = %s AND i.indisprimary ORDER BY k.n", (oid,))]
         select = _one(conn, "SELECT has_table_privilege(%s::oid, 'SELECT')", (oid,))[0]
-        facts.tables.append(TableFacts(t, True, bool(select), pk, ident))
+        toastable = [f"{n} {ty}" for n, ty in conn.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
+            "AND NOT attisdropped AND attlen = -1 AND attstorage <> 'p' ORDER BY attnum", (oid,))]
+        rows, heap, toast = _one(conn, "SELECT greatest(reltuples, 0)::bigint, pg_relation_size(oid), "
+                                       "coalesce(pg_relation_size(nullif(reltoastrelid, 0)), 0) FROM pg_class "
+                                       "WHERE oid = %s", (oid,))
+        facts.tables.append(TableFacts(t, True, bool(select), pk, ident, toastable, int(rows), int(heap), int(toast)))
     lsn = current_lsn(conn)
     for name, plugin, database, active, pid, restart in conn.execute(
             "SELECT slot_name, plugin, database, active, active_pid, restart_lsn::text FROM pg_replication_slots "
@@ -202,6 +213,7 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
         out.append(Check(f"{name}: replica identity", "fail", f"{ident}{why}: updates and deletes carry no key", full))
     else:
         out.append(Check(f"{name}: replica identity", "ok", ident))
+    out += _toast_checks(pipeline, t, ident, full)
     part = settings.partition_field
     index = next((settings.hudi_options[k] for k in INDEX_KEYS if k in settings.hudi_options), "GLOBAL_SIMPLE")
     if part and part not in t.primary_key:
@@ -217,6 +229,35 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
             out.append(Check(f"{name}: partition field", "ok", f"{part}: mutable, null in key-only deletes; "
                              f"{index} index finds the row in any partition"))
     return out
+
+
+def _toast_checks(pipeline: Pipeline, t: TableFacts, ident: str, full: str) -> list[Check]:
+    """Unchanged TOASTed values: under REPLICA IDENTITY DEFAULT an UPDATE that leaves a large text,
+    jsonb, bytea, array ... value alone carries Debezium's placeholder instead (docs/schema-changes.md)."""
+    name = f"{t.table.name}: TOAST"
+    if not t.toastable:
+        return [Check(name, "ok", "no TOAST-able column")]
+    cols = ", ".join(t.toastable)
+    if t.replica_identity == "f":
+        return [Check(name, "ok", f"REPLICA IDENTITY FULL: updates carry every value of {cols}")]
+    from ..profiles import HUDI_CDC, engine_for
+
+    try:
+        engine = engine_for(pipeline.hudi.version, "local", pipeline.hudi.engine)
+    except Exception:  # noqa: BLE001 - a version that cannot run locally: EMR's HoodieStreamer
+        engine = "hoodiestreamer"
+    per_row = (t.heap_bytes + t.toast_bytes) // t.rows if t.rows else 0
+    cost = (f"FULL writes the whole old row to the WAL with every UPDATE and DELETE (about {_bytes(per_row)} per row "
+            f"here: {_bytes(t.heap_bytes)} heap + {_bytes(t.toast_bytes)} TOAST over ~{t.rows} rows) and decoding "
+            "reads the TOASTed values back")
+    what = (f"REPLICA IDENTITY {ident} with TOAST-able column(s) {cols}: an UPDATE that leaves a large value "
+            "unchanged carries Debezium's placeholder __debezium_unavailable_value")
+    if engine == HUDI_CDC:
+        return [Check(name, "ok", f"{what}; hudi-cdc's streamer fills it from the key's earlier event or the stored "
+                      "row (a key the lake never held gets null, counted in the round's log). HoodieStreamer jobs "
+                      f"(EMR, hudi.engine hoodiestreamer) do not: they need {full} {cost}")]
+    return [Check(name, "warn", f"{what}, and hudi.engine hoodiestreamer writes it into the lake as it is; {cost}",
+                  full)]
 
 
 def _slot_checks(pipeline: Pipeline, f: Facts) -> list[Check]:

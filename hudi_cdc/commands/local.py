@@ -9,7 +9,7 @@ import click
 from .. import local_stack
 from ..output import Output, output_option, progress, render
 
-SERVICE_CHOICE = click.Choice(["registry", "metastore", "thriftserver", "s3"])
+SERVICE_CHOICE = click.Choice(["registry", "metastore", "thriftserver", "s3", "trino"])
 
 
 def _data_dir_option(f):
@@ -21,12 +21,12 @@ def _data_dir_option(f):
 def _only_option(f):
     return click.option("--only", "only", type=SERVICE_CHOICE, multiple=True,
                         help="act on this service only (repeatable); default: the registry, metastore and thrift "
-                             "server (and the S3 endpoint when it runs)")(f)
+                             "server (and the S3 endpoint and Trino when they run)")(f)
 
 
 @click.group("local")
 def local():
-    """Start/stop the local registry (Apicurio), Hive metastore and Spark Thrift Server."""
+    """Start/stop the local registry (Apicurio), Hive metastore and Spark Thrift Server (and S3, Trino)."""
 
 
 @local.command("up")
@@ -43,22 +43,24 @@ def local():
               help="also start the S3-compatible endpoint (s3proxy, filesystem backend) with a bucket")
 @click.option("--s3-port", type=int, default=None, help="S3 endpoint port (default 9000)")
 @click.option("--s3-bucket", default=None, help="bucket to create on the S3 endpoint (default hudi-cdc)")
+@click.option("--trino", "with_trino", is_flag=True,
+              help="also start Trino (hive, iceberg and hudi catalogs on the metastore; docs/trino.md)")
+@click.option("--trino-port", type=int, default=None, help="Trino HTTP port (default 8090)")
 @_only_option
 @output_option
 def up_cmd(data_dir, registry_port, metastore_port, thrift_port, apicurio_version,
-           registry_username_env, registry_password_env, with_s3, s3_port, s3_bucket, only, output):
+           registry_username_env, registry_password_env, with_s3, s3_port, s3_bucket, with_trino, trino_port,
+           only, output):
     """Start the stack in the background on 127.0.0.1 and wait until every service answers.
 
     With --s3 the S3 endpoint too: clients reach it with AWS_ENDPOINT_URL=http://127.0.0.1:9000,
-    AWS_ACCESS_KEY_ID=hudi-cdc-local and AWS_SECRET_ACCESS_KEY=hudi-cdc-local-secret (docs/s3.md)."""
+    AWS_ACCESS_KEY_ID=hudi-cdc-local and AWS_SECRET_ACCESS_KEY=hudi-cdc-local-secret (docs/s3.md).
+    With --trino Trino too, on http://127.0.0.1:8090 (docs/trino.md; the first start downloads ~820 MB)."""
     changes = {"registry_port": registry_port, "metastore_port": metastore_port, "thrift_port": thrift_port,
                "apicurio_version": apicurio_version, "s3_port": s3_port, "s3_bucket": s3_bucket,
-               "s3": True if with_s3 else None}
+               "s3": True if with_s3 else None, "trino_port": trino_port}
     users = local_stack.registry_users(registry_username_env, registry_password_env)
-    if with_s3 and only and "s3" not in only:
-        only = (*only, "s3")
-    elif with_s3 and not only:
-        only = ("registry", "metastore", "thriftserver", "s3")
+    only = local_stack.with_optional(only, s3=with_s3, trino=with_trino)
     rows = local_stack.up(data_dir, changes, users, only, progress)
     render(Output.rows(rows, ["service", "state", "pid", "url", "seconds"]), output)
 

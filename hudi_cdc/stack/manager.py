@@ -1,4 +1,5 @@
-"""`hudi-cdc local up | down | status`: the registry, the metastore and the thrift server together.
+"""`hudi-cdc local up | down | status`: the registry, the metastore and the thrift server together
+(and, when asked for, the S3 endpoint and Trino).
 
 State lives in the data dir (default ``$HUDI_CDC_HOME/stack``): ``stack.json`` (host, ports,
 versions; never a password), ``run/<service>.pid``, ``logs/<service>.log`` and each service's own
@@ -26,9 +27,11 @@ from .s3proxy import DEFAULT_VERSION as S3PROXY_VERSION
 from .s3proxy import S3Proxy
 from .service import Service
 from .thriftserver import ThriftServer
+from .trino import DEFAULT_VERSION as TRINO_VERSION
+from .trino import Trino
 
 SERVICES = ("registry", "metastore", "thriftserver")  # what `up` starts by default
-OPTIONAL = ("s3",)  # started when asked for (`up --s3` or `--only s3`)
+OPTIONAL = ("s3", "trino")  # started when asked for (`up --s3`, `up --trino` or `--only s3|trino`)
 ALL_SERVICES = SERVICES + OPTIONAL
 STATE_FILE = "stack.json"
 
@@ -55,6 +58,11 @@ class StackConfig:
     # `up --s3`: the metastore and the thrift server also read and write table locations on the stack's
     # S3 endpoint (s3a jars and settings, the endpoint's fixed local keys in their environment)
     s3: bool = False
+    # `up --trino`: Trino with hive/iceberg/hudi catalogs on the metastore (hudi_cdc/stack/trino.py)
+    trino_port: int = 8090
+    trino_version: str = TRINO_VERSION
+    trino_heap: str = "2G"
+    trino_query_memory: str = "1GB"
     # user -> (password, role: sr-admin | sr-developer | sr-readonly); empty = no auth
     registry_users: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -94,7 +102,8 @@ class StackConfig:
 
 
 def services_of(cfg: StackConfig, names: Sequence[str] | None = None) -> list[Service]:
-    classes = {"registry": Apicurio, "metastore": Metastore, "thriftserver": ThriftServer, "s3": S3Proxy}
+    classes = {"registry": Apicurio, "metastore": Metastore, "thriftserver": ThriftServer, "s3": S3Proxy,
+               "trino": Trino}
     wanted = list(names) if names else list(SERVICES)
     unknown = [n for n in wanted if n not in classes]
     if unknown:

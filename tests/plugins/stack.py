@@ -77,7 +77,8 @@ def stack_config(tmp_path_factory):
     # s3=True: the metastore and thrift server can use table locations on the session's S3 endpoint
     # (tests/plugins/s3.py starts it in this same stack)
     return StackConfig(data_dir=tmp_path_factory.mktemp("stack"), registry_port=_free_port_pair(),
-                       metastore_port=_free_port(), thrift_port=_free_port(), s3_port=_free_port(), s3=True)
+                       metastore_port=_free_port(), thrift_port=_free_port(), s3_port=_free_port(), s3=True,
+                       trino_port=_free_port())
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,8 @@ from ...config import TYPE_SUFFIX, Pipeline, uri_to_path
 from ...errors import ConfigError, DataError, JobError
 from ...registry.credentials import registry_env
 from . import runtime as rt_mod
+from .schema_union import union_schema
+from .toast_guard import refuse_placeholders
 
 Progress = Callable[[str], None]
 
@@ -56,7 +58,7 @@ def landed_schema(pipeline: Pipeline, table: str) -> dict:
         raise DataError(f"cannot read the schema of {newest}: {exc}") from None
     if not isinstance(schema, dict):
         raise DataError(f"{newest}: the writer schema is not an Avro record")
-    return schema
+    return union_schema(schema, files)  # a dropped/renamed column stays (schema_union.py)
 
 
 def target_schema(source: dict, hard_deletes: bool) -> dict:
@@ -168,6 +170,8 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
         argv = argv_for(pipeline, job, rt, props_dir, schema_dir, extra)
         base = uri_to_path(pipeline.base_path(job.table, job.table_type))
         before = set(completed_instants(base))
+        # unchanged TOASTed values cannot be filled by HoodieDeltaStreamer: refused before it runs
+        refuse_placeholders(pipeline, job.table, checkpoint(base, sorted(before)))
         log_path = logs / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}-{job.name}.log"
         progress(f"{label}: HoodieDeltaStreamer {rt.hudi_version} {job.name}; log {log_path}")
         started = time.time()

@@ -49,7 +49,8 @@ def _missing_key(record: dict, record_keys: list[str]) -> bool:
 
 
 def validate_avro_files(files: list[SourceFile], required_fields: list[str], record_keys: list[str] = (),  # type: ignore[assignment]
-                        reader_schema: dict | None = None, every_record: bool = True) -> list[tuple[str, dict]]:
+                        reader_schema: dict | None = None, every_record: bool = True,
+                        groups: dict[str, list[str]] | None = None) -> list[tuple[str, dict]]:
     """Read every file through fastavro before Spark touches the table: a file that vanished since
     the listing, an empty (0-byte) or corrupt or truncated file, one whose schema lacks a required
     field or cannot be read with the registry's schema (`reader_schema`, Avro's resolution rules),
@@ -61,7 +62,8 @@ def validate_avro_files(files: list[SourceFile], required_fields: list[str], rec
     the registry's schema): the round then checks keys and readability of the rest in Spark's own
     pass over the files and calls this again with every record only when that pass finds a problem,
     to name the file and record (decoding a million records in Python took 8-11 s of a 28 s
-    bootstrap)."""
+    bootstrap). `groups`, when given, receives each distinct writer schema's files (schema JSON ->
+    paths, oldest first): a round whose files carry several schemas reads each group alone."""
     import fastavro  # an install requirement of hudi-cdc
 
     parsed_reader = fastavro.parse_schema(reader_schema) if reader_schema else None
@@ -99,5 +101,8 @@ def validate_avro_files(files: list[SourceFile], required_fields: list[str], rec
                                 "register the file's schema version (hudi-cdc schemas register)") from None
         except Exception as exc:  # fastavro raises many types for corrupt input
             raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
-        schemas.setdefault(json.dumps(schema, sort_keys=True), (path, schema))
+        text = json.dumps(schema, sort_keys=True)
+        schemas.setdefault(text, (path, schema))
+        if groups is not None:
+            groups.setdefault(text, []).append(path)
     return list(schemas.values())

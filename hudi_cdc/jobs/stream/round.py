@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from hudi_cdc import storage
 from hudi_cdc.causes import root_cause
 
+from . import evolve, toast
 from .argv import Target
 from .delete_blocks import delete_block_safe_parts
 from .errors import JobInputError
@@ -49,6 +50,9 @@ class RoundResult:
     skipped: bool = False
     stale_ignored: int = 0
     unchanged_ignored: int = 0
+    toast_placeholders: dict[str, int] = field(default_factory=dict)  # column -> unchanged TOAST values filled
+    toast_unresolved: dict[str, int] = field(default_factory=dict)  # column -> placeholders with no value (null)
+    schema_change: str = ""  # what the newest landed schema changes against the table (evolve.py)
     moves: int = 0  # keys whose partition value changed
     ignored_deletes: int = 0  # deletes of keys the table does not hold, or older than its row
     # seconds per phase of the round (Spark is lazy: each phase ends with the action that runs it)
@@ -84,7 +88,8 @@ def _fields(text: str | None) -> list[str]:
     return [f.strip() for f in (text or "").split(",") if f.strip()]
 
 
-def _read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result: RoundResult):
+def _read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result: RoundResult,
+                 log=print):
     """The round's events: the files read (registry schema if any), transformed, latest per key."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -95,7 +100,9 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     reg_url = streamer_prop(props, "schemaprovider.registry.url")
     schema_text = registry_schema(reg_url) if reg_url else None
     reader_schema = json.loads(schema_text) if schema_text else None
-    file_schemas = validate_avro_files(files, record_keys + ordering, record_keys, reader_schema, every_record=False)
+    groups: dict[str, list[str]] = {}
+    file_schemas = validate_avro_files(files, record_keys + ordering, record_keys, reader_schema, every_record=False,
+                                       groups=groups)
     reader = spark.read.format("avro")
     if schema_text:
         check_registry_compat(schema_text, file_schemas)
@@ -114,7 +121,9 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     for k in record_keys:
         keyless = keyless & (F.col(k).isNull() | (F.col(k).cast("string") == ""))
     try:
-        df = reader.load([f[0] if "://" in f[0] else f"file://{f[0]}" for f in files])
+        # files of several schemas (a DDL mid-round) are read one schema at a time (evolve.py)
+        uri = lambda p: p if "://" in p else f"file://{p}"  # noqa: E731
+        df = reader.load([uri(f[0]) for f in files]) if schema_text else evolve.read_grouped(reader, groups, uri)
         sql = streamer_prop(props, "transformer.sql")
         if sql:
             view = f"hudi_cdc_src_{int(time.time() * 1000)}"
@@ -124,7 +133,8 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
         counts = df.agg(*_summary_columns(df, ordering), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
-                        *distinct).first().asDict()
+                        *distinct, *toast.count_columns(df, record_keys + ordering, toast.placeholder_of(props))
+                        ).first().asDict()
     except Exception:
         name_the_problem()
         raise
@@ -133,6 +143,12 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         name_the_problem()
         raise JobInputError(f"{counts['keyless']} record(s) in {len(files)} file(s) under {root} have no record key: "
                             f"{', '.join(record_keys)} null or empty")
+    stored_at = t.target_base_path if t.op != "BULK_INSERT" and has_completed_commit(t.target_base_path) else None
+    if stored_at:
+        df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log)
+    # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
+    df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
+    result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved
     # Latest event per key within the round (Debezium may deliver several changes of one row in
     # one file, and Kafka Connect may redeliver): the largest ordering value wins, as Hudi's
     # event-time ordering would decide between rounds. Not when no key repeats (a snapshot): the
@@ -200,7 +216,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     result.files = [f[0] for f in files]
     clock = time.monotonic()
     ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
-    df, record_keys, summary = _read_events(spark, t, props, root, files, ordering, result)
+    df, record_keys, summary = _read_events(spark, t, props, root, files, ordering, result, log)
     # A round's changes are cached once: the counts, the lookups and the write all read them. A
     # bootstrap's snapshot is not (caching every row costs more than reading the files again).
     bulk = t.op == "BULK_INSERT"
@@ -272,6 +288,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     try:
         if located is not None:
             opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
+            opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
             parts = [df]  # every delete carries its event's ordering value: one commit
         else:
             parts = delete_block_safe_parts(df, t.table_type)

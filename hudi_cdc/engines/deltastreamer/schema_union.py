@@ -1,0 +1,47 @@
+"""The source schema HoodieDeltaStreamer 0.14 reads a table's files with, across schema changes.
+
+FilebasedSchemaProvider gives one schema for every file of a round, and the table's schema follows
+it. The newest landed file's schema alone would drop a column the source dropped or renamed (Hudi
+0.14 then refuses the write: the incoming schema lacks a table column) and could not read older
+files' columns. So the newest schema is extended with every field an older landed file carried and
+the newest lacks, as an optional field (null default): old files keep their values, newer files
+read it as null, the lake keeps the column (what hudi-cdc's streamer does; docs/schema-changes.md).
+Only file headers are read."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import fastavro
+
+
+def _optional(field: dict[str, Any]) -> dict[str, Any]:
+    f = copy.deepcopy(field)
+    t = f["type"]
+    if not (isinstance(t, list) and "null" in t):
+        f["type"] = ["null", *(t if isinstance(t, list) else [t])]
+    elif t[0] != "null":
+        f["type"] = ["null", *[x for x in t if x != "null"]]
+    f["default"] = None
+    return f
+
+
+def union_schema(newest: dict[str, Any], files: list[Path]) -> dict[str, Any]:
+    """`newest` plus the fields of the other files' schemas it lacks (optional, null default)."""
+    out = copy.deepcopy(newest)
+    names = {f["name"] for f in out["fields"]}
+    for path in sorted(files):
+        try:
+            with open(path, "rb") as fh:
+                schema = fastavro.reader(fh).writer_schema
+        except (OSError, ValueError):
+            continue  # an unreadable file is named by the job itself
+        if not isinstance(schema, dict):
+            continue
+        for f in schema.get("fields", []):
+            if f["name"] not in names:
+                out["fields"].append(_optional(f))
+                names.add(f["name"])
+    return out

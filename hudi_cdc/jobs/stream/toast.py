@@ -1,0 +1,197 @@
+"""Unchanged TOASTed values keep the value they had.
+
+Under REPLICA IDENTITY DEFAULT, PostgreSQL's logical decoding leaves out a TOASTed value (a large
+text, jsonb, bytea, array, ... kept compressed or out of line) that an UPDATE did not change, and
+Debezium puts its placeholder in its place (`unavailable.value.placeholder`, by default
+`__debezium_unavailable_value`): the string itself for text/varchar/jsonb/json/xml, the
+placeholder's bytes for bytea (or their base64 / hex text with binary.handling.mode=base64/hex), a
+one-element array holding the placeholder for text[] and bytea[], the placeholder's bytes as
+numbers for int[] / bigint[], and {placeholder: placeholder} for an hstore landed as a map.
+Written as it is, the placeholder would overwrite the stored value.
+
+A round fills each placeholder before it keeps the latest event per key:
+1. from the same key's newest earlier event in the round (ordering order) that carried a value;
+2. else, or when the table's stored row is newer than that event, from the stored row (one snapshot
+   read of only the keys with a placeholder: a MoR table's logs count, compaction changes nothing);
+3. a placeholder with neither (a key the table does not hold, e.g. an update landed before the
+   bootstrap's snapshot) becomes null and is counted and logged, or fails the round when
+   `hoodie.streamer.hudi_cdc.toast.unresolved=fail`. A placeholder never reaches the table.
+
+stdlib + pyspark only (the Spark job imports it).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import JobInputError
+
+DEFAULT_PLACEHOLDER = "__debezium_unavailable_value"
+PLACEHOLDER_PROP = "hoodie.streamer.hudi_cdc.toast.placeholder"
+UNRESOLVED_PROP = "hoodie.streamer.hudi_cdc.toast.unresolved"  # null (default) | fail
+COUNT_PREFIX = "__toast_n_"
+_PREV = "__toast_prev_"
+
+
+def placeholder_of(props: dict[str, str]) -> str:
+    return (props.get(PLACEHOLDER_PROP) or "").strip() or DEFAULT_PLACEHOLDER
+
+
+def text_forms(placeholder: str) -> tuple[str, ...]:
+    """The placeholder as a string column may carry it: itself, and a bytea's placeholder bytes as
+    binary.handling.mode=base64 / base64-url-safe / hex write them."""
+    raw = placeholder.encode()
+    return (placeholder, base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(), raw.hex(),
+            raw.hex().upper())
+
+
+def is_placeholder(value, placeholder: str = DEFAULT_PLACEHOLDER) -> bool:
+    """Does a value read back (Python) carry the placeholder in any of its forms? (for checks and tests)"""
+    raw = placeholder.encode()
+    if isinstance(value, str):
+        return value in text_forms(placeholder)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value) == raw
+    if isinstance(value, dict):
+        return any(is_placeholder(k, placeholder) or is_placeholder(v, placeholder) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        if list(value) == list(raw):
+            return True
+        return any(is_placeholder(v, placeholder) for v in value)
+    return False
+
+
+def placeholder_condition(dtype, col, placeholder: str):
+    """A Spark condition true where `col` (of Spark type `dtype`) holds the placeholder, or None for
+    a type Debezium never puts it in."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    raw = placeholder.encode()
+    if isinstance(dtype, T.StringType):
+        return col.isin(*text_forms(placeholder))  # equality only: no work on every large value
+    if isinstance(dtype, T.BinaryType):
+        return col == F.lit(bytearray(raw))
+    if isinstance(dtype, T.ArrayType):
+        el = dtype.elementType
+        if isinstance(el, (T.StringType, T.BinaryType)):
+            first = F.element_at(col, 1)
+            same = (first == F.lit(placeholder)) if isinstance(el, T.StringType) else (first == F.lit(bytearray(raw)))
+            return (F.size(col) == 1) & same
+        if isinstance(el, (T.IntegerType, T.LongType, T.ShortType)):
+            return col == F.array(*[F.lit(b).cast(el) for b in raw])
+        return None
+    if isinstance(dtype, T.MapType) and isinstance(dtype.keyType, T.StringType):
+        return (F.size(col) == 1) & F.element_at(col, F.lit(placeholder)).isNotNull() & \
+            (F.element_at(col, F.lit(placeholder)).cast("string") == placeholder)
+    return None
+
+
+def _candidates(df, skip: list[str], placeholder: str) -> dict[str, Any]:
+    """Each column that may carry the placeholder -> its condition (never null)."""
+    from pyspark.sql import functions as F
+
+    out = {}
+    for f in df.schema.fields:
+        if f.name in skip or f.name.startswith(("__", "_hoodie")):
+            continue
+        cond = placeholder_condition(f.dataType, F.col(f.name), placeholder)
+        if cond is not None:
+            out[f.name] = F.coalesce(cond, F.lit(False))
+    return out
+
+
+def count_columns(df, skip: list[str], placeholder: str) -> list:
+    """Aggregates counting the placeholders of each column, for the round's one pass over its files."""
+    from pyspark.sql import functions as F
+
+    return [F.sum(cond.cast("int")).alias(COUNT_PREFIX + c) for c, cond in _candidates(df, skip, placeholder).items()]
+
+
+@dataclass
+class FillResult:
+    placeholders: dict[str, int] = field(default_factory=dict)  # column -> events carrying it
+    unresolved: dict[str, int] = field(default_factory=dict)  # column -> set to null (no value known)
+
+    @property
+    def total(self) -> int:
+        return sum(self.placeholders.values())
+
+
+def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None, counts: dict, props: dict[str, str],
+         table: str, log=print):
+    """The round's events with every placeholder replaced (see the module doc); `counts` holds the
+    aggregates of count_columns. `base_path` is None when the table holds no commit yet.
+    Returns (events, FillResult)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    res = FillResult({k[len(COUNT_PREFIX):]: int(v or 0) for k, v in counts.items()
+                      if k.startswith(COUNT_PREFIX) and v})
+    if not res.placeholders:
+        return df, res
+    placeholder = placeholder_of(props)
+    conds = _candidates(df, keys + ordering, placeholder)
+    cols = [c for c in conds if c in res.placeholders]
+    order = F.struct(*[F.col(o).alias(f"o{i}") for i, o in enumerate(ordering)]) if ordering else None
+    # 1. the newest earlier event of the key in this round with a value (a null is a value)
+    if ordering:
+        w = (Window.partitionBy(*keys).orderBy(*[F.col(o).asc_nulls_first() for o in ordering])
+             .rowsBetween(Window.unboundedPreceding, -1))
+        prevs = [F.last(F.when(~conds[c], F.struct(order.alias("o"), F.col(c).alias("v"))),  # type: ignore[union-attr]
+                        ignorenulls=True).over(w).alias(_PREV + c) for c in cols]
+        df = df.select("*", *prevs)  # one window for every column
+    else:
+        for c in cols:
+            df = df.withColumn(_PREV + c, F.lit(None).cast(f"struct<o:int,v:{df.schema[c].dataType.simpleString()}>"))
+    # 2. the stored row, for the keys that still may need it
+    stored_cols: list[str] = []
+    if base_path is not None:
+        from .redelivery import stored_for_round
+
+        table_cols = set(spark.read.format("hudi").load(base_path).columns)
+        stored_cols = [c for c in cols if c in table_cols]
+        any_ph = None
+        for c in cols:
+            any_ph = conds[c] if any_ph is None else any_ph | conds[c]
+        ord_cols = [o for o in ordering if o in table_cols]
+        stored, on = stored_for_round(spark, df.where(any_ph), base_path, keys,
+                                      list(dict.fromkeys(keys + ord_cols + stored_cols)))
+        df = df.join(stored, on, "left")
+    found = F.col(f"__s_{keys[0]}").isNotNull() if base_path is not None else F.lit(False)
+    stored_order = F.struct(*[F.col(f"__s_{o}").alias(f"o{i}") for i, o in enumerate(ordering)]) \
+        if ordering and base_path is not None else None
+    unresolved = []
+    values: dict[str, Any] = {}
+    for c in cols:
+        prev = F.col(_PREV + c)
+        if c in stored_cols:
+            newer = prev.isNull() | (stored_order > prev["o"]) if stored_order is not None else prev.isNull()
+            use_stored = found & newer
+            value = (F.when(~conds[c], F.col(c)).when(use_stored, F.col(f"__s_{c}"))
+                     .when(prev.isNotNull(), prev["v"]))
+            none = conds[c] & ~use_stored & prev.isNull()
+        else:
+            value = F.when(~conds[c], F.col(c)).when(prev.isNotNull(), prev["v"])
+            none = conds[c] & prev.isNull()
+        unresolved.append(F.sum(none.cast("int")).alias(c))
+        values[c] = value
+    left = df.agg(*unresolved).first().asDict()
+    res.unresolved = {c: int(n or 0) for c, n in left.items() if n}
+    df = df.select(*[values[c].alias(c) if c in values else F.col(c) for c in df.columns
+                     if not c.startswith((_PREV, "__s_"))])
+    filled = res.total - sum(res.unresolved.values())
+    per_col = ", ".join(f"{c} {n}" for c, n in res.placeholders.items())
+    log(f"{table}: filled {filled} unchanged TOAST value(s) ({per_col}) from earlier events of the round "
+        "or the stored rows")
+    if res.unresolved:
+        what = ", ".join(f"{c} {n}" for c, n in res.unresolved.items())
+        if (props.get(UNRESOLVED_PROP) or "null").strip().lower() == "fail":
+            raise JobInputError(f"{table}: {what} unchanged TOAST placeholder(s) for keys the table does not hold "
+                                f"and no earlier event carries ({UNRESOLVED_PROP}=fail); set REPLICA IDENTITY FULL "
+                                "on the source table and re-snapshot it")
+        log(f"{table}: WARNING {what} unchanged TOAST placeholder(s) had no known value (key not in the table "
+            "and no earlier event in the round): written as null; REPLICA IDENTITY FULL on the source avoids this")
+    return df, res
