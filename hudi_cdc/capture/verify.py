@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 
 from ..config import Pipeline
-from ..errors import ExitCode, HudiCdcError, TableStateError
+from ..errors import ConfigError, ExitCode, HudiCdcError, TableStateError
 from . import source as src
 from . import typed_values as tv
 
@@ -150,8 +150,9 @@ def _lake_values(lake, names: list[str], kinds: dict[str, str]) -> list[list]:
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
     from ..pipeline import table_exists
 
+    if src.database(pipeline).kind != "postgresql":  # mysql / mariadb: verify_mysql (capture.kinds.verify)
+        raise ConfigError(f"source.database.kind: {src.database(pipeline).kind} is verified by capture.kinds.verify")
     t = pipeline.table(table)
-    src.database(pipeline)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
     base = pipeline.base_path(table, table_type)

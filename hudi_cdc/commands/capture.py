@@ -63,10 +63,11 @@ def capture_cmd(ctx, once, table, drop_slot, flush_size, rotate_seconds, timeout
 @click.pass_context
 def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, output):
     """Compare a Hudi table with its database table by keys and row hashes; exit 10 when they differ."""
+    from ..capture import kinds
     from ..capture.verify import TablesDiffer, verify_until_equal
 
     result = verify_until_equal(pipeline_from(ctx), table, TYPES[ttype], wait_seconds, poll_seconds,
-                                progress=lambda m: click.echo(m, err=True))
+                                progress=lambda m: click.echo(m, err=True), compare=kinds.verify)
     if output == "json":
         emit(result.to_dict(), "json")
     elif result.equal:
@@ -86,7 +87,7 @@ def source():
 @click.pass_context
 def source_check_cmd(ctx, table, output):
     """Is the database ready for capture? Each failing check prints its fix; exit 11 on any failure."""
-    from ..capture.check import source_check
+    from ..capture.kinds import source_check
     from ..errors import SourceError
     from ..output import Output, Section, render
 
