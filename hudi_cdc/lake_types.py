@@ -150,11 +150,14 @@ def zoned_timestamp_expr(x: str, label: str) -> str:
 
 
 def time_expr(x: str, unit: str) -> str:
-    """millis | micros | nanos since midnight -> 'HH:MM:SS.ffffff' (24:00:00 kept, as PostgreSQL has it)."""
+    """millis | micros | nanos since midnight -> '[-]HH:MM:SS.ffffff' (24:00:00 kept, as PostgreSQL has it;
+    MySQL's TIME spans -838:59:59 to 838:59:59, so hours may have three digits and a sign)."""
     us = {"millis": f"(CAST({x} AS BIGINT) * 1000)", "micros": f"CAST({x} AS BIGINT)",
           "nanos": f"(CAST({x} AS BIGINT) DIV 1000)"}[unit]
-    return (f"CASE WHEN {x} IS NULL THEN NULL ELSE format_string('%02d:%02d:%02d.%06d', "
-            f"{us} DIV 3600000000, ({us} DIV 60000000) % 60, ({us} DIV 1000000) % 60, {us} % 1000000) END")
+    a = f"abs({us})"
+    return (f"CASE WHEN {x} IS NULL THEN NULL ELSE concat(CASE WHEN {us} < 0 THEN '-' ELSE '' END, "
+            f"format_string('%02d:%02d:%02d.%06d', {a} DIV 3600000000, ({a} DIV 60000000) % 60, "
+            f"({a} DIV 1000000) % 60, {a} % 1000000)) END")
 
 
 def duration_expr(x: str) -> str:

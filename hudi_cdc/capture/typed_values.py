@@ -118,11 +118,15 @@ def timestamp_micros(text: str) -> int:
     return micros
 
 
+_TIME = re.compile(r"^(-?)(\d\d+):(\d\d):(\d\d)(?:\.(\d+))?")
+
+
 def time_text(text: str) -> str:
-    m = _CLOCK.match(text)
+    """'[-]HH:MM:SS.ffffff' (hours may be more than two digits: MySQL's TIME spans +-838 hours)."""
+    m = _TIME.match(text)
     if not m:
         raise ValueError(f"not a time: {text!r}")
-    return f"{m.group(1)}:{m.group(2)}:{m.group(3)}.{(m.group(4) or '').ljust(6, '0')[:6]}"
+    return f"{m.group(1)}{m.group(2)}:{m.group(3)}:{m.group(4)}.{(m.group(5) or '').ljust(6, '0')[:6]}"
 
 
 def timetz_micros(text: str) -> int:

@@ -66,8 +66,9 @@ def value(kind: str, v):
         return ("ts", (v.replace(tzinfo=None) - _EPOCH) // timedelta(microseconds=1))
     if kind == "time" and isinstance(v, timedelta):
         micros = (v.days * 86_400 + v.seconds) * 1_000_000 + v.microseconds
-        secs, us = divmod(micros, 1_000_000)
-        return f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{us:06d}"
+        secs, us = divmod(abs(micros), 1_000_000)
+        sign = "-" if micros < 0 else ""
+        return f"{sign}{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{us:06d}"
     if kind == "decimal":
         return ("dec", tv.decimal_text(v))
     if kind in ("float4", "json", "bytes"):
