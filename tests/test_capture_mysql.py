@@ -352,7 +352,9 @@ def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_dat
                                                                        for k, r in state.items()}
     assert {r["note"] for r in landed.values()} == {"x"}  # the column the DDL added, decoded through the history
     assert killed_snapshot or killed_stream, "capture finished before it could be killed: make the table larger"
-    assert first["snapshot"] and len(_records(_files(p))) >= 6000 + 6000 + 600
+    # (whether the run after the first kill reports a snapshot depends on whether Debezium had flushed
+    # snapshot offsets before the kill: either way every row and change is landed at least once)
+    assert first is not None and len(_records(_files(p))) >= 6000 + 6000 + 600
     run_cli("stream", "--table", "items", "--once", cwd=tmp_path, check=True)
     for tt in ("cow", "mor"):
         out = run_cli("verify", "--table", "items", "--type", tt, "-o", "json", cwd=tmp_path)

@@ -11,6 +11,7 @@ FLOAT as a 32-bit float; BLOB/BINARY as bytes; JSON parsed; TINYINT(1), ENUM, SE
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 
 from ..config import Pipeline
 from ..errors import TableStateError
@@ -69,8 +70,8 @@ def value(kind: str, v):
         secs, us = divmod(abs(micros), 1_000_000)
         sign = "-" if micros < 0 else ""
         return f"{sign}{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{us:06d}"
-    if kind == "decimal":
-        return ("dec", tv.decimal_text(v))
+    if kind == "decimal":  # DECIMAL comes as Decimal, BIGINT UNSIGNED as int
+        return ("dec", tv.decimal_text(Decimal(v) if isinstance(v, int) else v))
     if kind in ("float4", "json", "bytes"):
         return tv.db_value(kind, v)
     if kind in ("date", "timestamp", "timestamptz", "time"):
