@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -106,6 +107,15 @@ def _write(base: Path, name: str, db: dict, bucket: str, endpoint: str) -> None:
     (base / name).write_text(yaml.safe_dump(d, sort_keys=False))
 
 
+def _wal_lsn(db: dict) -> int:
+    """The server's current WAL position as a number (bytes since 0/0)."""
+    import psycopg
+
+    with psycopg.connect(host=db["host"], port=db["port"], dbname=db["name"], user=db["user"],
+                         password=os.environ[db["password_env"]]) as conn:
+        return int(conn.execute("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn").fetchone()[0])
+
+
 def _position(offsets: bytes) -> dict:
     """Where Debezium's offsets point (the JSON value in Kafka's serialized offsets map): the LSN of the
     last event processed and its transaction. A run that landed nothing may still add ``lsn_commit``
@@ -151,6 +161,7 @@ def test_capture_into_s3_to_lake_verifies(tmp_path, pg_database, s3_endpoint):
         _ok(step("bootstrap", "bootstrap"), "bootstrap")
 
         ids = [r["artist_id"] for r in sample.snapshot_rows("artists")[:300]]
+        before_changes = _wal_lsn(db)  # every change below is after it
         _sql(db, f"UPDATE artists SET name = 'Updated', death_year = 2001 WHERE artist_id = {ids[0]}",
              f"DELETE FROM artists WHERE artist_id = {ids[1]}",
              f"UPDATE artists SET nationality = 'Moved' WHERE artist_id = {ids[2]}")
@@ -172,7 +183,10 @@ def test_capture_into_s3_to_lake_verifies(tmp_path, pg_database, s3_endpoint):
         assert line.count("\n") == 0 and flaky.url in line and "does not answer" in line, line
         assert flaky.dropped > 0
         assert _keys(bucket, "landing") == landed
-        assert _position(offsets.read_bytes()) == _position(saved)
+        # offsets never pass a change that was not landed; they may move over what precedes the changes
+        # (a heartbeat message of the last run: heartbeats, docs/source-life.md)
+        now = _position(offsets.read_bytes())
+        assert now == _position(saved) or now["lsn"] <= before_changes, (now, before_changes)
         assert not list((tmp_path / ".hudi-cdc" / "capture" / "staging").rglob("*.tmp"))
 
         second = json.loads(_ok(step("capture changes", "capture", "--once", "-o", "json"), "capture").stdout)
