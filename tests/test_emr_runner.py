@@ -20,7 +20,10 @@ PROPS_ROOT = f"s3://{BUCKET}/hudi-cdc/moma/properties"
 
 
 def make_pipeline(**emr):
-    return parse_pipeline(pipeline_data(**emr), "hudi-cdc.yaml", "/nonexistent")
+    """The HoodieStreamer steps (hudi.engine: hoodiestreamer); hudi-cdc's streamer, the current profile's
+    default on EMR, has its own tests (test_emr_engine.py, test_cluster.py)."""
+    return parse_pipeline({**pipeline_data(**emr), "hudi": {"engine": "hoodiestreamer"}}, "hudi-cdc.yaml",
+                          "/nonexistent")
 
 
 @pytest.fixture

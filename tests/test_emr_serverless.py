@@ -31,8 +31,10 @@ PROPS_ROOT = f"s3://{BUCKET}/hudi-cdc/moma/properties"
 
 @pytest.fixture
 def pipeline(serverless_app):
-    return parse_pipeline(pipeline_data(serverless_application_id=serverless_app,
-                                        serverless_execution_role_arn=SERVERLESS_ROLE), "hudi-cdc.yaml", "/")
+    # HoodieStreamer's job runs (hudi.engine: hoodiestreamer); hudi-cdc's streamer, the current profile's
+    # default, has its own tests (test_emr_engine.py, test_cluster.py)
+    data = pipeline_data(serverless_application_id=serverless_app, serverless_execution_role_arn=SERVERLESS_ROLE)
+    return parse_pipeline({**data, "hudi": {"engine": "hoodiestreamer"}}, "hudi-cdc.yaml", "/")
 
 
 @pytest.fixture
