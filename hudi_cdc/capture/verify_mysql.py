@@ -18,7 +18,7 @@ from ..errors import TableStateError
 from . import mysql
 from . import source as src
 from . import typed_values as tv
-from .verify import CHUNK, SAMPLES, Column, VerifyResult, _differing, _key_text, _lake_values, _row_digest
+from .verify import CHUNK, SAMPLES, Column, VerifyResult, _row_digest, compare
 
 _EPOCH_DAY = date(1970, 1, 1)
 _EPOCH = datetime(1970, 1, 1)
@@ -127,45 +127,6 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
     finally:
         conn.close()
 
-    soft = t.deletes == "soft"
     result = VerifyResult(table, table_type, equal=False, db_rows=len(db_digests), lake_rows=0,
                           columns=[c.name for c in cols], not_in_lake=not_in_lake, db_lsn=db_lsn)
-    seen = set()
-    n_rows = lake.num_rows if lake is not None else 0
-    key_values = _lake_values(lake, keys, kinds) if n_rows else [[] for _ in keys]
-    col_values = _lake_values(lake, [c.name for c in cols], kinds) if n_rows else [[] for _ in cols]
-    deleted = lake.column(t.delete_field).to_pylist() if soft and n_rows and t.delete_field in lake_cols else None
-    lsns = lake.column("__lsn").to_pylist() if n_rows and "__lsn" in lake_cols else None
-    for i in range(n_rows):
-        if deleted is not None and str(deleted[i]) == "true":
-            continue
-        result.lake_rows += 1
-        lsn = lsns[i] if lsns is not None else None
-        if isinstance(lsn, int):
-            result.lake_max_lsn = max(result.lake_max_lsn or 0, lsn)
-        key = tuple(kv[i] for kv in key_values)
-        want = db_digests.get(key)
-        if want is None or key in seen:
-            result.extra += 1
-            if len(result.extra_keys) < samples:
-                result.extra_keys.append(_key_text(key))
-            seen.add(key)
-            continue
-        seen.add(key)
-        got = _row_digest([cv[i] for cv in col_values])
-        if got != want:
-            result.different += 1
-            differing = _differing(cols, got, want)
-            for n in differing:
-                result.column_differences[n] = result.column_differences.get(n, 0) + 1
-            if len(result.different_keys) < samples:
-                kt = _key_text(key)
-                result.different_keys.append(kt)
-                result.different_columns[kt] = differing
-    for key in db_digests:
-        if key not in seen:
-            result.missing += 1
-            if len(result.missing_keys) < samples:
-                result.missing_keys.append(_key_text(key))
-    result.equal = not (result.missing or result.extra or result.different)
-    return result
+    return compare(lake, t, cols, kinds, db_digests, result, samples)
