@@ -24,14 +24,15 @@ from ..errors import EnvironmentProblem
 SUPERUSER = "postgres"
 SETTINGS = {
     "wal_level": "logical",
-    "max_replication_slots": "10",
-    "max_wal_senders": "10",
+    # a test session or a demo creates a slot per database/table and leaves them for inspection: room for many
+    "max_replication_slots": "64",
+    "max_wal_senders": "32",
     "listen_addresses": "'127.0.0.1'",
     "fsync": "off",  # throwaway clusters: durability of the server is not what tests check
     "synchronous_commit": "off",
     "full_page_writes": "off",
     "shared_buffers": "64MB",
-    "max_connections": "40",
+    "max_connections": "100",
 }
 
 
