@@ -19,6 +19,7 @@ from hudi_cdc.capture import mysql
 from hudi_cdc.config import load_pipeline, parse_pipeline
 from hudi_cdc.errors import ConfigError, SourceError
 from tests.cli import run_cli
+from tests.test_capture import _records
 
 SHOP_DDL = ("CREATE TABLE items (item_id INT PRIMARY KEY, name VARCHAR(40), category VARCHAR(20), "
             "price DECIMAL(10,2), on_sale TINYINT(1), size ENUM('S','M','L'), tags SET('new','hot'), "
@@ -141,14 +142,6 @@ def _capture(base: Path, *args: str) -> dict:
 
 def _files(pipeline) -> list[Path]:
     return sorted(Path(pipeline.topic_dir("items")[len("file://"):]).glob("*.avro"))
-
-
-def _records(paths):
-    out = []
-    for p in paths:
-        with open(p, "rb") as fh:
-            out.extend(fastavro.reader(fh))
-    return out
 
 
 @pytest.mark.mariadb

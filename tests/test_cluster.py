@@ -54,6 +54,21 @@ def _cli(base: Path, *args) -> subprocess.CompletedProcess:
     return run_cli(*args, cwd=base, timeout=1500)
 
 
+def _assert_artists_equal_the_replay(p, landing: Path) -> None:
+    """Both artists tables (on s3://) equal the replay of the landed events (copied to `landing` to replay)."""
+    for uri, _, _ in storage.walk_files(p.source_root):
+        path = landing / uri[len(p.source_root) + 1:]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(storage.read_bytes(uri) or b"")
+    want = sample.expected_state(landing, "artists")
+    cols = [c for c in next(iter(want.values())) if c != "__source_ts_ms"]
+    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        got = rows_by_key(read_table(p.base_path("artists", table_type)), "artist_id")
+        assert set(got) == set(want), table_type
+        bad = [k for k in want if any(got[k][c] != want[k][c] for c in cols)]
+        assert not bad, f"{table_type}: {len(bad)} rows differ, e.g. {bad[:3]}"
+
+
 def test_bootstrap_and_stream_on_a_standalone_cluster(spark_cluster, s3_endpoint, s3_bucket, tmp_path):
     (tmp_path / "hudi-cdc.yaml").write_text(PIPELINE.format(bucket=s3_bucket, endpoint=s3_endpoint,
                                                             master=spark_cluster.master_url))
@@ -76,18 +91,7 @@ def test_bootstrap_and_stream_on_a_standalone_cluster(spark_cluster, s3_endpoint
     assert "hudi-cdc-local-secret" not in text  # no key in the application's argv or output
 
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
-    landing = tmp_path / "landing"
-    for uri, _, _ in storage.walk_files(p.source_root):
-        path = landing / uri[len(p.source_root) + 1:]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(storage.read_bytes(uri) or b"")
-    want = sample.expected_state(landing, "artists")
-    cols = [c for c in next(iter(want.values())) if c != "__source_ts_ms"]
-    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-        got = rows_by_key(read_table(p.base_path("artists", table_type)), "artist_id")
-        assert set(got) == set(want), table_type
-        bad = [k for k in want if any(got[k][c] != want[k][c] for c in cols)]
-        assert not bad, f"{table_type}: {len(bad)} rows differ, e.g. {bad[:3]}"
+    _assert_artists_equal_the_replay(p, tmp_path / "landing")
 
 
 EMR_PIPELINE = """\
@@ -187,15 +191,4 @@ def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_clust
     emr_step("UPSERT", "COPY_ON_WRITE")
     serverless_job_run("UPSERT", "MERGE_ON_READ")
 
-    landing = tmp_path / "landing"
-    for uri, _, _ in storage.walk_files(p.source_root):
-        path = landing / uri[len(p.source_root) + 1:]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(storage.read_bytes(uri) or b"")
-    want = sample.expected_state(landing, "artists")
-    cols = [c for c in next(iter(want.values())) if c != "__source_ts_ms"]
-    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-        got = rows_by_key(read_table(p.base_path("artists", table_type)), "artist_id")
-        assert set(got) == set(want), table_type
-        bad = [k for k in want if any(got[k][c] != want[k][c] for c in cols)]
-        assert not bad, f"{table_type}: {len(bad)} rows differ, e.g. {bad[:3]}"
+    _assert_artists_equal_the_replay(p, tmp_path / "landing")

@@ -15,12 +15,12 @@ import sys
 import time
 from pathlib import Path
 
-import fastavro
 import pytest
 import yaml
 
 from hudi_cdc.config import load_pipeline, parse_pipeline
 from tests.cli import cli_env, run_cli
+from tests.test_capture import _files, _records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,19 +59,6 @@ def _sql(db: dict, *statements):
 
 def _cli(base: Path, *args):
     return run_cli("-c", str(base / "hudi-cdc.yaml"), *args, cwd=base, timeout=900)
-
-
-def _landed(pipeline, table):
-    d = Path(pipeline.topic_dir(table)[len("file://"):])
-    return sorted(d.glob("*.avro"))
-
-
-def _records(paths):
-    out = []
-    for p in paths:
-        with open(p, "rb") as fh:
-            out.extend(fastavro.reader(fh))
-    return out
 
 
 # ------------------------------------------------------------------ unit
@@ -174,9 +161,9 @@ def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
          "UPDATE items SET name = 'after', grp = 'moved' WHERE id = 3",
          "DELETE FROM items WHERE id = 4",
          "INSERT INTO items VALUES (4, 'back', NULL, 4)")
-    pre_truncate = _landed(p, "items")
+    pre_truncate = _files(p, "items")
     got = capture_once(p, progress=log.append, timeout_seconds=300)
-    new = _records(_landed(p, "items")[len(pre_truncate):])
+    new = _records(_files(p, "items")[len(pre_truncate):])
     assert got.events == len(new) == 35
     trunc = [r for r in new if r["__op"] == "t"]
     assert len(trunc) == 1 and trunc[0]["__deleted"] == "true" and trunc[0]["__table"] == "items"
@@ -289,8 +276,8 @@ def test_heartbeats_let_an_idle_slot_release_wal(tmp_path, postgres, pg_database
 
     written = 0
     try:
-        wait_for("the snapshot", lambda: len(_records(_landed(p, "quiet"))) == 2 and (slot() or (False,))[0])
-        landed_before = _landed(p, "quiet")
+        wait_for("the snapshot", lambda: len(_records(_files(p, "quiet"))) == 2 and (slot() or (False,))[0])
+        landed_before = _files(p, "quiet")
         with _connect(db) as conn:
             for _ in range(8):  # ~45 MB of WAL into a table the pipeline does not capture
                 conn.execute("INSERT INTO noise (pad) SELECT repeat(md5(g::text), 16) FROM generate_series(1, 10000) g")
@@ -299,7 +286,7 @@ def test_heartbeats_let_an_idle_slot_release_wal(tmp_path, postgres, pg_database
         assert peak > 30 * 1024 * 1024, peak
         # bounded wait, no timing assert: the retained WAL falls back below a tenth of what was written
         wait_for("the slot's retained WAL to fall back", lambda: slot()[1] < peak // 10)
-        assert _landed(p, "quiet") == landed_before  # heartbeats never become landed rows
+        assert _files(p, "quiet") == landed_before  # heartbeats never become landed rows
         checks = {c.name: c for c in source_check(p)}
         assert checks["slot"].status == "ok" and "retains" in checks["slot"].detail
         assert checks["heartbeat"].status == "ok" and "every 1000 ms" in checks["heartbeat"].detail
@@ -414,7 +401,7 @@ def test_unique_index_offered_as_replica_identity_and_record_key(tmp_path, capsy
     _sql(db, "UPDATE ledger SET amount = -1 WHERE entry_no = 4", "DELETE FROM ledger WHERE entry_no = 5")
     got = capture_once(p, progress=lambda m: None, timeout_seconds=300)
     assert got.events == 2
-    recs = _records(_landed(p, "ledger"))[-2:]
+    recs = _records(_files(p, "ledger"))[-2:]
     assert [(r["__op"], r["branch"], r["entry_no"], r["amount"]) for r in recs] == [("u", 1, 4, -1), ("d", 2, 5, None)]
 
 
