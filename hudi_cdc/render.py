@@ -19,7 +19,7 @@ from .errors import ConfigError
 from .job_package import JOB_SCRIPT_NAME, JOB_ZIP_NAME
 from .lock_provider import lock_flags
 from .profiles import HUDI_CDC, Profile, engine_for, profile_for
-from .spark_conf import HUDI_SESSION_CONF
+from .spark_conf import HUDI_SESSION_CONF, local_conf
 
 OPS = ("BULK_INSERT", "UPSERT", "INSERT")
 
@@ -187,13 +187,9 @@ SHORT_ROUND_JAVA_OPTIONS = "-XX:+UseParallelGC -XX:TieredStopAtLevel=1 -Djdk.att
 def spark_confs_local(pipeline: Pipeline, short_round: bool = False) -> list[str]:
     s = pipeline.spark
     confs = {
-        "spark.sql.shuffle.partitions": str(s.shuffle_partitions),
-        "spark.default.parallelism": str(s.shuffle_partitions),
-        "spark.ui.enabled": "false",
+        **local_conf(s.shuffle_partitions),
         **HUDI_SESSION_CONF,
         "spark.driver.extraJavaOptions": SHORT_ROUND_JAVA_OPTIONS if short_round else JAVA_OPTIONS,
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
     }
     if not s.master.startswith("local"):  # a cluster (spark://, yarn): the executors' size too
         confs["spark.executor.memory"] = s.executor_memory

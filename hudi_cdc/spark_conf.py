@@ -38,6 +38,19 @@ HUDI_SESSION_CONF: dict[str, str] = {
 }
 
 
+def local_conf(parallelism: int = 2, host: str = "127.0.0.1") -> dict[str, str]:
+    """A local (or driver-side) session's defaults: small shuffles for a small machine, no UI, the driver
+    bound to one address. One place for the local job, the query engine, the Iceberg apply, the thrift
+    server and the tests' shared session."""
+    return {
+        "spark.sql.shuffle.partitions": str(parallelism),
+        "spark.default.parallelism": str(parallelism),
+        "spark.ui.enabled": "false",
+        "spark.driver.host": host,
+        "spark.driver.bindAddress": host,
+    }
+
+
 def as_pairs(conf: Mapping[str, str]) -> list[str]:
     """key=value strings, as spark-submit's --conf takes them."""
     return [f"{k}={v}" for k, v in conf.items()]

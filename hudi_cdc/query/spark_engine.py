@@ -9,7 +9,7 @@ from typing import Any
 
 from ..causes import first_line
 from ..errors import JobError
-from ..spark_conf import HUDI_SESSION_CONF, as_pairs
+from ..spark_conf import HUDI_SESSION_CONF, as_pairs, local_conf
 from .errors import BadKeyError
 from .filters import Condition
 from .timeline import BEGINNING, QueryTable
@@ -104,9 +104,7 @@ def start_session(pipeline=None, app_name: str = "hudi-cdc-query"):
                .config("spark.driver.memory", pipeline.spark.driver_memory if pipeline is not None else "2g")
                .config("spark.ui.showConsoleProgress", "false"))
     confs = render.spark_confs_local(pipeline) if pipeline is not None else [
-        "spark.ui.enabled=false", "spark.sql.shuffle.partitions=2", "spark.default.parallelism=2",
-        *as_pairs(HUDI_SESSION_CONF),
-        "spark.driver.host=127.0.0.1", "spark.driver.bindAddress=127.0.0.1",
+        *as_pairs(local_conf()), *as_pairs(HUDI_SESSION_CONF),
         *(as_pairs(s3.hadoop_conf(s3.endpoint())) if use_s3 else []),
     ]
     for kv in confs:

@@ -25,6 +25,7 @@ from ..config import Pipeline, is_s3_uri
 from ..errors import JobError
 from ..java_spark import find_java, spark_home, spark_submit
 from ..maven import Artifact
+from ..spark_conf import local_conf
 from .base import Statement, render_sql
 
 ICEBERG_VERSION = "1.9.2"  # iceberg-spark-runtime-3.5_2.12 on Maven Central; runs on Java 17
@@ -56,11 +57,8 @@ def session_conf(pipeline: Pipeline) -> dict[str, str]:
         f"spark.sql.catalog.{CATALOG}.type": "hadoop",
         f"spark.sql.catalog.{CATALOG}.warehouse": warehouse(pipeline),
         "spark.sql.session.timeZone": "UTC",
-        "spark.sql.shuffle.partitions": str(pipeline.spark.shuffle_partitions),
+        **local_conf(pipeline.spark.shuffle_partitions),
         "spark.driver.memory": pipeline.spark.driver_memory,
-        "spark.ui.enabled": "false",
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
     }
     conf.update(pipeline.spark.conf)
     return conf

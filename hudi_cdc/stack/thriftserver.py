@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from ..java_spark import spark_submit
-from ..spark_conf import HUDI_SESSION_CONF
+from ..spark_conf import HUDI_SESSION_CONF, local_conf
 from . import process
 from .s3proxy import s3a_support
 from .service import Launch, Service
@@ -45,10 +45,7 @@ class ThriftServer(Service):
             "spark.sql.catalogImplementation": "hive",
             "spark.hadoop.hive.metastore.uris": f"thrift://{self.host}:{self.cfg.metastore_port}",
             "spark.sql.warehouse.dir": f"file://{warehouse}",
-            "spark.sql.shuffle.partitions": "1",
-            "spark.ui.enabled": "false",
-            "spark.driver.host": self.host,
-            "spark.driver.bindAddress": self.host,
+            **local_conf(1, self.host),
             "spark.local.dir": str(tmp),
             **{f"spark.hadoop.{k}": v for k, v in s3a_conf.items()},
         }

@@ -14,26 +14,18 @@ def spark(tmp_path_factory):
 
     from hudi_cdc import jars
     from hudi_cdc.config import CURRENT_HUDI
+    from hudi_cdc.spark_conf import HUDI_SESSION_CONF, configure, local_conf
 
     paths = ",".join(str(p) for p in jars.ensure_jars(CURRENT_HUDI))
-    session = (
+    builder = (
         SparkSession.builder.master("local[2]").appName("hudi-cdc-tests")
         .config("spark.jars", paths)
         .config("spark.driver.memory", "2g")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
-        .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-        .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
-        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
-        .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
         .config("spark.driver.extraJavaOptions", "-Djdk.attach.allowAttachSelf=true")
-        .getOrCreate()
     )
+    # the same defaults and Hudi settings as the local job's session (hudi_cdc/spark_conf.py)
+    session = configure(configure(builder, local_conf()), HUDI_SESSION_CONF).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
