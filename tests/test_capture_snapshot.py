@@ -101,6 +101,34 @@ def _inject(pipeline, table, events):
     (files[0].parent / f"incsnap.public.{table}+0+{offset:010d}.avro").write_bytes(buf.getvalue())
 
 
+def test_snapshot_properties_requests_and_refusals(tmp_path):
+    """No database: the connector settings, the status of requests, and the one-line refusals."""
+    from hudi_cdc.capture import signals
+    from hudi_cdc.capture.capture import engine_properties
+    from hudi_cdc.config import parse_pipeline
+    from hudi_cdc.errors import ConfigError
+
+    d = _pipeline({"name": "m", "user": "u", "slot": "s1"})
+    p = parse_pipeline(d, str(tmp_path / "x.yaml"), str(tmp_path))
+    props = engine_properties(p, None)
+    assert props["signal.data.collection"] == "public.s1_signal" and props["signal.enabled.channels"] == "source"
+    assert props["incremental.snapshot.chunk.size"] == "50"
+    assert props["notification.sink.topic.name"] == "incsnap.hudi_cdc_notifications"
+    assert signals.snapshot_status(p) == []
+    signals._write_json(signals._dir(p) / "a.json", {"table": "a", "replace": True, "id": "x"})
+    signals._write_json(signals._dir(p) / "state.json", {"b": {"qualified": "public.b", "floor": 41, "state":
+                                                               "completed", "rows": 7, "replace": False}})
+    assert signals.snapshot_status(p) == [
+        {"table": "a", "state": "requested", "rows": 0, "replace": True, "floor_lsn": None},
+        {"table": "b", "state": "completed", "rows": 7, "replace": False, "floor_lsn": 41}]
+    with pytest.raises(ConfigError, match="unknown table 'nope'"):
+        signals.request_snapshot(p, "nope", progress=lambda m: None)
+    my = parse_pipeline({**d, "source": {**d["source"], "database": {"kind": "mysql", "name": "m", "user": "u"}}},
+                        "x.yaml", str(tmp_path))
+    with pytest.raises(ConfigError, match="incremental snapshots are for PostgreSQL sources"):
+        signals.request_snapshot(my, "a", progress=lambda m: None)
+
+
 @pytest.mark.postgres
 @pytest.mark.spark
 def test_incremental_snapshot_adds_and_retakes_tables_on_one_slot(tmp_path, postgres, pg_database):

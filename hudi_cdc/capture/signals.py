@@ -162,6 +162,8 @@ def snapshot_status(pipeline: Pipeline) -> list[dict[str, Any]]:
     for f in sorted(d.glob("*.json")) if d.exists() else []:
         if f.name != "state.json":
             doc = _read_json(f)
+            if state.get(doc["table"], {}).get("id") == doc.get("id"):
+                continue  # being carried out: its state says how far
             rows[doc["table"]] = {"table": doc["table"], "state": "requested", "rows": 0,
                                   "replace": doc.get("replace", False), "floor_lsn": None}
     return [rows[k] for k in sorted(rows)]
@@ -231,7 +233,18 @@ class Snapshots:
     def _begin(self, consumer, table: str, doc: dict) -> None:
         """R and the transactions running at R; with --replace the truncate row, under the landing lock
         (every event landed before it has an LSN below R, every later one is after it)."""
+        from psycopg import sql
+
         t = src.source_table(self.pipeline, table)
+        schema, signal = signal_table(self.pipeline)
+        with src.connect(self.pipeline) as conn:  # sent already (a capture stopped before its bookkeeping)
+            sent = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE id = %s").format(
+                sql.Identifier(schema, signal)), (doc["id"],)).fetchone()[0]
+        if sent and self.state.get(table, {}).get("id") == doc["id"]:
+            self.state[table]["state"] = "signalled"  # its floor stays: the snapshot began after it
+            self.save()
+            (self.dir / f"{table}.json").unlink(missing_ok=True)
+            return
         with consumer.lock, src.connect(self.pipeline) as conn:
             r = _lsn(conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()[0])
             xmax = conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").fetchone()[0]
