@@ -207,7 +207,7 @@ class Snapshots:
             w = self.waiting.get(table)
             if w is None or w["request"] != doc["id"]:
                 self._begin(consumer, table, doc)
-            elif self._ended(w["xmax"]):
+            elif self._ended(table, w):
                 self._signal(table, doc)
         if self.dirty and time.monotonic() - self._last_save >= 2:
             self.save()
@@ -255,12 +255,20 @@ class Snapshots:
                                  "state": "waiting", "rows": 0, "id": doc["id"]}
             self.by_qualified[t.qualified] = table
         self.save()
-        self.waiting[table] = {"request": doc["id"], "xmax": xmax}
+        self.waiting[table] = {"request": doc["id"], "xmax": xmax, "since": time.monotonic(), "noted": False}
 
-    def _ended(self, xmax: str) -> bool:
+    def _ended(self, table: str, w: dict) -> bool:
+        """Has every transaction running at R ended? (a note after 30 s names the oldest one)"""
         with src.connect(self.pipeline) as conn:
-            return bool(conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot()) >= %s::xid8",
-                                     (xmax,)).fetchone()[0])
+            if conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot()) >= %s::xid8", (w["xmax"],)).fetchone()[0]:
+                return True
+            if not w["noted"] and time.monotonic() - w["since"] >= 30:
+                w["noted"] = True
+                row = conn.execute("SELECT pid, state, xact_start FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
+                                   "ORDER BY xact_start LIMIT 1").fetchone()
+                self.progress(f"capture snapshot: {table} waits for the transactions open when it began to end"
+                              + (f" (oldest: pid {row[0]}, {row[1]} since {row[2]})" if row else ""))
+        return False
 
     def _signal(self, table: str, doc: dict) -> None:
         from psycopg import sql
