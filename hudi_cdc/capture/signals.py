@@ -43,6 +43,7 @@ from typing import Any
 from ..config import Pipeline, load_pipeline
 from ..errors import ConfigError, SourceError
 from . import source as src
+from .catalog import primary_key
 from .identity import refuse_unusable
 
 Progress = Callable[[str], None]
@@ -71,7 +72,7 @@ def properties(pipeline: Pipeline) -> dict[str, str]:
 
 
 def _dir(pipeline: Pipeline) -> Path:
-    return Path(pipeline.base_dir) / ".hudi-cdc" / "capture" / "snapshots" / pipeline.slot_name
+    return pipeline.work_dir / "capture" / "snapshots" / pipeline.slot_name
 
 
 def _write_json(path: Path, doc: dict) -> None:
@@ -113,8 +114,8 @@ def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
         src.check_logical(conn)
         if conn.execute("SELECT to_regclass(%s)", (t.sql_name,)).fetchone()[0] is None:
             raise SourceError(f"capture snapshot: table {t.qualified} does not exist in {src.database(pipeline).name}")
-        if conn.execute("SELECT count(*) FROM pg_index WHERE indrelid = %s::regclass AND indisprimary",
-                        (t.sql_name,)).fetchone()[0] == 0:
+        oid = conn.execute("SELECT %s::regclass::oid", (t.sql_name,)).fetchone()[0]
+        if not primary_key(conn, oid):
             raise SourceError(f"capture snapshot: {t.qualified} has no primary key; Debezium reads an incremental "
                               "snapshot in primary-key chunks (add one, or re-take it with capture --drop-slot)")
         refuse_unusable(conn, pub, [(t.schema, t.table)])
