@@ -103,7 +103,11 @@ def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
 
     from . import mysql
 
-    pipeline.table(table)  # unknown -> one ConfigError line naming the file
+    try:
+        pipeline.table(table)
+    except ConfigError as exc:  # one line naming the file, and the way forward
+        raise ConfigError(f"capture snapshot: {exc}: add it to the pipeline first (hudi-cdc add-table, or the "
+                          "tables block), then ask again") from None
     if mysql.is_mysql_family(src.database(pipeline)):
         raise ConfigError(f"capture snapshot: incremental snapshots are for PostgreSQL sources; {table} is captured "
                           f"from {src.database(pipeline).kind} ({pipeline.source_file})")
