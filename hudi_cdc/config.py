@@ -71,6 +71,8 @@ class DatabaseSettings(_Model):
     slot: str | None = None  # default: hudi_cdc_<pipeline>
     publication: str | None = None  # default: hudi_cdc_<pipeline>
     flush_size: int = Field(1000, ge=1, description="records per landed file, as the S3 sink's flush.size")
+    # rows per chunk of an incremental snapshot (`capture snapshot`; Debezium's incremental.snapshot.chunk.size)
+    snapshot_chunk_size: int = Field(1024, ge=1, description="rows per incremental-snapshot chunk")
     # Debezium heartbeats: the slot's confirmed position moves on while the captured tables are idle
     # (0 turns them off); the action query runs at each heartbeat and writes a WAL record the slot
     # decodes (default: a logical decoding message of capture's own, capture/heartbeat.py; "" for none)

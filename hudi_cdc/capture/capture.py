@@ -31,7 +31,7 @@ from .. import s3, storage
 from ..config import Pipeline
 from ..errors import HudiCdcError, SourceError
 from . import engine as jvm
-from . import mysql
+from . import mysql, signals
 from . import source as src
 from .heartbeat import heartbeat_prefix, heartbeat_properties
 from .identity import refuse_unusable
@@ -149,6 +149,7 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         "errors.max.retries": "0",
         **TYPE_HANDLING,
         **UNWRAP,
+        **signals.properties(pipeline),  # incremental snapshots (`capture snapshot`, signals.py)
     }
     if password is not None:
         props["database.password"] = password
@@ -166,6 +167,22 @@ class CaptureResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def combined(cls, results: list[CaptureResult]) -> CaptureResult:
+        """One result for runs one after the other (a continuous capture that restarted its engine)."""
+        out = cls(snapshot=any(r.snapshot for r in results))
+        for r in results:
+            out.events += r.events
+            out.files += r.files
+            out.seconds = round(out.seconds + r.seconds, 2)
+            for topic, t in r.topics.items():
+                mine = out.topics.setdefault(topic, {"records": 0, "files": 0, "next_offset": 0})
+                mine["records"] += t["records"]
+                mine["files"] += t["files"]
+                mine["next_offset"] = t["next_offset"]
+        out.events_per_second = round(out.events / out.seconds, 1) if out.seconds else 0.0
+        return out
 
 
 class _Postgres:
@@ -244,6 +261,7 @@ class _Consumer:
         self.done = threading.Event()
         self.reached = False
         self.error: BaseException | None = None
+        self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
 
     def handle_batch(self, records, committer) -> None:
         with self.lock:
@@ -274,11 +292,15 @@ class _Consumer:
                     if value is not None:
                         out = self.unwrap.apply(record) if self.unwrap is not None else record
                         if out is not None and out.value() is not None:
+                            if self.snapshots is not None:
+                                self.snapshots.rewrite(record, out)
                             landing.append(self.seq, topic, *self.source.rewrite(out.valueSchema(), out.value()))
                 elif verdict == "reached":
                     landing.flush_all()
                     reached = True
                     break
+                elif self.snapshots is not None:
+                    self.snapshots.observe(topic, value)
             mark = None
             wm = landing.watermark(self.seq)
             while self.pending and self.pending[0][0] <= wm:
@@ -357,12 +379,17 @@ def capture_continuous(pipeline: Pipeline, stop: threading.Event, progress: Prog
     file is closed at flush_size records or after rotate_seconds open (as the sink's
     rotate.schedule.interval.ms); on stop, open files are dropped: their records were never
     committed, the next run gets them again."""
-    return _capture(pipeline, progress, flush_size, stop=stop, rotate_seconds=rotate_seconds)
+    if mysql.is_mysql_family(src.database(pipeline)):
+        return _capture(pipeline, progress, flush_size, stop=stop, rotate_seconds=rotate_seconds)
+    # a table requested by `capture snapshot` and not captured yet: the engine restarts (signals.py)
+    results = signals.continuous(pipeline, lambda p, snaps: _capture(
+        p, progress, flush_size, stop=stop, rotate_seconds=rotate_seconds, snapshots=snaps), progress)
+    return CaptureResult.combined(results)
 
 
 def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, timeout_seconds: float | None = None,
              marker_interval: float = 2.0, stop: threading.Event | None = None,
-             rotate_seconds: float = 60.0) -> CaptureResult:
+             rotate_seconds: float = 60.0, snapshots: signals.Snapshots | None = None) -> CaptureResult:
     continuous = stop is not None
     started = time.monotonic()
     tables = src.source_tables(pipeline)
@@ -389,6 +416,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     # PostgreSQL: the unwrap SMT runs here, not in the engine, so TRUNCATE survives (unwrap.py)
     engine_props, smt = split_transforms(props) if isinstance(kind, _Postgres) else (props, {})
     consumer = _Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
+    if isinstance(kind, _Postgres):
+        consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
     registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
     state: dict = {}
     jprops = JClass("java.util.Properties")()
@@ -404,6 +433,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
             now = time.monotonic()
             if not thread.is_alive():
                 break
+            if consumer.snapshots is not None and consumer.snapshots.poll(consumer):
+                break  # a requested table this engine does not capture: restart (signals.continuous)
             if stop is not None:
                 if stop.is_set():
                     break
@@ -435,7 +466,10 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
         raise type(consumer.error)(f"capture failed while landing files: {consumer.error}") from None
     if consumer.error is not None:
         raise SourceError(f"capture failed while landing files: {consumer.error}") from None
-    if continuous and not thread.is_alive() and stop is not None and not stop.is_set():
+    if consumer.snapshots is not None:
+        consumer.snapshots.save()
+    restarting = consumer.snapshots is not None and consumer.snapshots.reload is not None
+    if continuous and not thread.is_alive() and stop is not None and not stop.is_set() and not restarting:
         why = state.get("error") or state.get("message") or "the engine stopped"
         raise SourceError(f"capture stopped: {' '.join(why.split())} (log: {log})")
     if not continuous and not consumer.reached:

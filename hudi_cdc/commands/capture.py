@@ -10,7 +10,7 @@ from . import pipeline_from
 TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 
 
-@click.command("capture")
+@click.group("capture", invoke_without_command=True)
 @click.option("--once", is_flag=True,
               help="snapshot if none yet, then every change committed so far, then exit "
                    "(without it: continuous, until SIGTERM or Ctrl-C)")
@@ -26,9 +26,14 @@ TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 @output_option
 @click.pass_context
 def capture_cmd(ctx, once, table, drop_slot, flush_size, rotate_seconds, timeout, output):
-    """Land the database's changes as Kafka Connect S3-sink Avro files under source.root (Debezium)."""
+    """Land the database's changes as Kafka Connect S3-sink Avro files under source.root (Debezium).
+    `capture snapshot --table T`: an incremental snapshot of T on the pipeline's slot."""
     from ..capture import capture as cap
 
+    if ctx.invoked_subcommand is not None:
+        if once or table or drop_slot:
+            raise click.UsageError(f"capture {ctx.invoked_subcommand}: give its options after it")
+        return
     if once and drop_slot:
         raise click.UsageError("give one of --once or --drop-slot")
     pipeline = pipeline_from(ctx)
@@ -50,6 +55,30 @@ def capture_cmd(ctx, once, table, drop_slot, flush_size, rotate_seconds, timeout
     else:
         progress(f"captured {result.events} events into {result.files} file(s) in {result.seconds} s "
                  f"({result.events_per_second} events/s)")
+
+
+@capture_cmd.command("snapshot")
+@click.option("--table", default=None, help="the table to snapshot (in the pipeline file: add it there first)")
+@click.option("--replace", is_flag=True,
+              help="re-take a suspect lake copy: the lake table is truncated as of the snapshot's start, so rows "
+                   "the database no longer has go too")
+@click.option("--status", "show_status", is_flag=True, help="show the requested and running snapshots; change nothing")
+@output_option
+@click.pass_context
+def capture_snapshot_cmd(ctx, table, replace, show_status, output):
+    """Ask the capture on the pipeline's slot (running, else the next) for an incremental snapshot of a
+    table, while streaming goes on (Debezium's execute-snapshot signal; no second slot)."""
+    from ..capture import signals
+
+    pipeline = pipeline_from(ctx.find_root())
+    if show_status:
+        emit(signals.snapshot_status(pipeline), output, ["table", "state", "rows", "replace", "floor_lsn"])
+        return
+    if table is None:
+        raise click.UsageError("give --table (or --status)")
+    result = signals.request_snapshot(pipeline, table, replace, progress)
+    if output == "json":
+        emit(result, "json")
 
 
 @click.command("verify")

@@ -1,0 +1,399 @@
+"""Incremental snapshots on the pipeline's own slot: `hudi-cdc capture snapshot --table T [--replace]`.
+
+Debezium's incremental snapshot reads a table in primary-key chunks while streaming goes on; each
+chunk is read between two watermark rows Debezium writes into the signal table, and a chunk row whose
+key changed inside that window is dropped (the streamed change stands). It is started by an
+`execute-snapshot` row (type incremental) in the signal table (`signal.data.collection`), which the
+connector reads from the slot like any change: the table and the signal table must be in the
+publication, and the table in `table.include.list`, before the signal is decoded.
+
+The command only writes a request (``<work dir>/snapshots/<slot>/<table>.json``) after putting the table
+and the signal table into the publication; the capture on the pipeline's slot (running: within a
+second; else the next one) carries it out:
+1. a table its engine does not capture yet (newly added to the pipeline file): a continuous capture
+   restarts its engine with the file's tables (same slot, same offsets); the request waits for that;
+2. R = the WAL insert position and the transactions running then; R is the request's **floor**;
+3. with --replace: a truncate row of the table (``__op='t'``, ``__lsn`` = R - 2) is landed in its
+   topic, under the landing lock, before any event at or after R (jobs/stream/truncate.py applies it);
+4. once every transaction running at R has ended, the signal row is inserted;
+5. every incremental-snapshot row (op 'r', source.snapshot 'incremental') of the table is landed with
+   ``__lsn`` = R - 1 instead of the streaming position Debezium gives it.
+
+Why R - 1 (docs/capture.md, "Incremental snapshots"): every change with an LSN below R was committed
+before the signal (step 4), so before any chunk was read: the chunk row reflects it and, being
+ordered after it, wins. Every change at or after R is streamed (the table is captured before R) and is
+ordered after the chunk row: the newest streamed change of a key wins over it, and per key the newest
+LSN is the newest change (row locks serialise changes of one row). A delete at or after R leaves a
+tombstone no chunk row passes; a row deleted before its chunk is simply not read. Debezium's own
+``source.lsn`` of a chunk row is the streaming position at its window's end, which a transaction that
+wrote the row earlier but committed after the window would lose to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import Pipeline, load_pipeline
+from ..errors import ConfigError, SourceError
+from . import source as src
+from .catalog import primary_key
+from .identity import refuse_unusable
+
+Progress = Callable[[str], None]
+SIGNAL_DDL = "CREATE TABLE IF NOT EXISTS {} (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))"
+EXECUTE = "execute-snapshot"
+NOTIFICATIONS = "hudi_cdc_notifications"  # the topic of Debezium's notifications (sink channel)
+INCREMENTAL = "incremental"  # source.snapshot of an incremental-snapshot row
+
+
+def signal_table(pipeline: Pipeline) -> tuple[str, str]:
+    """(schema, table) of the pipeline's signal table: <slot>_signal beside its first table."""
+    first = src.source_tables(pipeline)[0]
+    return first.schema, f"{pipeline.slot_name[:56]}_signal"
+
+
+def properties(pipeline: Pipeline) -> dict[str, str]:
+    """The connector properties incremental snapshots need (signals read from the slot)."""
+    schema, table = signal_table(pipeline)
+    return {
+        "signal.enabled.channels": "source",
+        "signal.data.collection": f"{schema}.{table}",
+        "incremental.snapshot.chunk.size": str(src.database(pipeline).snapshot_chunk_size),
+        "notification.enabled.channels": "sink",
+        "notification.sink.topic.name": f"{src.topic_prefix(pipeline)}.{NOTIFICATIONS}",
+    }
+
+
+def _dir(pipeline: Pipeline) -> Path:
+    return pipeline.work_dir / "capture" / "snapshots" / pipeline.slot_name
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def _lsn(text: str) -> int:
+    hi, lo = text.split("/")
+    return (int(hi, 16) << 32) + int(lo, 16)
+
+
+# ------------------------------------------------------------------ the command's side
+def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
+                     progress: Progress = print) -> dict[str, Any]:
+    """Prepare the database (signal table; the table and the signal table in the publication) and
+    leave a request the capture on the pipeline's slot carries out. Returns what was done."""
+    from psycopg import sql
+
+    from . import mysql
+
+    try:
+        pipeline.table(table)
+    except ConfigError as exc:  # one line naming the file, and the way forward
+        raise ConfigError(f"capture snapshot: {exc}: add it to the pipeline first (hudi-cdc add-table, or the "
+                          "tables block), then ask again") from None
+    if mysql.is_mysql_family(src.database(pipeline)):
+        raise ConfigError(f"capture snapshot: incremental snapshots are for PostgreSQL sources; {table} is captured "
+                          f"from {src.database(pipeline).kind} ({pipeline.source_file})")
+    t = src.source_table(pipeline, table)
+    schema, signal = signal_table(pipeline)
+    pub = pipeline.publication_name
+    with src.connect(pipeline) as conn:
+        src.check_logical(conn)
+        if conn.execute("SELECT to_regclass(%s)", (t.sql_name,)).fetchone()[0] is None:
+            raise SourceError(f"capture snapshot: table {t.qualified} does not exist in {src.database(pipeline).name}")
+        oid = conn.execute("SELECT %s::regclass::oid", (t.sql_name,)).fetchone()[0]
+        if not primary_key(conn, oid):
+            raise SourceError(f"capture snapshot: {t.qualified} has no primary key; Debezium reads an incremental "
+                              "snapshot in primary-key chunks (add one, or re-take it with capture --drop-slot)")
+        refuse_unusable(conn, pub, [(t.schema, t.table)])
+        ident = sql.Identifier(schema, signal)
+        try:
+            conn.execute(sql.SQL(SIGNAL_DDL).format(ident))
+        except Exception as exc:  # psycopg.Error: no CREATE on the schema
+            raise SourceError(f"cannot create the signal table {schema}.{signal}: {' '.join(str(exc).split())} "
+                              f"(create it as: {SIGNAL_DDL.format(f'{schema}.{signal}')})") from None
+        row = conn.execute("SELECT puballtables FROM pg_publication WHERE pubname = %s", (pub,)).fetchone()
+        if row is None:
+            src.ensure_publication(conn, pub, src.source_tables(pipeline), progress)
+            row = (False,)
+        if not row[0]:
+            published = {(s, n) for s, n in conn.execute(
+                "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (pub,)).fetchall()}
+            for s, n in ((t.schema, t.table), (schema, signal)):
+                if (s, n) not in published:
+                    try:
+                        conn.execute(sql.SQL("ALTER PUBLICATION {} ADD TABLE {}").format(
+                            sql.Identifier(pub), sql.Identifier(s, n)))
+                    except Exception as exc:  # psycopg.Error: not the publication's owner
+                        raise SourceError(f"cannot add {s}.{n} to publication {pub}: {' '.join(str(exc).split())} "
+                                          f"(ALTER PUBLICATION {pub} ADD TABLE {s}.{n};)") from None
+                    progress(f"added {s}.{n} to publication {pub}")
+        active = conn.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s",
+                              (pipeline.slot_name,)).fetchone()
+    doc = {"table": table, "replace": replace, "id": uuid.uuid4().hex, "requested_at": time.time()}
+    _write_json(_dir(pipeline) / f"{table}.json", doc)
+    running = bool(active and active[0])
+    who = "the running capture" if running else "the next capture"
+    progress(f"snapshot of {table} requested: {who} on slot {pipeline.slot_name} takes it in chunks of "
+             f"{src.database(pipeline).snapshot_chunk_size} rows while streaming goes on"
+             + (" (the lake copy is replaced: truncated as of the snapshot's start)" if replace else ""))
+    return {"table": table, "replace": replace, "request": doc["id"], "capture": "running" if running else "next"}
+
+
+def snapshot_status(pipeline: Pipeline) -> list[dict[str, Any]]:
+    """One row per table with a request or a snapshot: requested | signalled | completed, and rows."""
+    d = _dir(pipeline)
+    state = _read_json(d / "state.json")
+    rows = {name: {"table": name, "state": s.get("state", ""), "rows": s.get("rows", 0),
+                   "replace": s.get("replace", False), "floor_lsn": s.get("floor")}
+            for name, s in state.items()}
+    for f in sorted(d.glob("*.json")) if d.exists() else []:
+        if f.name != "state.json":
+            doc = _read_json(f)
+            if state.get(doc["table"], {}).get("id") == doc.get("id"):
+                continue  # being carried out: its state says how far
+            rows[doc["table"]] = {"table": doc["table"], "state": "requested", "rows": 0,
+                                  "replace": doc.get("replace", False), "floor_lsn": None}
+    return [rows[k] for k in sorted(rows)]
+
+
+# ------------------------------------------------------------------ the capture's side
+class Snapshots:
+    """What a PostgreSQL capture does for incremental snapshots: carries out requests (poll, from its
+    main loop), orders the snapshot rows (rewrite, from the consumer) and notes completions."""
+
+    def __init__(self, pipeline: Pipeline, progress: Progress, reloadable: bool = False):
+        self.pipeline = pipeline
+        self.progress = progress
+        self.reloadable = reloadable  # a continuous capture of the whole pipeline may restart its engine
+        self.reload: Pipeline | None = None  # set when it must (a requested table it does not capture)
+        self.dir = _dir(pipeline)
+        self.state = _read_json(self.dir / "state.json")  # table -> {qualified, floor, replace, state, rows, id}
+        self.by_qualified = {s["qualified"]: name for name, s in self.state.items()}
+        self.waiting: dict[str, dict] = {}  # table -> {request, xmax} between R and the signal
+        self.dirty = False
+        self.lock = threading.Lock()
+        self.warned: set[str] = set()
+        self._last_save = 0.0
+
+    # -------------------------------------------------------------- main loop
+    def poll(self, consumer) -> bool:
+        """Carry the pending requests one step further; True when the engine must restart (reload)."""
+        try:
+            names = [f for f in os.listdir(self.dir) if f.endswith(".json") and f != "state.json"]
+        except FileNotFoundError:
+            names = []
+        for name in sorted(names):
+            doc = _read_json(self.dir / name)
+            table = doc.get("table")
+            if not table:
+                continue
+            if table not in self.pipeline.tables:
+                if self._must_reload(table):
+                    return True
+                continue
+            w = self.waiting.get(table)
+            if w is None or w["request"] != doc["id"]:
+                self._begin(consumer, table, doc)
+            elif self._ended(table, w):
+                self._signal(table, doc)
+        if self.dirty and time.monotonic() - self._last_save >= 2:
+            self.save()
+        return False
+
+    def _must_reload(self, table: str) -> bool:
+        if table in self.warned:
+            return False
+        try:
+            fresh = load_pipeline(Path(self.pipeline.source_file))
+        except Exception:  # noqa: BLE001 - a file being edited: try again next poll
+            return False
+        if self.reloadable and table in fresh.tables and fresh.slot_name == self.pipeline.slot_name:
+            self.reload = fresh
+            self.progress(f"capture snapshot: {table} is in {self.pipeline.source_file} but not captured yet: "
+                          "restarting the engine with the file's tables (same slot and offsets)")
+            return True
+        self.warned.add(table)
+        self.progress(f"capture snapshot: {table} is not captured by this run (not in its pipeline, or a "
+                      "--once / --table run): the next capture of the whole pipeline takes it")
+        return False
+
+    def _begin(self, consumer, table: str, doc: dict) -> None:
+        """R and the transactions running at R; with --replace the truncate row, under the landing lock
+        (every event landed before it has an LSN below R, every later one is after it)."""
+        from psycopg import sql
+
+        t = src.source_table(self.pipeline, table)
+        schema, signal = signal_table(self.pipeline)
+        with src.connect(self.pipeline) as conn:  # sent already (a capture stopped before its bookkeeping)
+            sent = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE id = %s").format(
+                sql.Identifier(schema, signal)), (doc["id"],)).fetchone()[0]
+        if sent and self.state.get(table, {}).get("id") == doc["id"]:
+            self.state[table]["state"] = "signalled"  # its floor stays: the snapshot began after it
+            self.save()
+            (self.dir / f"{table}.json").unlink(missing_ok=True)
+            return
+        with consumer.lock, src.connect(self.pipeline) as conn:
+            r = _lsn(conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()[0])
+            xmax = conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").fetchone()[0]
+            if doc.get("replace"):
+                self._land_truncate(consumer, t, r - 2)
+        with self.lock:
+            self.state[table] = {"qualified": t.qualified, "floor": r - 1, "replace": bool(doc.get("replace")),
+                                 "state": "waiting", "rows": 0, "id": doc["id"]}
+            self.by_qualified[t.qualified] = table
+        self.save()
+        self.waiting[table] = {"request": doc["id"], "xmax": xmax, "since": time.monotonic(), "noted": False}
+
+    def _ended(self, table: str, w: dict) -> bool:
+        """Has every transaction running at R ended? (a note after 30 s names the oldest one)"""
+        with src.connect(self.pipeline) as conn:
+            if conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot()) >= %s::xid8", (w["xmax"],)).fetchone()[0]:
+                return True
+            if not w["noted"] and time.monotonic() - w["since"] >= 30:
+                w["noted"] = True
+                row = conn.execute("SELECT pid, state, xact_start FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
+                                   "ORDER BY xact_start LIMIT 1").fetchone()
+                self.progress(f"capture snapshot: {table} waits for the transactions open when it began to end"
+                              + (f" (oldest: pid {row[0]}, {row[1]} since {row[2]})" if row else ""))
+        return False
+
+    def _signal(self, table: str, doc: dict) -> None:
+        from psycopg import sql
+
+        t = src.source_table(self.pipeline, table)
+        schema, signal = signal_table(self.pipeline)
+        data = json.dumps({"data-collections": [t.qualified], "type": INCREMENTAL})
+        with src.connect(self.pipeline) as conn:
+            conn.execute(sql.SQL("INSERT INTO {} (id, type, data) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING")
+                         .format(sql.Identifier(schema, signal)), (doc["id"], EXECUTE, data))
+        with self.lock:
+            self.state[table]["state"] = "signalled"
+        self.save()
+        (self.dir / f"{table}.json").unlink(missing_ok=True)
+        self.waiting.pop(table, None)
+        self.progress(f"capture snapshot: signalled Debezium to snapshot {t.qualified} (incremental, rows ordered "
+                      f"at LSN {self.state[table]['floor']})")
+
+    def _land_truncate(self, consumer, t, lsn: int) -> None:
+        """A truncate row of the table in its newest landed file's schema (nothing landed: nothing to replace)."""
+        import fastavro
+        from jpype import JClass, JLong
+
+        from .. import storage
+        from .unwrap import TRUNCATE_OP, zero_value
+
+        landing = consumer.landing
+        topic_dir = landing.topic_dirs[t.topic]
+        names = sorted(n for n in storage.listdir(topic_dir) if n.endswith(".avro") and not n.startswith("."))
+        if not names:
+            self.progress(f"capture snapshot --replace: nothing landed for {t.name} yet, nothing to replace")
+            return
+        import io
+
+        data = storage.read_bytes(storage.join(topic_dir, names[-1])) or b""
+        text = fastavro.reader(io.BytesIO(data)).metadata["avro.schema"]
+        schema = landing.avro_data.toConnectSchema(JClass("org.apache.avro.Schema$Parser")().parse(text))
+        row = JClass("org.apache.kafka.connect.data.Struct")(schema)
+        for f in schema.fields():
+            if not f.schema().isOptional():
+                row.put(f, zero_value(f.schema()))
+        values = {"__op": TRUNCATE_OP, "__deleted": "true", "__db": src.database(self.pipeline).name,
+                  "__schema": t.schema, "__table": t.table}
+        for name, value in values.items():
+            if schema.field(name) is not None:
+                row.put(name, value)
+        if schema.field("__lsn") is not None:
+            row.put("__lsn", JClass("java.lang.Long")(JLong(lsn)))
+        if schema.field("__source_ts_ms") is not None:
+            row.put("__source_ts_ms", JClass("java.lang.Long")(JLong(int(time.time() * 1000))))
+        consumer.seq += 1
+        landing.append(consumer.seq, t.topic, schema, row)
+        landing.flush_all()
+        self.progress(f"capture snapshot --replace: landed a truncate of {t.name} at LSN {lsn}")
+
+    # -------------------------------------------------------------- the engine's thread
+    def rewrite(self, record, out) -> None:
+        """An incremental-snapshot row of a requested table is ordered at the request's floor."""
+        value = out.value()
+        schema = value.schema()
+        if schema.field("__op") is None or schema.field("__lsn") is None or str(value.get("__op")) != "r":
+            return
+        source = record.value().getStruct("source")
+        if str(source.get("snapshot")) != INCREMENTAL:
+            return
+        qualified = f"{source.getString('schema')}.{source.getString('table')}"
+        table = self.by_qualified.get(qualified)
+        if table is None:
+            if qualified not in self.warned:
+                self.warned.add(qualified)
+                self.progress(f"capture snapshot: incremental-snapshot rows of {qualified} were not requested through "
+                              "`hudi-cdc capture snapshot`: they keep Debezium's LSN (a concurrent change may lose)")
+            return
+        from jpype import JClass, JLong
+
+        with self.lock:
+            s = self.state[table]
+            value.put("__lsn", JClass("java.lang.Long")(JLong(s["floor"])))
+            s["rows"] = s.get("rows", 0) + 1
+            self.dirty = True
+
+    def observe(self, topic: str, value) -> None:
+        """A record of another topic than the tables': Debezium's notifications are looked at."""
+        if value is not None and topic.endswith("." + NOTIFICATIONS):
+            self.notification(value)
+
+    def notification(self, value) -> None:
+        """Debezium's notification (sink channel): a table's scan completed."""
+        try:
+            kind, what = str(value.get("aggregate_type")), str(value.get("type"))
+            extra = value.get("additional_data")
+        except Exception:  # noqa: BLE001 - another shape: not ours
+            return
+        if kind != "Incremental Snapshot" or what not in ("TABLE_SCAN_COMPLETED", "ABORTED"):
+            return
+        collections = str(extra.get("data_collection") or extra.get("data_collections") or "") if extra else ""
+        for qualified in collections.split(","):
+            table = self.by_qualified.get(qualified.strip())
+            if table is not None:
+                with self.lock:
+                    self.state[table]["state"] = "completed" if what == "TABLE_SCAN_COMPLETED" else "aborted"
+                    self.dirty = True
+                self.progress(f"capture snapshot: {table}: {self.state[table]['state']} "
+                              f"({self.state[table].get('rows', 0)} rows)")
+
+    def save(self) -> None:
+        with self.lock:
+            doc = json.loads(json.dumps(self.state))
+            self.dirty = False
+        _write_json(self.dir / "state.json", doc)
+        self._last_save = time.monotonic()
+
+
+def continuous(pipeline: Pipeline, run: Callable[[Pipeline, Snapshots], Any], progress: Progress) -> list:
+    """Run a continuous capture, again with the pipeline file's tables when a requested table is not
+    captured yet; the results of every run."""
+    results = []
+    while True:
+        snapshots = Snapshots(pipeline, progress, reloadable=True)
+        results.append(run(pipeline, snapshots))
+        if snapshots.reload is None:
+            return results
+        pipeline = snapshots.reload
