@@ -70,15 +70,6 @@ def test_engine_properties_of_a_binlog_source(tmp_path):
     assert "database.password" not in props
 
 
-def test_connectors_render_refuses_a_binlog_source(tmp_path):
-    from hudi_cdc.capture.connectors import source_connector
-
-    p = parse_pipeline(_pipeline_dict({"kind": "mariadb", "name": "shop", "user": "u"}), "x.yaml", str(tmp_path))
-    with pytest.raises(ConfigError, match=r"source\.database\.kind: connectors render knows Debezium's PostgreSQL "
-                                          r"connector only; a mariadb source is captured with `hudi-cdc capture`"):
-        source_connector(p)
-
-
 def test_binlog_ordering_value_increases_along_the_binlog():
     # row events at 5641 (two rows) and 5886, then the next file
     values = [mysql.lsn("mariadb-bin.000001", 5641, 0), mysql.lsn("mariadb-bin.000001", 5641, 1),
