@@ -176,8 +176,32 @@ def test_capture_from_mariadb_snapshot_binlog_restart(tmp_path, mariadb, mariadb
     lsns = [r["__lsn"] for r in new]
     assert lsns == sorted(lsns) and len(set(lsns)) == 6 and lsns[0] > max(r["__lsn"] for r in recs)
 
-    third = _capture(tmp_path)  # nothing new: the server's heartbeats end the run
-    assert third["events"] == 0 and third["files"] == 0 and not third["snapshot"]
+    # DDL from the binlog without a manual step (DROP, RENAME, MODIFY widening), then TRUNCATE TABLE,
+    # which lands as one __op='t' row in the table's landed schema, in binlog order
+    _sql(mariadb, "cap_shop",
+         "ALTER TABLE items DROP COLUMN tags", "ALTER TABLE items RENAME COLUMN name TO title",
+         "ALTER TABLE items MODIFY price DECIMAL(14,2)", "ALTER TABLE items MODIFY on_sale INT",
+         "UPDATE items SET title = 't5', price = 123456789012.34, on_sale = 70000 WHERE item_id = 5",
+         "TRUNCATE TABLE items", "INSERT INTO items (item_id, title, category) VALUES (900, 'after', 'a')")
+    landed_before = len(_files(p))
+    third = _capture(tmp_path)
+    assert third["events"] == 3 and not third["snapshot"]
+    files = _files(p)
+    after = _records(files[landed_before:])
+    assert [(r["__op"], r["item_id"]) for r in after] == [("u", 5), ("t", 0), ("c", 900)]
+    assert after[0]["title"] == "t5" and after[0]["on_sale"] == 70000
+    assert str(after[0]["price"]) == "123456789012.34"
+    assert after[1]["__deleted"] == "true" and after[1]["__table"] == "items" and after[1]["title"] is None
+    lsns = [r["__lsn"] for r in after]
+    assert lsns == sorted(lsns) and len(set(lsns)) == 3 and lsns[0] > max(r["__lsn"] for r in new)
+    with open(files[-1], "rb") as fh:
+        fields = {f["name"]: f["type"] for f in fastavro.reader(fh).writer_schema["fields"]}
+    assert "title" in fields and "name" not in fields and "tags" not in fields
+    price = next(b for b in fields["price"] if isinstance(b, dict))
+    assert price["connect.parameters"]["connect.decimal.precision"] == "14"
+
+    fourth = _capture(tmp_path)  # nothing new: the server's heartbeats end the run
+    assert fourth["events"] == 0 and fourth["files"] == 0 and not fourth["snapshot"]
     hist = Path(p.base_dir) / ".hudi-cdc" / "capture" / f"schema-history-{p.slot_name}.dat"
     assert hist.exists() and "items" in hist.read_text()
 
@@ -407,3 +431,42 @@ def test_mysql_source_check_against_a_real_mariadb(tmp_path, mariadb, mariadb_da
     assert out.returncode == 11
     assert "GRANT REPLICATION SLAVE ON *.* TO 'reader'@'127.0.0.1';" in out.stdout
     assert out.stderr.strip().splitlines()[-1].startswith("error: source check: ")
+
+
+# ------------------------------------------------------------------ init --from-database
+@pytest.mark.mariadb
+def test_init_from_a_real_mariadb(tmp_path, mariadb, mariadb_database):
+    """`init --from-database --kind mariadb`: each table of the database with its key as record_key and its
+    `<prefix>.<database>.<table>` topic; a table keyed by a unique NOT NULL index gets the ADD PRIMARY KEY
+    fix; a keyless one is left out with its fix; the file loads; a second run changes nothing."""
+    import os
+
+    db = mariadb_database("init_shop")
+    _sql(mariadb, "init_shop",
+         "CREATE TABLE orders (order_id INT PRIMARY KEY, region VARCHAR(10) NOT NULL, status ENUM('new','done'), "
+         "placed DATE, total DECIMAL(10,2), doc JSON)",
+         "CREATE TABLE order_lines (order_id INT, line_no SMALLINT, sku VARCHAR(20), PRIMARY KEY (order_id, line_no))",
+         "CREATE TABLE codes (code VARCHAR(8) NOT NULL, label TEXT, note VARCHAR(9), UNIQUE KEY by_note (note), "
+         "UNIQUE KEY by_code (code))",
+         "CREATE TABLE audit (at DATETIME, what TEXT)")
+    out_dir = tmp_path / "p"
+    args = ["init", str(out_dir), "--from-database", "--kind", "mariadb", "--port", str(db["port"]), "--dbname",
+            "init_shop", "--user", db["user"], "--password-env", db["password_env"], "--partition-field",
+            "orders=region"]
+    proc = run_cli(*args, cwd=tmp_path, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    assert ("skipped init_shop.audit: no primary key (ALTER TABLE init_shop.audit ADD PRIMARY KEY (...); or a unique "
+            "index on NOT NULL columns)") in proc.stderr
+    text = (out_dir / "hudi-cdc.yaml").read_text()
+    assert "kind: mariadb" in text and "ALTER TABLE init_shop.codes ADD PRIMARY KEY (code);" in text
+    assert "password_env: HUDI_CDC_TEST_MYSQL_PASSWORD" in text and "capture-test-password" not in text
+    p = load_pipeline(out_dir / "hudi-cdc.yaml")
+    assert p.source.database.kind == "mariadb" and p.source.database.port == db["port"]
+    got = {n: (t.topic, t.record_keys, t.partition_field) for n, t in p.tables.items()}
+    assert got == {"codes": ("init_shop.init_shop.codes", ["code"], None),
+                   "order_lines": ("init_shop.init_shop.order_lines", ["order_id", "line_no"], None),
+                   "orders": ("init_shop.init_shop.orders", ["order_id"], "region")}
+    assert "# partition_field: <column>  # candidates: sku" in text  # order_lines: the text column
+    again = run_cli(*args[:2], "--from-database", cwd=tmp_path, env=dict(os.environ))
+    assert again.returncode == 0 and "unchanged" in again.stderr
+    assert (out_dir / "hudi-cdc.yaml").read_text() == text
