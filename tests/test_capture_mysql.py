@@ -181,7 +181,14 @@ def test_capture_from_mariadb_snapshot_binlog_restart(tmp_path, mariadb, mariadb
     _sql(mariadb, "cap_shop",
          "ALTER TABLE items DROP COLUMN tags", "ALTER TABLE items RENAME COLUMN name TO title",
          "ALTER TABLE items MODIFY price DECIMAL(14,2)", "ALTER TABLE items MODIFY on_sale INT",
-         "UPDATE items SET title = 't5', price = 123456789012.34, on_sale = 70000 WHERE item_id = 5",
+         # MySQL's own types, as Debezium encodes them (docs/mysql.md): YEAR, BIT(n), BIT(1), a spatial type,
+         # zero dates (NOT NULL: the epoch; nullable: null), TIME beyond a day
+         "ALTER TABLE items ADD COLUMN yr YEAR, ADD COLUMN bits BIT(10), ADD COLUMN bit1 BIT(1), ADD COLUMN pt POINT, "
+         "ADD COLUMN zero_nn DATE NOT NULL DEFAULT '0000-00-00', ADD COLUMN zero_null DATETIME NULL, "
+         "ADD COLUMN long_time TIME",
+         "UPDATE items SET title = 't5', price = 123456789012.34, on_sale = 70000, yr = 2024, bits = b'1000000101', "
+         "bit1 = 1, pt = ST_GeomFromText('POINT(1 2)'), zero_null = '0000-00-00 00:00:00', long_time = '-838:59:59' "
+         "WHERE item_id = 5",
          "TRUNCATE TABLE items", "INSERT INTO items (item_id, title, category) VALUES (900, 'after', 'a')")
     landed_before = len(_files(p))
     third = _capture(tmp_path)
@@ -191,6 +198,11 @@ def test_capture_from_mariadb_snapshot_binlog_restart(tmp_path, mariadb, mariadb
     assert [(r["__op"], r["item_id"]) for r in after] == [("u", 5), ("t", 0), ("c", 900)]
     assert after[0]["title"] == "t5" and after[0]["on_sale"] == 70000
     assert str(after[0]["price"]) == "123456789012.34"
+    u = after[0]
+    assert (u["yr"], u["bits"], u["bit1"], u["zero_nn"], u["zero_null"]) == (2024, b"\x05\x02", True, 0, None), u
+    assert u["long_time"] == -(838 * 3600 + 59 * 60 + 59) * 10**6  # MicroTime, below -24 h
+    import struct
+    assert struct.unpack("<bIdd", u["pt"]["wkb"]) == (1, 1, 1.0, 2.0)  # WKB of POINT(1 2), little-endian
     assert after[1]["__deleted"] == "true" and after[1]["__table"] == "items" and after[1]["title"] is None
     lsns = [r["__lsn"] for r in after]
     assert lsns == sorted(lsns) and len(set(lsns)) == 3 and lsns[0] > max(r["__lsn"] for r in new)
@@ -254,6 +266,12 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
     run_cli("bootstrap", cwd=tmp_path, check=True)
 
     _sql(mariadb, "lake_shop",
+         # a widening from the binlog, then TRUNCATE TABLE (every row of the lake gone as of it) and 90 rows back:
+         # keys 91-100 exist only before the truncate
+         "ALTER TABLE orders MODIFY qty BIGINT", "TRUNCATE TABLE orders",
+         "INSERT INTO orders VALUES " + ", ".join(
+             f"({i}, 'again {i}', '{['eu', 'us', 'ap'][i % 3]}', {i + 2**40}, {i}.5, {i % 2}, {TYPED})"
+             for i in range(1, 91)),
          "START TRANSACTION", *[f"UPDATE orders SET qty = {1000 + i} WHERE order_id = 1" for i in range(5)], "COMMIT",
          "DELETE FROM orders WHERE order_id = 2",
          "UPDATE orders SET region = 'moved' WHERE order_id = 3",
@@ -264,24 +282,31 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
          "seen_at = '2038-01-19 03:14:07.999999', at_time = '-838:59:59', size = 'L', tags = '', raw = x'', "
          "big = 0, ratio = -1.5 WHERE order_id = 6",
          "UPDATE orders SET price = 99999999.99, customer = 'ü – 日本' WHERE order_id = 5", "COMMIT",
-         "UPDATE orders SET flag = 1 - flag WHERE order_id BETWEEN 10 AND 19")
-    assert _capture(tmp_path)["events"] == 5 + 1 + 1 + 2 + 2 + 1 + 1 + 10
+         "UPDATE orders SET flag = 1 - flag WHERE order_id BETWEEN 10 AND 19",
+         # DROP COLUMN: the lake keeps `ratio`, null for rows written after it
+         "ALTER TABLE orders DROP COLUMN ratio", "UPDATE orders SET customer = 'after drop' WHERE order_id = 8")
+    assert _capture(tmp_path)["events"] == 1 + 90 + 5 + 1 + 1 + 2 + 2 + 1 + 1 + 10 + 1
     run_cli("stream", "--table", "orders", "--once", cwd=tmp_path, check=True)
 
     want = _db_rows(mariadb, "lake_shop")
-    assert 777 in want and 4 not in want and 2 not in want and want[1]["qty"] == 1004
+    assert 777 in want and 4 not in want and 2 not in want and want[1]["qty"] == 1004 and 95 not in want
+    assert want[9]["qty"] == 9 + 2**40 and len(want) == 91
     for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         rows = read_table(p.base_path("orders", tt), columns=list(ORDER_COLUMNS))
         got = {r["order_id"]: r for r in rows}
         assert sorted(got) == sorted(want), tt
         for key, row in want.items():
             assert got[key] == row, (tt, key)
+        ratio = {r["order_id"]: r["ratio"]
+                 for r in read_table(p.base_path("orders", tt), columns=["order_id", "ratio"])}
+        assert (ratio[6], ratio[9], ratio[8]) == (-1.5, 0.25, None), tt  # kept; null for the row written after
     # verify: every column, typed as Debezium encodes it, for both table types
     for tt in ("cow", "mor"):
         out = run_cli("verify", "--table", "orders", "--type", tt, "-o", "json", cwd=tmp_path)
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
         assert result["equal"] and result["db_rows"] == len(want) and not result["not_in_lake"], result
+        assert "ratio" not in result["columns"] and "qty" in result["columns"]
         assert result["lake_max_lsn"] <= result["db_lsn"]
     _sql(mariadb, "lake_shop", "UPDATE orders SET at_time = '01:02:03' WHERE order_id = 7")  # never captured
     out = run_cli("verify", "--table", "orders", "--type", "mor", cwd=tmp_path)

@@ -150,12 +150,26 @@ def show_cmd(ctx, table, ttype, keys, columns, output):
                    "cluster of the demo's own")
 @click.option("--password-env", default=None, metavar="VAR",
               help="with --pg-dsn: the env var holding the password (default PGPASSWORD; never the value)")
-@click.option("--keep-db", is_flag=True, help="with --from-postgres: leave the demo's own PostgreSQL running")
-def demo_cmd(directory, registry, metastore, from_postgres, pg_dsn, password_env, keep_db):
+@click.option("--from-mariadb", "from_mariadb", is_flag=True,
+              help="the whole chain from a throwaway MariaDB of the demo's own: a typed table loaded, capture "
+                   "(Debezium's MariaDB connector), bootstrap, SQL changes and a DDL, capture, stream --once, verify")
+@click.option("--keep-db", is_flag=True,
+              help="with --from-postgres/--from-mariadb: leave the demo's own server running")
+def demo_cmd(directory, registry, metastore, from_postgres, pg_dsn, password_env, from_mariadb, keep_db):
     """The whole sample flow in DIRECTORY: sample -> bootstrap -> changes -> stream --once -> rows.
 
     With --from-postgres: PostgreSQL -> capture -> bootstrap -> SQL changes -> capture -> stream --once
-    -> verify -> rows; exit 10 when verify finds a difference."""
+    -> verify -> rows; exit 10 when verify finds a difference. With --from-mariadb: the same from MariaDB."""
+    if from_mariadb:
+        given = [o for o, v in (("--from-postgres", from_postgres), ("--pg-dsn", pg_dsn),
+                                ("--password-env", password_env), ("--registry", registry),
+                                ("--metastore", metastore)) if v]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: not with --from-mariadb")
+        from ..capture.demo_mariadb import run_mariadb_demo
+
+        run_mariadb_demo(Path(directory), keep_db=keep_db, progress=progress)
+        return
     if not from_postgres:
         given = [o for o, v in (("--pg-dsn", pg_dsn), ("--password-env", password_env), ("--keep-db", keep_db)) if v]
         if given:
