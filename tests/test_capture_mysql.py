@@ -111,6 +111,21 @@ def test_history_guard_cuts_a_partial_last_record(tmp_path):
         mysql.guard_history(hist, offsets, notes.append)
 
 
+def test_demo_from_mariadb_options_and_pipeline_file(tmp_path):
+    from click.testing import CliRunner
+
+    from hudi_cdc.capture.demo_mariadb import PASSWORD_ENV, pipeline_text
+    from hudi_cdc.cli import cli
+
+    out = CliRunner().invoke(cli, ["demo", "d", "--from-mariadb", "--from-postgres", "--pg-dsn", "x"])
+    assert out.exit_code == 2 and "--from-postgres, --pg-dsn: not with --from-mariadb" in out.output
+    (tmp_path / "hudi-cdc.yaml").write_text(pipeline_text(3399))
+    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
+    db = p.source.database
+    assert (db.kind, db.port, db.password_env) == ("mariadb", 3399, PASSWORD_ENV)
+    assert p.table("orders").topic == "shop.shop.orders" and p.table("orders").partition_field == "region"
+
+
 # ------------------------------------------------------------------ a real MariaDB
 def _sql(mariadb, database: str, *statements):
     conn = mariadb.connect(database)
