@@ -173,22 +173,23 @@ def run_mariadb_demo(directory: Path, *, keep_db: bool = False, progress: Progre
     from ..reader import current_rows
     from .capture import capture_once
     from .kinds import verify
-    from .verify import TablesDiffer
+    from .verify import TablesDiffer, VerifyResult
 
     t0 = time.time()
     timings: dict = {}
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     server, p = start_server(directory, progress)
-    results = []
-    captured = []
+    results: list[VerifyResult] = []
+    captured: list[int] = []
     try:
         load_rows(server, progress)
         for step in ("snapshot", "changes"):
             started = time.time()
-            r = capture_once(p, progress=progress)
-            captured.append(r.events)
-            progress(f"capture --once: {'snapshot, ' if r.snapshot else ''}{r.events} events into {r.files} file(s)")
+            got = capture_once(p, progress=progress)
+            captured.append(got.events)
+            progress(f"capture --once: {'snapshot, ' if got.snapshot else ''}{got.events} events into {got.files} "
+                     "file(s)")
             timings[f"capture_{step}_s"] = round(time.time() - started, 1)
             if step == "snapshot":
                 started = time.time()
@@ -204,9 +205,9 @@ def run_mariadb_demo(directory: Path, *, keep_db: bool = False, progress: Progre
             pipe.stream(p, "orders", once=True, progress=progress)
         timings["stream_s"] = round(time.time() - started, 1)
         for table, tt in p.targets():
-            r = verify(p, table, tt)
-            progress(f"verify {r.summary()}")
-            results.append(r)
+            checked = verify(p, table, tt)
+            progress(f"verify {checked.summary()}")
+            results.append(checked)
         cols = list(COLUMNS[:6])
         for tt in p.table("orders").table_types:
             rows = current_rows(p, "orders", tt, keys=[str(SHOW_KEY)], columns=cols)
