@@ -53,7 +53,7 @@ CHANGES = (
     "'2024-02-29'), (1002, 'ü – 日本', 'us', 99999999.99, NULL, '1969-12-31')",
     "UPDATE orders SET paid = 1 - paid WHERE order_id BETWEEN 10 AND 19",
     "COMMIT",
-    "ALTER TABLE orders ADD COLUMN note VARCHAR(20) DEFAULT 'x'",
+    "ALTER TABLE orders ADD COLUMN note VARCHAR(20)",  # no DEFAULT: docs/mysql.md, DDL
     "UPDATE orders SET note = 'after the DDL', at_time = '-838:59:59' WHERE order_id = 5",
 )
 
