@@ -91,7 +91,7 @@ def instant_epoch(instant: str) -> float:
 
 
 def _failure_file(pipeline: Pipeline, table: str, table_type: str) -> Path:
-    return Path(pipeline.base_dir, ".hudi-cdc", *FAILURES_DIR, f"{table}_{TYPE_SUFFIX[table_type]}.json")
+    return Path(pipeline.work_dir, *FAILURES_DIR, f"{table}_{TYPE_SUFFIX[table_type]}.json")
 
 
 def record_failure(pipeline: Pipeline, table: str, table_type: str, label: str, message: str) -> None:
