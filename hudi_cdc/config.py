@@ -112,6 +112,9 @@ class ConnectSettings(_Model):
     # The connectors' key/value converter: Apicurio's AvroConverter against source.schema_registry
     # (the default), or Connect's own JsonConverter with schemas (a cluster without Apicurio's converter)
     converter: Literal["apicurio", "json"] = "apicurio"
+    # the Kafka cluster a binlog connector keeps its schema history topic in (the worker's own, as the
+    # connector cannot see it), e.g. b-1.msk.example:9098
+    bootstrap_servers: str | None = None
 
     @field_validator("url")
     @classmethod

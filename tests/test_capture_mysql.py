@@ -70,15 +70,6 @@ def test_engine_properties_of_a_binlog_source(tmp_path):
     assert "database.password" not in props
 
 
-def test_connectors_render_refuses_a_binlog_source(tmp_path):
-    from hudi_cdc.capture.connectors import source_connector
-
-    p = parse_pipeline(_pipeline_dict({"kind": "mariadb", "name": "shop", "user": "u"}), "x.yaml", str(tmp_path))
-    with pytest.raises(ConfigError, match=r"source\.database\.kind: connectors render knows Debezium's PostgreSQL "
-                                          r"connector only; a mariadb source is captured with `hudi-cdc capture`"):
-        source_connector(p)
-
-
 def test_binlog_ordering_value_increases_along_the_binlog():
     # row events at 5641 (two rows) and 5886, then the next file
     values = [mysql.lsn("mariadb-bin.000001", 5641, 0), mysql.lsn("mariadb-bin.000001", 5641, 1),
@@ -118,6 +109,21 @@ def test_history_guard_cuts_a_partial_last_record(tmp_path):
     offsets.write_bytes(b"x")
     with pytest.raises(SourceError, match="schema history is missing but offsets exist"):
         mysql.guard_history(hist, offsets, notes.append)
+
+
+def test_demo_from_mariadb_options_and_pipeline_file(tmp_path):
+    from click.testing import CliRunner
+
+    from hudi_cdc.capture.demo_mariadb import PASSWORD_ENV, pipeline_text
+    from hudi_cdc.cli import cli
+
+    out = CliRunner().invoke(cli, ["demo", "d", "--from-mariadb", "--from-postgres", "--pg-dsn", "x"])
+    assert out.exit_code == 2 and "--from-postgres, --pg-dsn: not with --from-mariadb" in out.output
+    (tmp_path / "hudi-cdc.yaml").write_text(pipeline_text(3399))
+    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
+    db = p.source.database
+    assert (db.kind, db.port, db.password_env) == ("mariadb", 3399, PASSWORD_ENV)
+    assert p.table("orders").topic == "shop.shop.orders" and p.table("orders").partition_field == "region"
 
 
 # ------------------------------------------------------------------ a real MariaDB
@@ -185,8 +191,44 @@ def test_capture_from_mariadb_snapshot_binlog_restart(tmp_path, mariadb, mariadb
     lsns = [r["__lsn"] for r in new]
     assert lsns == sorted(lsns) and len(set(lsns)) == 6 and lsns[0] > max(r["__lsn"] for r in recs)
 
-    third = _capture(tmp_path)  # nothing new: the server's heartbeats end the run
-    assert third["events"] == 0 and third["files"] == 0 and not third["snapshot"]
+    # DDL from the binlog without a manual step (DROP, RENAME, MODIFY widening), then TRUNCATE TABLE,
+    # which lands as one __op='t' row in the table's landed schema, in binlog order
+    _sql(mariadb, "cap_shop",
+         "ALTER TABLE items DROP COLUMN tags", "ALTER TABLE items RENAME COLUMN name TO title",
+         "ALTER TABLE items MODIFY price DECIMAL(14,2)", "ALTER TABLE items MODIFY on_sale INT",
+         # MySQL's own types, as Debezium encodes them (docs/mysql.md): YEAR, BIT(n), BIT(1), a spatial type,
+         # zero dates (NOT NULL: the epoch; nullable: null), TIME beyond a day
+         "ALTER TABLE items ADD COLUMN yr YEAR, ADD COLUMN bits BIT(10), ADD COLUMN bit1 BIT(1), ADD COLUMN pt POINT, "
+         "ADD COLUMN zero_nn DATE NOT NULL DEFAULT '0000-00-00', ADD COLUMN zero_null DATETIME NULL, "
+         "ADD COLUMN long_time TIME",
+         "UPDATE items SET title = 't5', price = 123456789012.34, on_sale = 70000, yr = 2024, bits = b'1000000101', "
+         "bit1 = 1, pt = ST_GeomFromText('POINT(1 2)'), zero_null = '0000-00-00 00:00:00', long_time = '-838:59:59' "
+         "WHERE item_id = 5",
+         "TRUNCATE TABLE items", "INSERT INTO items (item_id, title, category) VALUES (900, 'after', 'a')")
+    landed_before = len(_files(p))
+    third = _capture(tmp_path)
+    assert third["events"] == 3 and not third["snapshot"]
+    files = _files(p)
+    after = _records(files[landed_before:])
+    assert [(r["__op"], r["item_id"]) for r in after] == [("u", 5), ("t", 0), ("c", 900)]
+    assert after[0]["title"] == "t5" and after[0]["on_sale"] == 70000
+    assert str(after[0]["price"]) == "123456789012.34"
+    u = after[0]
+    assert (u["yr"], u["bits"], u["bit1"], u["zero_nn"], u["zero_null"]) == (2024, b"\x05\x02", True, 0, None), u
+    assert u["long_time"] == -(838 * 3600 + 59 * 60 + 59) * 10**6  # MicroTime, below -24 h
+    import struct
+    assert struct.unpack("<bIdd", u["pt"]["wkb"]) == (1, 1, 1.0, 2.0)  # WKB of POINT(1 2), little-endian
+    assert after[1]["__deleted"] == "true" and after[1]["__table"] == "items" and after[1]["title"] is None
+    lsns = [r["__lsn"] for r in after]
+    assert lsns == sorted(lsns) and len(set(lsns)) == 3 and lsns[0] > max(r["__lsn"] for r in new)
+    with open(files[-1], "rb") as fh:
+        fields = {f["name"]: f["type"] for f in fastavro.reader(fh).writer_schema["fields"]}
+    assert "title" in fields and "name" not in fields and "tags" not in fields
+    price = next(b for b in fields["price"] if isinstance(b, dict))
+    assert price["connect.parameters"]["connect.decimal.precision"] == "14"
+
+    fourth = _capture(tmp_path)  # nothing new: the server's heartbeats end the run
+    assert fourth["events"] == 0 and fourth["files"] == 0 and not fourth["snapshot"]
     hist = Path(p.base_dir) / ".hudi-cdc" / "capture" / f"schema-history-{p.slot_name}.dat"
     assert hist.exists() and "items" in hist.read_text()
 
@@ -239,6 +281,12 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
     run_cli("bootstrap", cwd=tmp_path, check=True)
 
     _sql(mariadb, "lake_shop",
+         # a widening from the binlog, then TRUNCATE TABLE (every row of the lake gone as of it) and 90 rows back:
+         # keys 91-100 exist only before the truncate
+         "ALTER TABLE orders MODIFY qty BIGINT", "TRUNCATE TABLE orders",
+         "INSERT INTO orders VALUES " + ", ".join(
+             f"({i}, 'again {i}', '{['eu', 'us', 'ap'][i % 3]}', {i + 2**40}, {i}.5, {i % 2}, {TYPED})"
+             for i in range(1, 91)),
          "START TRANSACTION", *[f"UPDATE orders SET qty = {1000 + i} WHERE order_id = 1" for i in range(5)], "COMMIT",
          "DELETE FROM orders WHERE order_id = 2",
          "UPDATE orders SET region = 'moved' WHERE order_id = 3",
@@ -249,24 +297,31 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
          "seen_at = '2038-01-19 03:14:07.999999', at_time = '-838:59:59', size = 'L', tags = '', raw = x'', "
          "big = 0, ratio = -1.5 WHERE order_id = 6",
          "UPDATE orders SET price = 99999999.99, customer = 'ü – 日本' WHERE order_id = 5", "COMMIT",
-         "UPDATE orders SET flag = 1 - flag WHERE order_id BETWEEN 10 AND 19")
-    assert _capture(tmp_path)["events"] == 5 + 1 + 1 + 2 + 2 + 1 + 1 + 10
+         "UPDATE orders SET flag = 1 - flag WHERE order_id BETWEEN 10 AND 19",
+         # DROP COLUMN: the lake keeps `ratio`, null for rows written after it
+         "ALTER TABLE orders DROP COLUMN ratio", "UPDATE orders SET customer = 'after drop' WHERE order_id = 8")
+    assert _capture(tmp_path)["events"] == 1 + 90 + 5 + 1 + 1 + 2 + 2 + 1 + 1 + 10 + 1
     run_cli("stream", "--table", "orders", "--once", cwd=tmp_path, check=True)
 
     want = _db_rows(mariadb, "lake_shop")
-    assert 777 in want and 4 not in want and 2 not in want and want[1]["qty"] == 1004
+    assert 777 in want and 4 not in want and 2 not in want and want[1]["qty"] == 1004 and 95 not in want
+    assert want[9]["qty"] == 9 + 2**40 and len(want) == 91
     for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         rows = read_table(p.base_path("orders", tt), columns=list(ORDER_COLUMNS))
         got = {r["order_id"]: r for r in rows}
         assert sorted(got) == sorted(want), tt
         for key, row in want.items():
             assert got[key] == row, (tt, key)
+        ratio = {r["order_id"]: r["ratio"]
+                 for r in read_table(p.base_path("orders", tt), columns=["order_id", "ratio"])}
+        assert (ratio[6], ratio[9], ratio[8]) == (-1.5, 0.25, None), tt  # kept; null for the row written after
     # verify: every column, typed as Debezium encodes it, for both table types
     for tt in ("cow", "mor"):
         out = run_cli("verify", "--table", "orders", "--type", tt, "-o", "json", cwd=tmp_path)
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
         assert result["equal"] and result["db_rows"] == len(want) and not result["not_in_lake"], result
+        assert "ratio" not in result["columns"] and "qty" in result["columns"]
         assert result["lake_max_lsn"] <= result["db_lsn"]
     _sql(mariadb, "lake_shop", "UPDATE orders SET at_time = '01:02:03' WHERE order_id = 7")  # never captured
     out = run_cli("verify", "--table", "orders", "--type", "mor", cwd=tmp_path)
@@ -416,3 +471,42 @@ def test_mysql_source_check_against_a_real_mariadb(tmp_path, mariadb, mariadb_da
     assert out.returncode == 11
     assert "GRANT REPLICATION SLAVE ON *.* TO 'reader'@'127.0.0.1';" in out.stdout
     assert out.stderr.strip().splitlines()[-1].startswith("error: source check: ")
+
+
+# ------------------------------------------------------------------ init --from-database
+@pytest.mark.mariadb
+def test_init_from_a_real_mariadb(tmp_path, mariadb, mariadb_database):
+    """`init --from-database --kind mariadb`: each table of the database with its key as record_key and its
+    `<prefix>.<database>.<table>` topic; a table keyed by a unique NOT NULL index gets the ADD PRIMARY KEY
+    fix; a keyless one is left out with its fix; the file loads; a second run changes nothing."""
+    import os
+
+    db = mariadb_database("init_shop")
+    _sql(mariadb, "init_shop",
+         "CREATE TABLE orders (order_id INT PRIMARY KEY, region VARCHAR(10) NOT NULL, status ENUM('new','done'), "
+         "placed DATE, total DECIMAL(10,2), doc JSON)",
+         "CREATE TABLE order_lines (order_id INT, line_no SMALLINT, sku VARCHAR(20), PRIMARY KEY (order_id, line_no))",
+         "CREATE TABLE codes (code VARCHAR(8) NOT NULL, label TEXT, note VARCHAR(9), UNIQUE KEY by_note (note), "
+         "UNIQUE KEY by_code (code))",
+         "CREATE TABLE audit (at DATETIME, what TEXT)")
+    out_dir = tmp_path / "p"
+    args = ["init", str(out_dir), "--from-database", "--kind", "mariadb", "--port", str(db["port"]), "--dbname",
+            "init_shop", "--user", db["user"], "--password-env", db["password_env"], "--partition-field",
+            "orders=region"]
+    proc = run_cli(*args, cwd=tmp_path, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    assert ("skipped init_shop.audit: no primary key (ALTER TABLE init_shop.audit ADD PRIMARY KEY (...); or a unique "
+            "index on NOT NULL columns)") in proc.stderr
+    text = (out_dir / "hudi-cdc.yaml").read_text()
+    assert "kind: mariadb" in text and "ALTER TABLE init_shop.codes ADD PRIMARY KEY (code);" in text
+    assert "password_env: HUDI_CDC_TEST_MYSQL_PASSWORD" in text and "capture-test-password" not in text
+    p = load_pipeline(out_dir / "hudi-cdc.yaml")
+    assert p.source.database.kind == "mariadb" and p.source.database.port == db["port"]
+    got = {n: (t.topic, t.record_keys, t.partition_field) for n, t in p.tables.items()}
+    assert got == {"codes": ("init_shop.init_shop.codes", ["code"], None),
+                   "order_lines": ("init_shop.init_shop.order_lines", ["order_id", "line_no"], None),
+                   "orders": ("init_shop.init_shop.orders", ["order_id"], "region")}
+    assert "# partition_field: <column>  # candidates: sku" in text  # order_lines: the text column
+    again = run_cli(*args[:2], "--from-database", cwd=tmp_path, env=dict(os.environ))
+    assert again.returncode == 0 and "unchanged" in again.stderr
+    assert (out_dir / "hudi-cdc.yaml").read_text() == text

@@ -413,8 +413,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
 
     landing = Landing(_topic_dirs(pipeline), pipeline.source.partition, flush_size,
                       storage.local(pipeline.source_root), staging=wd / "staging")
-    # PostgreSQL: the unwrap SMT runs here, not in the engine, so TRUNCATE survives (unwrap.py)
-    engine_props, smt = split_transforms(props) if isinstance(kind, _Postgres) else (props, {})
+    # the unwrap SMT runs here, not in the engine, so TRUNCATE survives (unwrap.py)
+    engine_props, smt = split_transforms(props)
     consumer = _Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
     if isinstance(kind, _Postgres):
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)

@@ -1,5 +1,6 @@
-"""Kafka Connect configs from the pipeline file: the Debezium PostgreSQL source connector and the
-Confluent S3 sink connector that lands the files bootstrap/stream read (`hudi-cdc connectors render`).
+"""Kafka Connect configs from the pipeline file: the Debezium PostgreSQL source connector (a binlog
+source: connectors_mysql.py) and the Confluent S3 sink connector that lands the files bootstrap/stream
+read (`hudi-cdc connectors render`).
 
 Current flavour: the source connector carries the same settings `hudi-cdc capture` runs Debezium
 3.x with (topic prefix, pgoutput, slot, publication, the unwrap SMT with rewritten deletes and
@@ -71,11 +72,10 @@ def _db(pipeline: Pipeline):
 
 def source_connector(pipeline: Pipeline) -> dict[str, Any]:
     db = _db(pipeline)
-    if db.kind != "postgresql":  # Kafka Connect has no step that fills __lsn from the binlog (docs/mysql.md)
-        from ..errors import ConfigError
+    if db.kind != "postgresql":  # Debezium's binlog connectors (connectors_mysql.py)
+        from . import connectors_mysql
 
-        raise ConfigError(f"source.database.kind: connectors render knows Debezium's PostgreSQL connector only; a "
-                          f"{db.kind} source is captured with `hudi-cdc capture` ({pipeline.source_file})")
+        return connectors_mysql.source_connector(pipeline, _converters(native_registry_url(pipeline), pipeline))
     tables = source_tables(pipeline)
     config: dict[str, Any] = {
         "connector.class": CONNECTOR,
@@ -200,6 +200,10 @@ def render_connectors(pipeline: Pipeline, seed: bool = False, table: str | None 
     With table: that table alone, on the slot and publication `capture --table` uses, the connectors
     named hudi-cdc-<pipeline>-<table>-source / -s3-sink."""
     if seed:
+        if _db(pipeline).kind != "postgresql":  # seed 004: the MySQL connector alone (Redshift reads MSK)
+            from . import connectors_mysql
+
+            return [connectors_mysql.seed_source_connector(pipeline)]
         return [seed_source_connector(pipeline), seed_sink_connector(pipeline)]
     if table is None:
         return [source_connector(pipeline), sink_connector(pipeline)]
@@ -210,6 +214,15 @@ def render_connectors(pipeline: Pipeline, seed: bool = False, table: str | None 
     for c, kind in zip(out, ("source", "s3-sink"), strict=True):
         c["name"] = f"hudi-cdc-{pipeline.pipeline}-{table}-{kind}"
     return out
+
+
+def notes(pipeline: Pipeline) -> list[str]:
+    """What the rendered connectors need of the pipeline file besides them (a binlog source's ordering)."""
+    if pipeline.source.database is None or pipeline.source.database.kind == "postgresql":
+        return []
+    from . import connectors_mysql
+
+    return connectors_mysql.ordering_notes(pipeline)
 
 
 KINDS = ("source", "sink")

@@ -1,4 +1,5 @@
-"""`hudi-cdc init --from-database`: the pipeline file's tables section from a live PostgreSQL database.
+"""`hudi-cdc init --from-database`: the pipeline file's tables section from a live PostgreSQL database
+(a MySQL-family one, source.database.kind mysql|mariadb: init_mysql.py reads it).
 
 Each table of the chosen schemas (or the named tables) becomes an entry: topic
 `<topic prefix>.<schema>.<table>` (as Debezium names it), record_key = the primary key, the ordering
@@ -22,35 +23,12 @@ import yaml
 from ..config import DatabaseSettings, Pipeline, load_pipeline, parse_pipeline
 from ..errors import ConfigError
 from . import catalog
-from .identity import UniqueIndex, unique_index
+from .db_tables import DbTable
+from .identity import unique_index
 from .source import connect_to, source_tables, topic_prefix
 
 PIPELINE_FILE = "hudi-cdc.yaml"
 IDENTITY = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}
-CANDIDATE_TYPES = ("text", "character varying", "character", "date", "boolean", "smallint", "integer")
-
-
-@dataclass
-class DbTable:
-    schema: str
-    table: str
-    columns: list[tuple[str, str]]  # (name, type as format_type shows it)
-    primary_key: list[str]
-    replica_identity: str  # d default, f full, i index, n nothing
-    unique_index: UniqueIndex | None = None  # without a primary key: a unique index USING INDEX can name
-    identity_index: str | None = None  # the index of REPLICA IDENTITY USING INDEX, when set
-
-    @property
-    def key(self) -> list[str]:
-        """The record key: the primary key, else the unique index's columns."""
-        return self.primary_key or (list(self.unique_index.columns) if self.unique_index else [])
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.schema}.{self.table}"
-
-    def candidates(self) -> list[str]:
-        return [n for n, t in self.columns if n not in self.key and t.split("(")[0] in CANDIDATE_TYPES]
 
 
 @dataclass
@@ -104,10 +82,12 @@ def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | N
     key = t.key
     keys = key[0] if len(key) == 1 else "[" + ", ".join(key) + "]"
     ident = IDENTITY.get(t.replica_identity, "?")
-    lines = [f"{indent}{name}:  # {t.qualified}: {len(t.columns)} columns, REPLICA IDENTITY {ident}"]
+    lines = [f"{indent}{name}:  # {t.qualified}: {len(t.columns)} columns, {t.note or 'REPLICA IDENTITY ' + ident}"]
     if not t.primary_key and t.unique_index is not None:
         what = f"the unique index {t.unique_index.name}"
-        if t.identity_index != t.unique_index.name and t.replica_identity != "f":
+        if t.key_fix:
+            lines.append(f"{i2}# no primary key: before capture, {t.key_fix}")
+        elif t.identity_index != t.unique_index.name and t.replica_identity != "f":
             lines.append(f"{i2}# no primary key: before capture, ALTER TABLE {t.qualified} REPLICA IDENTITY USING "
                          f"INDEX {t.unique_index.name};")
     else:
@@ -138,8 +118,10 @@ def _table_name(t: DbTable, taken: set[str], tables: list[DbTable]) -> str:
 
 
 def _new_file(db: DatabaseSettings, pipeline_name: str, entries: str) -> str:
-    lines = [f"pipeline: {pipeline_name}", "source:", "  root: landing/topics", "  database:",
-             f"    host: {db.host}", f"    port: {db.port}", f"    name: {db.name}", f"    user: {db.user}"]
+    lines = [f"pipeline: {pipeline_name}", "source:", "  root: landing/topics", "  database:"]
+    if db.kind != "postgresql":
+        lines.append(f"    kind: {db.kind}")
+    lines += [f"    host: {db.host}", f"    port: {db.port}", f"    name: {db.name}", f"    user: {db.user}"]
     if db.password_env:
         lines.append(f"    password_env: {db.password_env}  # the name of an env var, never the value")
     lines += ["lake:", "  root: lake", f"  hive_database: {pipeline_name}", "tables:"]
@@ -167,7 +149,7 @@ def _indent_of(text: str) -> str:
 
 
 def init_from_database(directory: Path, db: DatabaseSettings | None, password: str | None, *,
-                       schemas: list[str], tables: list[str] | None = None,
+                       schemas: list[str] | None = None, tables: list[str] | None = None,
                        partition_fields: dict[str, str] | None = None, ordering_field: str = "__lsn",
                        prefix: str | None = None, pipeline_name: str | None = None,
                        progress=None) -> InitResult:
@@ -187,8 +169,15 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
     if db is None:
         raise ConfigError("init --from-database: --dbname and --user are needed for a new pipeline file")
     prefix = prefix or db.name
-    with connect_to(db, password) as conn:
-        found = introspect(conn, schemas, tables)
+    if db.kind != "postgresql":  # MySQL-family: the schemas are databases
+        from . import init_mysql
+
+        schemas = schemas or [db.name]
+        found = init_mysql.read_tables(db, password, schemas, tables)
+    else:
+        schemas = schemas or ["public"]
+        with connect_to(db, password) as conn:
+            found = introspect(conn, schemas, tables)
     known = {(t.schema, t.table) for t in source_tables(existing)} if existing else set()
     taken = set(existing.tables) if existing else set()
     indent = _indent_of(path.read_text()) if existing else "  "
@@ -199,11 +188,16 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
             result.kept.append(t.qualified)
             continue
         if not t.key:
+            how = ("or a unique index on NOT NULL columns" if t.note else "or a unique index on NOT NULL columns; or, "
+                   "where rows are unique, REPLICA IDENTITY FULL and its record_key by hand")
             result.skipped.append(f"{t.qualified}: no primary key (ALTER TABLE {t.qualified} ADD PRIMARY KEY (...); "
-                                  "or a unique index on NOT NULL columns; or, where rows are unique, REPLICA "
-                                  "IDENTITY FULL and its record_key by hand)")
+                                  f"{how})")
             continue
-        if not t.primary_key and progress and t.unique_index is not None and t.identity_index != t.unique_index.name:
+        if t.key_fix and progress:
+            progress(f"{t.qualified}: no primary key; record_key {', '.join(t.key)} from unique index "
+                     f"{t.unique_index.name if t.unique_index else '?'}. Before capture: {t.key_fix}")
+        if not t.primary_key and progress and t.unique_index is not None and t.identity_index != t.unique_index.name \
+                and not t.key_fix:
             progress(f"{t.qualified}: no primary key; record_key {', '.join(t.key)} from unique index "
                      f"{t.unique_index.name}. Before capture: ALTER TABLE {t.qualified} REPLICA IDENTITY USING INDEX "
                      f"{t.unique_index.name};")
@@ -243,14 +237,15 @@ def partition_fields(specs: list[str] | tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def new_database(directory: Path, host: str, port: int, dbname: str | None, user: str | None,
-                 password_env: str | None) -> tuple[DatabaseSettings | None, str | None]:
+def new_database(directory: Path, host: str, port: int | None, dbname: str | None, user: str | None,
+                 password_env: str | None, kind: str = "postgresql") -> tuple[DatabaseSettings | None, str | None]:
     """The database of a new pipeline file from options, and its password from the named env var
     (None, None when DIRECTORY already has a pipeline file: its source.database is used)."""
     if (directory / PIPELINE_FILE).exists() or not (dbname and user):
         return None, None
     try:
-        db = DatabaseSettings(host=host, port=port, name=dbname, user=user, password_env=password_env)
+        given = {"kind": kind, "host": host, "name": dbname, "user": user, "password_env": password_env}
+        db = DatabaseSettings.model_validate({**given, "port": port} if port is not None else given)
     except ValueError as exc:  # pydantic's ValidationError
         raise ConfigError(f"init --from-database: {' '.join(str(exc).split())}") from None
     if password_env and password_env not in os.environ:

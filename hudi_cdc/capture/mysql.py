@@ -107,6 +107,7 @@ def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, 
         "include.schema.changes": "false",
         "snapshot.mode": "initial",
         "tombstones.on.delete": "false",
+        "skipped.operations": "none",  # TRUNCATE TABLE too (skipped by default): lands as __op='t' (unwrap.py)
         "bigint.unsigned.handling.mode": "precise",  # BIGINT UNSIGNED above 2^63 as a decimal, not negative
         "heartbeat.interval.ms": str(HEARTBEAT_MS),
         "connect.keep.alive.interval.ms": str(KEEP_ALIVE_MS),
@@ -350,7 +351,7 @@ class BinlogSource:
         if topic in landed:
             if continuous or value is None or self.target is None:
                 return "land"
-            if str(value.get("__op")) != "r" and reached(offset_of(record), self.target):
+            if str(value.get("op")) != "r" and reached(offset_of(record), self.target):  # the change envelope
                 return "before"
             return "land"
         if not continuous and topic == self.heartbeat_topic and self.target is not None \

@@ -132,12 +132,13 @@ def source_check_cmd(ctx, table, output):
 
 @click.group("connectors")
 def connectors():
-    """The pipeline's Kafka Connect connectors (Debezium PostgreSQL source, S3 sink): render, or run
+    """The pipeline's Kafka Connect connectors (Debezium PostgreSQL or MySQL/MariaDB source, S3 sink): render, or run
     them on a Kafka Connect cluster (source.connect.url or --connect-url)."""
 
 
 @connectors.command("render")
-@click.option("--seed", is_flag=True, help="seed 001's own connector JSON instead (to diff against)")
+@click.option("--seed", is_flag=True, help="the seed's own connector instead (to diff against): seed 001's "
+              "two JSON files; a mysql/mariadb source: seed 004's MSK Connect MySQL connector")
 @click.option("--table", default=None,
               help="that table alone, on its own slot and publication (as capture --table)")
 @click.option("--out", "out", default=None, type=click.Path(file_okay=False),
@@ -152,7 +153,13 @@ def connectors_render_cmd(ctx, seed, table, out):
 
     if seed and table:
         raise click.UsageError("give one of --seed or --table")
-    rendered = render_connectors(pipeline_from(ctx), seed=seed, table=table)
+    pipeline = pipeline_from(ctx)
+    rendered = render_connectors(pipeline, seed=seed, table=table)
+    if not seed:
+        from ..capture.connectors import notes
+
+        for note in notes(pipeline):
+            progress(note)
     if any("${env:" in str(c["config"].get("database.password", "")) for c in rendered):
         progress("the password is a reference: the Connect worker needs "
                  + ", ".join(f"{k}={v}" for k, v in ENV_PROVIDER.items()) + " and the variable set")

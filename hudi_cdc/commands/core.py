@@ -20,21 +20,25 @@ TYPE_CHOICE = click.Choice(["cow", "mor"])
 @click.option("--metastore", default="", help="Hive metastore thrift URI to put in the file")
 @click.option("--force", is_flag=True, help="overwrite an existing pipeline file")
 @click.option("--from-database", "from_db", is_flag=True,
-              help="the tables section from a live PostgreSQL database (an existing file: only new tables are added)")
+              help="the tables section from a live database (an existing file: only new tables are added)")
+@click.option("--kind", type=click.Choice(["postgresql", "mysql", "mariadb"]), default="postgresql", show_default=True,
+              help="with --from-database, a new file: the source database's kind")
 @click.option("--host", default="127.0.0.1", show_default=True, help="with --from-database, a new file: server")
-@click.option("--port", default=5432, show_default=True, type=int, help="with --from-database, a new file: port")
+@click.option("--port", default=None, type=int, help="with --from-database, a new file: port (default: 5432, "
+              "3306 for mysql/mariadb)")
 @click.option("--dbname", default=None, help="with --from-database, a new file: database")
 @click.option("--user", default=None, help="with --from-database, a new file: user")
 @click.option("--password-env", default=None, metavar="VAR", help="the env var holding the password (never the value)")
-@click.option("--schema", "schemas", multiple=True, default=("public",), show_default=True, help="schemas to read")
+@click.option("--schema", "schemas", multiple=True, help="schemas to read (default: public; mysql/mariadb: "
+              "the database)")
 @click.option("--table", "tables", multiple=True, help="only these tables (schema.table or table; repeatable)")
 @click.option("--partition-field", "partitions", multiple=True, metavar="TABLE=COLUMN",
               help="a table's partition field (repeatable; default: none, candidates listed in a comment)")
 @click.option("--ordering-field", default="__lsn", show_default=True, help="ordering field of the new tables")
 @click.option("--topic-prefix", default=None, help="Debezium topic prefix (default: the file's, else the database)")
 @click.option("--dry-run", is_flag=True, help="print the resulting file instead of writing it")
-def init_cmd(directory, registry, metastore, force, from_db, host, port, dbname, user, password_env, schemas, tables,
-             partitions, ordering_field, topic_prefix, dry_run):
+def init_cmd(directory, registry, metastore, force, from_db, kind, host, port, dbname, user, password_env, schemas,
+             tables, partitions, ordering_field, topic_prefix, dry_run):
     """Write hudi-cdc.yaml into DIRECTORY: the MoMA sample's, or (--from-database) one from a live database."""
     if not from_db:
         from ..workspace import write_sample_pipeline
@@ -43,8 +47,9 @@ def init_cmd(directory, registry, metastore, force, from_db, host, port, dbname,
         return
     from ..capture.init_db import init_from_database, new_database, partition_fields, write
 
-    db, password = new_database(Path(directory), host, port, dbname, user, password_env)
-    result = init_from_database(Path(directory), db, password, schemas=list(schemas), tables=list(tables) or None,
+    db, password = new_database(Path(directory), host, port, dbname, user, password_env, kind)
+    result = init_from_database(Path(directory), db, password, schemas=list(schemas) or None,
+                                tables=list(tables) or None,
                                 partition_fields=partition_fields(partitions), ordering_field=ordering_field,
                                 prefix=topic_prefix, progress=progress)
     if dry_run:
@@ -145,12 +150,26 @@ def show_cmd(ctx, table, ttype, keys, columns, output):
                    "cluster of the demo's own")
 @click.option("--password-env", default=None, metavar="VAR",
               help="with --pg-dsn: the env var holding the password (default PGPASSWORD; never the value)")
-@click.option("--keep-db", is_flag=True, help="with --from-postgres: leave the demo's own PostgreSQL running")
-def demo_cmd(directory, registry, metastore, from_postgres, pg_dsn, password_env, keep_db):
+@click.option("--from-mariadb", "from_mariadb", is_flag=True,
+              help="the whole chain from a throwaway MariaDB of the demo's own: a typed table loaded, capture "
+                   "(Debezium's MariaDB connector), bootstrap, SQL changes and a DDL, capture, stream --once, verify")
+@click.option("--keep-db", is_flag=True,
+              help="with --from-postgres/--from-mariadb: leave the demo's own server running")
+def demo_cmd(directory, registry, metastore, from_postgres, pg_dsn, password_env, from_mariadb, keep_db):
     """The whole sample flow in DIRECTORY: sample -> bootstrap -> changes -> stream --once -> rows.
 
     With --from-postgres: PostgreSQL -> capture -> bootstrap -> SQL changes -> capture -> stream --once
-    -> verify -> rows; exit 10 when verify finds a difference."""
+    -> verify -> rows; exit 10 when verify finds a difference. With --from-mariadb: the same from MariaDB."""
+    if from_mariadb:
+        given = [o for o, v in (("--from-postgres", from_postgres), ("--pg-dsn", pg_dsn),
+                                ("--password-env", password_env), ("--registry", registry),
+                                ("--metastore", metastore)) if v]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: not with --from-mariadb")
+        from ..capture.demo_mariadb import run_mariadb_demo
+
+        run_mariadb_demo(Path(directory), keep_db=keep_db, progress=progress)
+        return
     if not from_postgres:
         given = [o for o, v in (("--pg-dsn", pg_dsn), ("--password-env", password_env), ("--keep-db", keep_db)) if v]
         if given:
