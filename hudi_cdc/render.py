@@ -59,6 +59,7 @@ class Job:
     table_type: str
     op: str
     continuous: bool = False
+    all_tables: bool = False  # `stream --all`: hudi-cdc's streamer loops per table (jobs/stream/loops.py)
 
     @property
     def suffix(self) -> str:
@@ -169,10 +170,22 @@ def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync:
             flags += ["--min-sync-interval-seconds", str(pipeline.stream.min_sync_interval_seconds)]
     if job.op == "UPSERT" and prof.name != "seed":
         flags += ["--source-limit", str(pipeline.stream.source_limit)]
+    if job.all_tables and job.continuous:
+        flags += all_tables_flags(pipeline)
     flags += ["--op", job.op]
     if job.op == "BULK_INSERT":
         flags.append("--filter-dupes")
     return flags
+
+
+def all_tables_flags(pipeline: Pipeline) -> list[str]:
+    """hudi-cdc's streamer only: `stream --all`, each table in a loop of its own, a failing one backing off
+    alone (the supervision settings of `stream`, applied per table)."""
+    s = pipeline.stream
+    return ["--all-tables", "--retry-backoff-seconds", str(s.restart_backoff_seconds),
+            "--retry-backoff-max-seconds", str(s.restart_backoff_max_seconds), "--max-failures", str(s.max_restarts),
+            "--failure-window-seconds", str(s.restart_window_seconds),
+            "--max-parallel-rounds", str(s.max_parallel_rounds)]
 
 
 # The driver JVM's flags. A JVM that runs one stream round and exits (`stream --once`, the supervised

@@ -1,0 +1,146 @@
+"""`stream --all` without a JVM (issue 25): the job's per-table loops (a failing table backs off alone, is
+recorded for `status` and given up past its bound; the stop; the exit when every table is given up), the
+rendered argv and the command's refusals. The real thing: tests/test_stream_all_e2e.py."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hudi_cdc.jobs.stream.argv import parse_argv
+from hudi_cdc.jobs.stream.errors import JobInputError
+from hudi_cdc.jobs.stream.loops import AllGivenUp, AllTables, LoopSettings
+from hudi_cdc.jobs.stream.round import RoundResult
+
+from .cli import run_cli
+
+
+def _targets(*names: str, interval: int = 0):
+    argv: list[str] = []
+    for i, n in enumerate(names):
+        argv += (["--next"] if i else []) + ["--props", f"/p/{n}.properties", "--table-type", "COPY_ON_WRITE",
+                                             "--target-base-path", f"/lake/{n}_cow", "--target-table", f"db_cow.{n}",
+                                             "--continuous", "--min-sync-interval-seconds", str(interval),
+                                             "--all-tables", "--max-failures", "2"]
+    return parse_argv(argv)
+
+
+class Rounds:
+    """A fake run_round: counts rounds per table; tables in `bad` raise the landing's error."""
+
+    def __init__(self, bad=(), stop_after=None, stop=None):
+        self.bad, self.stop_after, self.stop = set(bad), stop_after, stop
+        self.count: dict[str, int] = {}
+        self.pools: dict[str, set] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, spark, t, props, log):
+        name = t.target_table.rpartition(".")[2]
+        time.sleep(0.02)  # a round takes time: the other tables' loops start meanwhile
+        with self.lock:
+            self.count[name] = self.count.get(name, 0) + 1
+            self.pools.setdefault(name, set()).add(spark.sparkContext.pool())
+            good = sum(v for k, v in self.count.items() if k not in self.bad)
+        if self.stop is not None and self.stop_after is not None and good >= self.stop_after:
+            self.stop.set()
+        if name in self.bad:
+            raise JobInputError(f"landing file /landing/{name}/zz.avro: not an Avro file")
+        return RoundResult(table=t.target_table, base_path=t.target_base_path, operation="UPSERT",
+                           commit=f"2026{self.count[name]:010d}", records_written=2, checkpoint=str(self.count[name]))
+
+
+class FakeSpark:
+    """What the loops touch: the thread's scheduler pool."""
+
+    def __init__(self):
+        self.local = threading.local()
+        self.sparkContext = self
+
+    def setLocalProperty(self, key, value):  # noqa: N802 - pyspark's name
+        assert key == "spark.scheduler.pool"
+        self.local.pool = value
+
+    def pool(self):
+        return getattr(self.local, "pool", None)
+
+
+def test_a_failing_table_backs_off_alone_is_recorded_and_the_others_go_on(tmp_path: Path):
+    stop = threading.Event()
+    rounds = Rounds(bad={"broken"}, stop_after=12, stop=stop)
+    targets = _targets("artists", "broken", "artworks")
+    said: list[str] = []
+    settings = LoopSettings(backoff=0.05, backoff_max=0.1, max_failures=50, window=60, max_parallel=2,
+                            status_dir=str(tmp_path))
+    lock = threading.Lock()
+
+    def log(m):
+        with lock:
+            said.append(m)
+
+    results = AllTables(FakeSpark(), targets, {id(t): {} for t in targets}, settings, rounds, stop.is_set, log).run()
+    by = {r["table"]: r for r in results}
+    assert by["db_cow.artists"]["commits"] >= 3 and by["db_cow.artworks"]["commits"] >= 3
+    assert by["db_cow.broken"]["commits"] == 0 and by["db_cow.broken"]["failures"] >= 1
+    assert all(r["state"] == "stopped" for r in results)
+    assert "not an Avro file" in by["db_cow.broken"]["last_error"] and by["db_cow.broken"]["kind"] == "input"
+    assert rounds.pools == {"artists": {"artists_cow"}, "broken": {"broken_cow"}, "artworks": {"artworks_cow"}}
+    recorded = json.loads((tmp_path / "broken_cow.json").read_text())
+    assert recorded["label"] == "stream-all" and "zz.avro" in recorded["message"] and recorded["state"] == "backing_off"
+    assert not (tmp_path / "artists_cow.json").exists()
+    failed = [m for m in said if m.startswith("db_cow.broken: round failed")]
+    assert failed and "the other tables go on" in failed[0] and "retrying in 0s" in failed[0]
+
+
+def test_a_table_past_its_bound_is_given_up_and_all_given_up_ends_the_job(tmp_path: Path):
+    stop = threading.Event()
+    targets = _targets("artists", "broken")
+    settings = LoopSettings(backoff=0.01, backoff_max=0.02, max_failures=2, window=60, status_dir=str(tmp_path))
+    rounds = Rounds(bad={"broken"}, stop_after=6, stop=stop)
+    results = AllTables(FakeSpark(), targets, {id(t): {} for t in targets}, settings, rounds, stop.is_set,
+                        lambda m: None).run()
+    by = {r["table"]: r for r in results}
+    assert by["db_cow.broken"]["state"] == "given_up" and rounds.count["broken"] == 3  # 1 + max_failures retries
+    assert by["db_cow.artists"]["state"] == "stopped" and by["db_cow.artists"]["commits"] >= 6
+    assert json.loads((tmp_path / "broken_cow.json").read_text())["state"] == "given_up"
+
+    # every table given up: the job ends with the last failure's kind (exit 3 for landed data)
+    rounds = Rounds(bad={"artists", "broken"})
+    with pytest.raises(AllGivenUp) as err:
+        AllTables(FakeSpark(), targets, {id(t): {} for t in targets}, settings, rounds, lambda: False,
+                  lambda m: None).run()
+    assert err.value.kind == "input" and "every table given up" in str(err.value) and "not an Avro file" in str(err.value)
+
+
+def test_the_stop_ends_every_loop_after_its_round_and_waits_are_cut_short():
+    stop = threading.Event()
+    targets = _targets("a", "b", "c", interval=3600)
+    rounds = Rounds()
+    threading.Timer(0.3, stop.set).start()
+    results = AllTables(FakeSpark(), targets, {id(t): {} for t in targets}, LoopSettings(max_parallel=1), rounds,
+                        stop.is_set, lambda m: None).run()
+    assert rounds.count == {"a": 1, "b": 1, "c": 1}  # one round each, then waiting out the interval: cut short
+    assert [r["state"] for r in results] == ["stopped"] * 3
+
+
+def test_render_and_refusals(tmp_path: Path):
+    from hudi_cdc.config import load_pipeline
+    from hudi_cdc.render import Job, all_tables_flags, streamer_flags
+    from hudi_cdc.workspace import write_sample_pipeline
+
+    write_sample_pipeline(tmp_path, "", "", False)
+    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
+    flags = streamer_flags(p, Job("artists", "COPY_ON_WRITE", "UPSERT", True, all_tables=True), "file:///x")
+    assert flags[flags.index("--all-tables"):][:len(all_tables_flags(p))] == all_tables_flags(p)
+    assert "--max-parallel-rounds" in flags and str(p.stream.max_parallel_rounds) in flags
+    assert "--all-tables" not in streamer_flags(p, Job("artists", "COPY_ON_WRITE", "UPSERT", True), "file:///x")
+    parsed = parse_argv([*flags, "--status-dir", "/s"])[0]
+    assert parsed.all_tables and parsed.max_failures == p.stream.max_restarts and parsed.status_dir == "/s"
+
+    both = run_cli("stream", "--all", "--table", "artists", cwd=tmp_path)
+    assert both.returncode == 2 and "give --table/--type or --all" in both.stderr
+    neither = run_cli("stream", cwd=tmp_path)
+    assert neither.returncode == 2 and "--all for every table" in neither.stderr
