@@ -293,13 +293,24 @@ def job_file_uris(props_uri: str) -> tuple[str, str]:
 def hudi_cdc_aws_argv(pipeline: Pipeline, job: Job, props_uri: str) -> list[str]:
     """spark-submit argv running hudi-cdc's streamer on EMR / EMR Serverless for one job: the job file
     as the application, the job zip as --py-files, the same streamer flags as everywhere."""
+    return hudi_cdc_aws_jobs_argv(pipeline, [(job, props_uri)])
+
+
+def hudi_cdc_aws_jobs_argv(pipeline: Pipeline, jobs: Sequence[tuple[Job, str]]) -> list[str]:
+    """The same for several jobs in one application (flag groups joined by ``--next``): `stream --all`'s
+    one EMR step, every table's job with ``all_tables``."""
+    if not jobs:
+        raise ConfigError("nothing to run")
     prof = profile(pipeline)
-    script, zip_uri = job_file_uris(props_uri)
+    script, zip_uri = job_file_uris(jobs[0][1])
+    flags: list[str] = []
+    for i, (job, props_uri) in enumerate(jobs):
+        if i:
+            flags.append("--next")
+        flags += streamer_flags(pipeline, job, props_uri) + lock_flags(pipeline, job.table, job.table_type, prof.name)
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
                    confs=[*prof.emr_confs, *HUDI_CDC_AWS_CONFS], jars=list(HUDI_CDC_AWS_JARS), py_files=[zip_uri],
-                   streamer_class=None, app_jar=script,
-                   streamer_flags=streamer_flags(pipeline, job, props_uri)
-                   + lock_flags(pipeline, job.table, job.table_type, prof.name))
+                   streamer_class=None, app_jar=script, streamer_flags=flags)
     return _lines(text)
 
 

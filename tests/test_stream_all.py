@@ -145,3 +145,40 @@ def test_render_and_refusals(tmp_path: Path):
     assert both.returncode == 2 and "give --table/--type or --all" in both.stderr
     neither = run_cli("stream", cwd=tmp_path)
     assert neither.returncode == 2 and "--all for every table" in neither.stderr
+
+
+def test_the_one_emr_step_of_stream_all():
+    """`render --emr-steps --all`: ONE step, every table and type in one application of hudi-cdc's
+    streamer, flag groups joined by --next, each with --all-tables and its table's lock flags (golden)."""
+    import os
+
+    from hudi_cdc import render
+    from hudi_cdc.config import parse_pipeline
+    from hudi_cdc.errors import ConfigError
+    from hudi_cdc.runners.emr import steps_json
+    from tests.plugins.aws_fixtures import pipeline_data
+
+    from .test_emr_engine import GOLDEN, hudi_cdc_pipeline
+
+    p = hudi_cdc_pipeline(cluster_id="j-EXAMPLE")
+    steps = steps_json(p, [], all_tables=True)
+    text = json.dumps(steps, indent=2) + "\n"
+    path = GOLDEN / "emr_step_stream_all.json"
+    if os.environ.get("HUDI_CDC_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text()
+    (step,) = steps
+    argv = step["HadoopJarStep"]["Args"]
+    assert step["Name"] == "hudi-cdc:moma:all:upsert:continuous" and argv[0] == "spark-submit"
+    groups = " ".join(argv[argv.index(next(a for a in argv if a.endswith("/streamer.py"))) + 1:]).split(" --next ")
+    assert len(groups) == len(p.targets()) and all("--all-tables" in g and "--continuous" in g for g in groups)
+    for (table, tt), g in zip(p.targets(), groups, strict=True):
+        job = render.Job(table, tt, "UPSERT", True, all_tables=True)
+        props = f"s3://hudi-cdc-test-lake/hudi-cdc/moma/properties/{render.props_filename(p, table, tt)}"
+        assert g.split(" ") == render.streamer_flags(p, job, props) + render.lock_flags(p, table, tt, "current")
+    parsed = parse_argv(" --next ".join(groups).split(" "))
+    assert [t.target_base_path for t in parsed] == [p.base_path(t, tt) for t, tt in p.targets()]
+    data = pipeline_data(cluster_id="j-EXAMPLE")
+    data["hudi"] = {"engine": "hoodiestreamer"}
+    with pytest.raises(ConfigError, match="set hudi.engine: hudi-cdc"):
+        steps_json(parse_pipeline(data, "hudi-cdc.yaml", "/"), [], all_tables=True)

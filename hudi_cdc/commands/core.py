@@ -59,14 +59,18 @@ def init_cmd(directory, registry, metastore, force, from_db, host, port, dbname,
               help="directory for the properties files")
 @click.option("--props-base", default=None, help="where jobs will read the properties from (default: --out)")
 @click.option("--emr-steps", is_flag=True, help="print EMR step definitions (JSON) instead")
+@click.option("--all", "all_tables", is_flag=True,
+              help="with --emr-steps: `stream --all`'s ONE step (every table, hudi.engine: hudi-cdc)")
 @output_option
 @click.pass_context
-def render_cmd(ctx, out, props_base, emr_steps, output):
+def render_cmd(ctx, out, props_base, emr_steps, all_tables, output):
     """Write the properties files and print each job's spark-submit argv."""
     from .. import plan
 
+    if all_tables and not emr_steps:
+        raise click.UsageError("--all: only with --emr-steps")
     if emr_steps:
-        emit(plan.emr_steps(pipeline_from(ctx)), "json")
+        emit(plan.emr_steps(pipeline_from(ctx), all_tables), "json")
         return
     rows = plan.job_argvs(pipeline_from(ctx), Path(out), props_base, target_of(ctx), progress)
     render(views.job_argvs(rows), output)
