@@ -182,3 +182,61 @@ def test_the_one_emr_step_of_stream_all():
     data["hudi"] = {"engine": "hoodiestreamer"}
     with pytest.raises(ConfigError, match="set hudi.engine: hudi-cdc"):
         steps_json(parse_pipeline(data, "hudi-cdc.yaml", "/"), [], all_tables=True)
+
+
+def test_run_couples_capture_and_stream_stops(tmp_path: Path, monkeypatch):
+    """`run` without a JVM: capture failing past its bound stops the stream and `run` exits with
+    capture's error; the stream ending stops capture; a capture failure that a restart cures is retried."""
+    from hudi_cdc.capture import capture as cap
+    from hudi_cdc.capture import run as run_mod
+    from hudi_cdc.config import StreamSettings
+    from hudi_cdc.errors import SourceError
+    from hudi_cdc.supervise import Stopper
+
+    class P:  # the pipeline as run_pipeline reads it
+        stream = StreamSettings(max_restarts=1, restart_backoff_seconds=0.01, restart_backoff_max_seconds=0.02)
+        source = type("S", (), {"database": object()})()
+
+    class FakeRunner:
+        stop_file = None
+
+        def terminate(self):
+            pass
+
+    def fake_stream_all(pipeline, progress, stopper_hook):  # stands for the supervised application
+        with Stopper(FakeRunner(), tmp_path / "stop", 30, progress) as stopper:
+            stopper_hook(stopper)
+            assert stopper.requested.wait(10)  # runs until asked to stop
+            return [{"table": "t", "state": "stopped"}]
+
+    calls = []
+
+    def failing_capture(pipeline, stop, **kw):
+        calls.append(1)
+        raise SourceError("source database 127.0.0.1:5432/moma: connection refused")
+
+    monkeypatch.setattr(run_mod, "plan_stream_all", lambda pipeline, once: [])
+    monkeypatch.setattr(run_mod, "stream_all", fake_stream_all)
+    monkeypatch.setattr(cap, "capture_continuous", failing_capture)
+    said: list[str] = []
+    with pytest.raises(SourceError, match="capture: gave up after 1 restart"):
+        run_mod.run_pipeline(P(), progress=said.append)  # type: ignore[arg-type]
+    assert len(calls) == 2 and any("capture failed" in m for m in said)
+
+    def good_capture(pipeline, stop, **kw):
+        stop.wait(0.2)
+        if not stop.is_set():  # the stream ends on its own after a while: capture is stopped with it
+            threading.Timer(0.1, stop.set).start()
+        stop.wait(10)
+        return type("R", (), {"to_dict": lambda self: {"events": 3}})()
+
+    def short_stream_all(pipeline, progress, stopper_hook):
+        with Stopper(FakeRunner(), tmp_path / "stop2", 30, progress) as stopper:
+            stopper_hook(stopper)
+            time.sleep(0.1)
+            return [{"table": "t", "state": "stopped"}]
+
+    monkeypatch.setattr(cap, "capture_continuous", good_capture)
+    monkeypatch.setattr(run_mod, "stream_all", short_stream_all)
+    result = run_mod.run_pipeline(P(), progress=said.append)  # type: ignore[arg-type]
+    assert result.to_dict() == {"capture": {"events": 3}, "stream": [{"table": "t", "state": "stopped"}]}
