@@ -26,6 +26,19 @@ Progress = Callable[[str], None]
 CAPTURE_RESTARTABLE: tuple[type[Exception], ...] = (SourceError, JobError)
 
 
+def _detach_from_jvm() -> None:
+    """A Python thread that used capture's in-process JVM (JPype) is attached to it as a non-daemon
+    thread: not detached when it ends, the JVM's shutdown at exit waits for it for ever."""
+    import sys
+
+    jpype = sys.modules.get("jpype")
+    if jpype is None or not jpype.isJVMStarted():
+        return
+    thread = jpype.JClass("java.lang.Thread")
+    if thread.isAttached():
+        thread.detach()
+
+
 @dataclass
 class RunResult:
     capture: dict | None = None  # what capture landed (None: the pipeline has no database)
@@ -65,6 +78,8 @@ def run_pipeline(pipeline: Pipeline, *, progress: Progress = print, flush_size: 
             failed.append(exc)
             if not stopper.requested.is_set():
                 stopper.request(f"capture failed ({exc})")
+        finally:
+            _detach_from_jvm()
 
     def start_capture(stopper: Stopper) -> None:
         stoppers.append(stopper)
