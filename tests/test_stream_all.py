@@ -95,6 +95,27 @@ def test_a_failing_table_backs_off_alone_is_recorded_and_the_others_go_on(tmp_pa
     assert failed and "the other tables go on" in failed[0] and "retrying in 0s" in failed[0]
 
 
+def test_a_table_that_recovers_is_cleared_from_status(tmp_path: Path):
+    stop = threading.Event()
+    targets = _targets("artists")
+    rounds = Rounds(bad={"artists"})
+    said: list[str] = []
+
+    def run_round(spark, t, props, log):
+        if rounds.count.get("artists", 0) == 2:  # the landing fixed after two failed rounds
+            rounds.bad.clear()
+        if rounds.count.get("artists", 0) >= 3:
+            stop.set()
+        return rounds(spark, t, props, log)
+
+    settings = LoopSettings(backoff=0.01, backoff_max=0.02, max_failures=5, window=60, status_dir=str(tmp_path))
+    (result,) = AllTables(FakeSpark(), targets, {id(t): {} for t in targets}, settings, run_round, stop.is_set,
+                          said.append).run()
+    assert result["failures"] == 2 and result["last_error"] is None and result["commits"] >= 1
+    assert not (tmp_path / "artists_cow.json").exists()
+    assert any(m.startswith("db_cow.artists: recovered after 2 failed round(s), committed") for m in said), said
+
+
 def test_a_table_past_its_bound_is_given_up_and_all_given_up_ends_the_job(tmp_path: Path):
     stop = threading.Event()
     targets = _targets("artists", "broken")

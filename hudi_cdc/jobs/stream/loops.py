@@ -56,6 +56,7 @@ class TableLoop:
     records_written: int = 0
     failures: list[float] = field(default_factory=list)  # monotonic times of failed rounds
     consecutive: int = 0
+    consecutive_before: int = 0  # the failed rounds a success ended
     retry_at: float = 0.0
     state: str = "running"  # running | backing_off | given_up | stopped
     last_error: str | None = None
@@ -222,16 +223,18 @@ class AllTables:
 
     def _succeeded(self, lp: TableLoop, result: RoundResult) -> None:
         lp.rounds += 1
-        lp.consecutive = 0
+        lp.consecutive_before, lp.consecutive = lp.consecutive, 0
         lp.state = "running"
         if result.commit:
             lp.commits += 1
             lp.last_commit = result.commit
             lp.records_written += result.records_written
         lp.checkpoint = result.checkpoint or lp.checkpoint
-        if lp.last_error is not None and result.commit:
-            self.log(f"{lp.target.target_table}: recovered, committed {result.commit}")
+        if lp.last_error is not None:  # its failure is history: `status` stops showing it
+            self.log(f"{lp.target.target_table}: recovered after {lp.consecutive_before} failed round(s)"
+                     + (f", committed {result.commit}" if result.commit else " (nothing new to write)"))
             lp.last_error = None
+            self._clear(lp)
 
     def _failed(self, lp: TableLoop, exc: BaseException) -> None:
         s = self.settings
@@ -267,6 +270,15 @@ class AllTables:
             _write_json(path, payload)
         except OSError as exc:  # the status file is a report: its loss must not stop the table
             self.log(f"{lp.target.target_table}: could not record the failure in {path}: {exc}")
+
+    def _clear(self, lp: TableLoop) -> None:
+        if self.settings.status_dir:
+            path = Path(self.settings.status_dir) / f"{lp.key}.json"
+            try:
+                if json.loads(path.read_text()).get("label") == LABEL:  # ours, not another command's
+                    path.unlink()
+            except (OSError, ValueError):
+                pass  # no file (or not readable): nothing of ours to clear
 
     def _fail_all(self, exc: BaseException) -> None:
         with self._lock:
