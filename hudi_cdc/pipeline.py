@@ -186,8 +186,8 @@ def stream_all(pipeline: Pipeline, *, once: bool = False, target: str = "local",
     if target != "local" and not once:
         from .errors import ConfigError
 
-        raise ConfigError(f"stream --all: continuous runs are local (target {target}: stream each --table, "
-                          "or --once); docs/stream-all.md")
+        raise ConfigError(f"stream --all on {target}: add its ONE step from `hudi-cdc render --emr-steps --all` "
+                          "(aws emr add-steps), or stream each --table; docs/stream-all.md")
     with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets()), "stream --all", progress):
         jobs = plan_stream_all(pipeline, once, target)
         runner = runner or make_runner(pipeline, target, progress, dry_run)
