@@ -261,3 +261,25 @@ def test_run_couples_capture_and_stream_stops(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(run_mod, "stream_all", short_stream_all)
     result = run_mod.run_pipeline(P(), progress=said.append)  # type: ignore[arg-type]
     assert result.to_dict() == {"capture": {"events": 3}, "stream": [{"table": "t", "state": "stopped"}]}
+
+
+def test_an_idle_table_says_so_once_until_it_writes_again():
+    stop = threading.Event()
+    targets = _targets("artists")
+    said: list[str] = []
+    n = [0]
+
+    def run_round(spark, t, props, log):
+        n[0] += 1
+        if n[0] == 3:
+            log(f"{t.target_table}: committed 2026")
+        else:
+            log(f"{t.target_table}: no new files under /landing after checkpoint 1")
+        if n[0] >= 5:
+            stop.set()
+        return RoundResult(table=t.target_table, base_path=t.target_base_path, operation="UPSERT", skipped=True)
+
+    AllTables(FakeSpark(), targets, {id(t): {} for t in targets}, LoopSettings(), run_round, stop.is_set,
+              said.append).run()
+    idle = [m for m in said if "no new files" in m]
+    assert len(idle) == 2 and all(m.endswith("(said once until new files land)") for m in idle), said

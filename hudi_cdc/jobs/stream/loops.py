@@ -34,6 +34,7 @@ from .typed import raise_if_conversion_failed
 SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}
 LABEL = "stream-all"
 FAIR = {"spark.scheduler.mode": "FAIR"}
+IDLE_MARK = ": no new files under "  # what round.py says of a round with nothing to read
 
 
 @dataclass
@@ -57,6 +58,7 @@ class TableLoop:
     failures: list[float] = field(default_factory=list)  # monotonic times of failed rounds
     consecutive: int = 0
     consecutive_before: int = 0  # the failed rounds a success ended
+    idle_said: bool = False
     retry_at: float = 0.0
     state: str = "running"  # running | backing_off | given_up | stopped
     last_error: str | None = None
@@ -196,7 +198,7 @@ class AllTables:
                     break
                 self._set_pool(pool)
                 try:
-                    result = self.run_round(self.spark, t, self.props[id(t)], self.log)
+                    result = self.run_round(self.spark, t, self.props[id(t)], self._log_for(lp))
                 except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others
                     if _is_jvm_gone(exc):
                         self._fail_all(JvmGone(f"{t.target_table}: the Spark driver is gone ({root_cause(exc, 300)})"))
@@ -220,6 +222,21 @@ class AllTables:
         sc = getattr(self.spark, "sparkContext", None)
         if sc is not None:
             sc.setLocalProperty("spark.scheduler.pool", pool)
+
+    def _log_for(self, lp: TableLoop) -> Callable[[str], None]:
+        """The round's log, less the repeats of an idle table: "no new files" once until the table
+        writes again (50 idle tables would otherwise say it every interval)."""
+        def log(message: str) -> None:
+            if IDLE_MARK in message:
+                if lp.idle_said:
+                    return
+                lp.idle_said = True
+                message += " (said once until new files land)"
+            else:
+                lp.idle_said = False
+            self.log(message)
+
+        return log
 
     def _succeeded(self, lp: TableLoop, result: RoundResult) -> None:
         lp.rounds += 1
