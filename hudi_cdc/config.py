@@ -320,6 +320,11 @@ class Pipeline(_Model):
         return "file://" + str(p.resolve())
 
     @property
+    def work_dir(self) -> Path:
+        """``<pipeline dir>/.hudi-cdc``: logs, capture offsets, failures, job files (never in the lake)."""
+        return Path(self.base_dir) / ".hudi-cdc"
+
+    @property
     def source_root(self) -> str:
         return self.resolve_uri(self.source.root)
 

@@ -92,7 +92,7 @@ def instant_epoch(instant: str) -> float:
 
 def failures_dir(pipeline: Pipeline) -> Path:
     """Where failed rounds are recorded: by the local runner, and by a `stream --all` job per table."""
-    return Path(pipeline.base_dir, ".hudi-cdc", *FAILURES_DIR)
+    return Path(pipeline.work_dir, *FAILURES_DIR)
 
 
 def _failure_file(pipeline: Pipeline, table: str, table_type: str) -> Path:
