@@ -133,7 +133,7 @@ def test_stream_all_one_table_fails_and_backs_off_the_others_land_exactly_then_a
                                   ev(2 + step, lake.next_lsn(), deleted=True),
                                   ev(100 + step, lake.next_lsn(), "German", op="c"),
                                   ev(5, lake.next_lsn(), "American", name=f"renamed {step}")])
-            _wait_for(lambda: all(lake.caught_up(t) for t in ("painters", "sculptors")), 300,
+            _wait_for(lambda: all(lake.caught_up(t) for t in ("painters", "sculptors")), 900,
                       f"round {step} of the good tables", proc, out)
         _wait_for(lambda: out.read_text().count(".broken: round failed") >= 2, 120, "the broken table's retries",
                   proc, out)
