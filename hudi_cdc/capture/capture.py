@@ -37,6 +37,7 @@ from .heartbeat import heartbeat_prefix, heartbeat_properties
 from .identity import refuse_unusable
 from .landing import Landing
 from .registrar import Registrar
+from .txn import TXN_PROPERTIES, Cuts, transaction_topic
 from .unwrap import Unwrap, split_transforms
 
 Progress = Callable[[str], None]
@@ -147,6 +148,7 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         "message.prefix.include.list": ",".join(re.escape(m) for m in (marker_prefix(pipeline),
                                                                        heartbeat_prefix(marker_prefix(pipeline)))),
         "errors.max.retries": "0",
+        **TXN_PROPERTIES,  # BEGIN/END records: files land at transaction boundaries (txn.py)
         **TYPE_HANDLING,
         **UNWRAP,
     }
@@ -244,6 +246,7 @@ class _Consumer:
         self.done = threading.Event()
         self.reached = False
         self.error: BaseException | None = None
+        self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
 
     def handle_batch(self, records, committer) -> None:
         with self.lock:
@@ -251,7 +254,7 @@ class _Consumer:
 
     def rotate(self, seconds: float) -> int:
         with self.lock:
-            return self.landing.rotate(seconds)
+            return self.cuts.rotate() if self.cuts is not None else self.landing.rotate(seconds)
 
     def _handle_batch(self, records, committer) -> None:
         if self.done.is_set():
@@ -263,6 +266,8 @@ class _Consumer:
                 record = event.sourceRecord()
                 topic = str(record.topic())
                 value = record.value()
+                if self.cuts is not None:
+                    self.cuts.observe(record, topic, value)
                 verdict = self.source.verdict(record, topic, value, landing.topic_dirs, self.continuous)
                 if verdict == "before":  # committed after the run started: unmarked, the next run's
                     landing.flush_all()
@@ -275,8 +280,13 @@ class _Consumer:
                         out = self.unwrap.apply(record) if self.unwrap is not None else record
                         if out is not None and out.value() is not None:
                             landing.append(self.seq, topic, *self.source.rewrite(out.valueSchema(), out.value()))
+                        if self.cuts is not None:
+                            self.cuts.landed(record, value)
                 elif verdict == "reached":
-                    landing.flush_all()
+                    if self.cuts is not None:
+                        self.cuts.cut()  # every file, and the cut naming them
+                    else:
+                        landing.flush_all()
                     reached = True
                     break
             mark = None
@@ -389,6 +399,9 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     # PostgreSQL: the unwrap SMT runs here, not in the engine, so TRUNCATE survives (unwrap.py)
     engine_props, smt = split_transforms(props) if isinstance(kind, _Postgres) else (props, {})
     consumer = _Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
+    if isinstance(kind, _Postgres):
+        consumer.cuts = Cuts(landing, storage.local(pipeline.source_root),
+                             transaction_topic(src.topic_prefix(pipeline)), rotate_seconds if continuous else None)
     registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
     state: dict = {}
     jprops = JClass("java.util.Properties")()
