@@ -64,7 +64,8 @@ def replay(ops: Sequence[str | None], digests: Sequence[bytes]) -> tuple[Counter
 
 def differences(db: Counter, lake: Counter) -> tuple[list[bytes], list[bytes]]:
     """(rows the lake lacks, rows the lake has too many of), each row once per copy."""
-    missing, extra = [], []
+    missing: list[bytes] = []
+    extra: list[bytes] = []
     for d in set(db) | set(lake):
         n = db.get(d, 0) - lake.get(d, 0)
         (missing if n > 0 else extra).extend([d] * abs(n))
