@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 POSITION = "__lsn"
 OP = "__op"
+KEYGEN_OPTION = "hoodie.datasource.write.keygenerator.class"
+COMPLEX_KEYGEN = "org.apache.hudi.keygen.ComplexKeyGenerator"
 
 
 def history_key(columns: Sequence[str]) -> list[str]:
@@ -41,7 +43,9 @@ def entry_lines(qualified: str, columns: Sequence[str], identity: str, i2: str) 
         out.append(f"{i2}# before capture: ALTER TABLE {qualified} REPLICA IDENTITY FULL;  (the application's "
                    "UPDATE/DELETE keep working)")
     out += [f"{i2}record_key: {keys}  # the event position, then the row",
-            f"{i2}deletes: soft  # a delete event is a row too (__op = d)"]
+            f"{i2}deletes: soft  # a delete event is a row too (__op = d)",
+            f"{i2}hudi_options:  # a null column in the key is __null__ (the non-partitioned generator refuses it)",
+            f"{i2}  {KEYGEN_OPTION}: {COMPLEX_KEYGEN}"]
     return out
 
 
