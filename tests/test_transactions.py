@@ -100,8 +100,9 @@ def test_rounds_end_on_the_newest_cut(tmp_path):
     assert [Path(f[0]).name for f in kept] == [f.name for f in fa[:3]] and c["cut"] == 3 and not waiting
     log: list[str] = []
     kept, new_cp, meta = cuts.apply(files, cp, str(a), None, "a", log.append)
-    assert new_cp == str(kept[-1][1]) and meta == {"streamer.hudi_cdc.cut": "3", "streamer.hudi_cdc.complete_lsn": "103",
-                                                   "streamer.hudi_cdc.last_file": fa[2].name}
+    assert new_cp == str(kept[-1][1])
+    assert meta == {"streamer.hudi_cdc.cut": "3", "streamer.hudi_cdc.complete_lsn": "103",
+                    "streamer.hudi_cdc.last_file": fa[2].name}
     assert "1 newer file(s) wait" in log[-1]
     after, _ = list_source_files(str(a), new_cp, 10**9)  # only the file after the cut
     assert cuts.apply(after, new_cp, str(a), new_cp, "a", log.append)[:2] == ([], new_cp)
@@ -181,6 +182,38 @@ def test_keyless_history_table(tmp_path, capsys, spark, pg_database):
         assert (r.missing, r.extra) == (0, 1), r.summary()
 
 
+def _landed_sums_at_every_cut(p) -> list[tuple[int, int, tuple]]:
+    """Replay the landed files cut by cut (no lake): [(cut, transactions ended since the previous cut,
+    the four sums)] - each cut must fall between two source transactions."""
+    from hudi_cdc.jobs.stream import cuts
+
+    folder = cuts.cuts_dir(p.source_root[len("file://"):] if p.source_root.startswith("file://") else p.source_root)
+    files = {t: _files(p, t) for t in p.tables}
+    done = {t: 0 for t in p.tables}
+    state: dict[str, dict] = {"accounts": {}, "tellers": {}, "branches": {}}
+    column = {"accounts": ("aid", "abalance"), "tellers": ("tid", "tbalance"), "branches": ("bid", "bbalance")}
+    delta = 0
+    out = []
+    for n in cuts.cut_numbers(folder):
+        c = cuts.read_cut(folder, n)
+        for t in p.tables:
+            name = c["topics"].get(p.table(t).topic)
+            if name is None:
+                continue
+            upto = [f.name for f in files[t]].index(name) + 1
+            for r in _records(files[t][done[t]:upto]):
+                if t == "history":
+                    delta += r["delta"] if r["__op"] != "d" else 0
+                else:
+                    key, col = column[t]
+                    if r["__lsn"] >= state[t].get(r[key], (-1, 0))[0]:
+                        state[t][r[key]] = (r["__lsn"], r[col])
+            done[t] = upto
+        sums = tuple(sum(v for _, v in state[t].values()) for t in ("accounts", "tellers", "branches")) + (delta,)
+        out.append((n, c.get("transactions", 0), sums))
+    return out
+
+
 def _sums(rows: dict) -> tuple[int, int, int, int]:
     return (sum(r["abalance"] for r in rows["accounts"]), sum(r["tbalance"] for r in rows["tellers"]),
             sum(r["bbalance"] for r in rows["branches"]),
@@ -258,8 +291,8 @@ def test_pgbench_invariant_at_consistent_points(tmp_path, spark, pg_database):
     capture_once(p, progress=lambda m: None, timeout_seconds=300)  # what the stopped capture left
     _run_rounds(spark, p, "UPSERT")
     [[a], [t], [b], [h]] = _sql(db, "SELECT sum(abalance) FROM pgbench_accounts",
-                                "SELECT sum(tbalance) FROM pgbench_tellers", "SELECT sum(bbalance) FROM pgbench_branches",
-                                "SELECT sum(delta) FROM pgbench_history")
+                                "SELECT sum(tbalance) FROM pgbench_tellers",
+                                "SELECT sum(bbalance) FROM pgbench_branches", "SELECT sum(delta) FROM pgbench_history")
     for table, tt in p.targets():
         r = verify(p, table, tt)
         assert r.equal, r.summary()
@@ -267,11 +300,17 @@ def test_pgbench_invariant_at_consistent_points(tmp_path, spark, pg_database):
     for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         point, rows = read_consistent(p, tt)
         assert _sums(rows) == (a[0], t[0], b[0], h[0])
+    # every cut capture wrote, also those no round ended on: the landed events up to it keep the invariant
+    at_cuts = _landed_sums_at_every_cut(p)
+    broken = [(n, sums) for n, _, sums in at_cuts if len(set(sums)) != 1]
+    assert not broken, f"cuts inside a transaction: {broken[:3]}"
+    mid_run = [n for n, txns, sums in at_cuts if txns and sums[0] != a[0]]  # cuts while pgbench still ran
     transactions = int(next(line for line in bench_out.splitlines() if "transactions actually processed" in line)
                        .split(":")[1].split("/")[0])
     landed = len(_records(_files(p, "history")))
     print(f"pgbench: {transactions} transactions, {landed} history events landed; invariant held at "
-          f"{len(points)} (type, cut) points over cuts {cuts_written}")
-    assert len(cuts_written) >= 3 and landed >= transactions
+          f"{len(points)} (type, cut) points of the lake over cuts {cuts_written}, and in the landed events at "
+          f"all {len(at_cuts)} cuts ({len(mid_run)} taken while pgbench ran)")
+    assert len(cuts_written) >= 3 and landed >= transactions and len(mid_run) >= 3
     out = run_cli("-c", str(base / "hudi-cdc.yaml"), "status", cwd=base, timeout=300)
     assert f"consistent through LSN {point.lsn} (transaction cut {point.cut} of" in out.stderr
