@@ -34,6 +34,12 @@ RESET_KEYS = (RESET_KEY_V2, RESET_KEY_V1)
 # hudi-cdc's streamer: the newest source event time / ordering value each commit applied
 SOURCE_TS_KEY = "streamer.hudi_cdc.max_source_ts_ms"
 SOURCE_ORDERING_KEY = "streamer.hudi_cdc.max_ordering"
+# transaction cuts (jobs/stream/cuts.py): the cut a commit ends exactly on, that cut's source LSN,
+# and the newest landed file the commit consumed (a later cut naming the same file for the table's
+# topic is covered by this commit too: the table had no change in between)
+CUT_KEY = "streamer.hudi_cdc.cut"
+COMPLETE_LSN_KEY = "streamer.hudi_cdc.complete_lsn"
+LAST_FILE_KEY = "streamer.hudi_cdc.last_file"
 
 
 @dataclass(frozen=True)
@@ -92,3 +98,24 @@ def newest_value(metas_newest_first: Iterable[Mapping | None], key: str) -> str 
         if value not in (None, ""):
             return str(value)
     return None
+
+
+@dataclass(frozen=True)
+class CutPosition:
+    """Where a commit stands among capture's transaction cuts."""
+
+    cut: int  # the cut it ends on when it was written
+    lsn: str  # that cut's source LSN: the table is complete through it
+    last_file: str  # the newest landed file it consumed
+
+
+def cut_position(extra: Mapping[str, str]) -> CutPosition | None:
+    """The cut one commit's extra metadata records; None for a commit written without cuts."""
+    cut, last = extra.get(CUT_KEY), extra.get(LAST_FILE_KEY)
+    if cut in (None, "") or last in (None, ""):
+        return None
+    try:
+        number = int(str(cut))
+    except ValueError:
+        return None
+    return CutPosition(number, str(extra.get(COMPLETE_LSN_KEY) or ""), str(last))

@@ -37,6 +37,7 @@ from .heartbeat import heartbeat_prefix, heartbeat_properties
 from .identity import refuse_unusable
 from .landing import Landing
 from .registrar import Registrar
+from .txn import TXN_PROPERTIES, Cuts, transaction_topic
 from .unwrap import Unwrap, split_transforms
 
 Progress = Callable[[str], None]
@@ -147,6 +148,7 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         "message.prefix.include.list": ",".join(re.escape(m) for m in (marker_prefix(pipeline),
                                                                        heartbeat_prefix(marker_prefix(pipeline)))),
         "errors.max.retries": "0",
+        **TXN_PROPERTIES,  # BEGIN/END records: files land at transaction boundaries (txn.py)
         **TYPE_HANDLING,
         **UNWRAP,
         **signals.properties(pipeline),  # incremental snapshots (`capture snapshot`, signals.py)
@@ -262,6 +264,7 @@ class _Consumer:
         self.reached = False
         self.error: BaseException | None = None
         self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
+        self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
 
     def handle_batch(self, records, committer) -> None:
         with self.lock:
@@ -269,7 +272,7 @@ class _Consumer:
 
     def rotate(self, seconds: float) -> int:
         with self.lock:
-            return self.landing.rotate(seconds)
+            return self.cuts.rotate() if self.cuts is not None else self.landing.rotate(seconds)
 
     def _handle_batch(self, records, committer) -> None:
         if self.done.is_set():
@@ -281,6 +284,8 @@ class _Consumer:
                 record = event.sourceRecord()
                 topic = str(record.topic())
                 value = record.value()
+                if self.cuts is not None:
+                    self.cuts.observe(record, topic, value)
                 verdict = self.source.verdict(record, topic, value, landing.topic_dirs, self.continuous)
                 if verdict == "before":  # committed after the run started: unmarked, the next run's
                     landing.flush_all()
@@ -295,8 +300,13 @@ class _Consumer:
                             if self.snapshots is not None:
                                 self.snapshots.rewrite(record, out)
                             landing.append(self.seq, topic, *self.source.rewrite(out.valueSchema(), out.value()))
+                        if self.cuts is not None:
+                            self.cuts.landed(record, value)
                 elif verdict == "reached":
-                    landing.flush_all()
+                    if self.cuts is not None:
+                        self.cuts.cut()  # every file, and the cut naming them
+                    else:
+                        landing.flush_all()
                     reached = True
                     break
                 elif self.snapshots is not None:
@@ -418,6 +428,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     consumer = _Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
     if isinstance(kind, _Postgres):
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
+        consumer.cuts = Cuts(landing, storage.local(pipeline.source_root),
+                             transaction_topic(src.topic_prefix(pipeline)), rotate_seconds if continuous else None)
     registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
     state: dict = {}
     jprops = JClass("java.util.Properties")()

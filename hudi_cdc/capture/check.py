@@ -15,6 +15,7 @@ from ..config import Pipeline
 from ..errors import ConfigError
 from . import catalog
 from .heartbeat import action_table_sql
+from .history import is_history
 from .identity import Unusable, unusable
 from .source import SourceTable, connect, current_lsn, source_tables
 
@@ -211,7 +212,10 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
                          f"GRANT SELECT ON {q} TO {f.user};"))
     settings = pipeline.table(name)
     keys = settings.record_keys
-    if not t.primary_key:
+    if not t.primary_key and is_history(keys):
+        out.append(Check(f"{name}: primary key", "ok", f"none: an append-only raw history keyed by the event "
+                         f"position ({keys[0]}) and its columns, every change event a row"))
+    elif not t.primary_key:
         out.append(Check(f"{name}: primary key", "warn", f"{q} has none: Debezium keys its events by "
                          f"record_key {', '.join(keys)} only with REPLICA IDENTITY FULL",
                          f"ALTER TABLE {q} ADD PRIMARY KEY ({', '.join(keys)});"))
@@ -226,7 +230,9 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
         why = " without a primary key" if t.replica_identity == "d" else ""
         bad = next((u for u in f.unusable if (u.schema, u.table) == (t.table.schema, t.table.table)), None)
         out.append(Check(f"{name}: replica identity", "fail", f"{ident}{why}: PostgreSQL rejects its UPDATE and "
-                         "DELETE once published, and they carry no key", bad.fix() if bad else full))
+                         "DELETE once published, and they carry no key (or keep it as an append-only raw history: "
+                         f"REPLICA IDENTITY FULL, record_key [__lsn, <its columns>], deletes: soft)",
+                         bad.fix() if bad else full))
     else:
         out.append(Check(f"{name}: replica identity", "ok", ident))
     out += _toast_checks(pipeline, t, ident, full)

@@ -22,7 +22,7 @@ import yaml
 
 from ..config import DatabaseSettings, Pipeline, load_pipeline, parse_pipeline
 from ..errors import ConfigError
-from . import catalog
+from . import catalog, history
 from .db_tables import DbTable
 from .identity import unique_index
 from .source import connect_to, source_tables, topic_prefix
@@ -83,6 +83,11 @@ def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | N
     keys = key[0] if len(key) == 1 else "[" + ", ".join(key) + "]"
     ident = IDENTITY.get(t.replica_identity, "?")
     lines = [f"{indent}{name}:  # {t.qualified}: {len(t.columns)} columns, {t.note or 'REPLICA IDENTITY ' + ident}"]
+    if not key:  # PostgreSQL, no primary key, no usable unique index: an append-only raw history (history.py)
+        lines += [f"{i2}topic: {prefix}.{t.schema}.{t.table}",
+                  *history.entry_lines(t.qualified, [c for c, _ in t.columns], t.replica_identity, i2),
+                  f"{i2}ordering_field: {ordering}", f"{i2}table_types: [COPY_ON_WRITE, MERGE_ON_READ]"]
+        return "\n".join(lines) + "\n"
     if not t.primary_key and t.unique_index is not None:
         what = f"the unique index {t.unique_index.name}"
         if t.key_fix:
@@ -187,12 +192,15 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         if (t.schema, t.table) in known:
             result.kept.append(t.qualified)
             continue
-        if not t.key:
-            how = ("or a unique index on NOT NULL columns" if t.note else "or a unique index on NOT NULL columns; or, "
-                   "where rows are unique, REPLICA IDENTITY FULL and its record_key by hand")
+        if not t.key and t.note:  # a MySQL-family table: no raw-history path there yet
             result.skipped.append(f"{t.qualified}: no primary key (ALTER TABLE {t.qualified} ADD PRIMARY KEY (...); "
-                                  f"{how})")
+                                  "or a unique index on NOT NULL columns)")
             continue
+        if not t.key and progress:
+            full = "" if t.replica_identity == "f" else \
+                f" Before capture: ALTER TABLE {t.qualified} REPLICA IDENTITY FULL;"
+            progress(f"{t.qualified}: no primary key: added as an append-only raw history (every change event a row, "
+                     f"record_key __lsn + its columns; or ALTER TABLE {t.qualified} ADD PRIMARY KEY (...)).{full}")
         if t.key_fix and progress:
             progress(f"{t.qualified}: no primary key; record_key {', '.join(t.key)} from unique index "
                      f"{t.unique_index.name if t.unique_index else '?'}. Before capture: {t.key_fix}")

@@ -30,6 +30,7 @@ def status_cmd(ctx, table, ttype, max_freshness, max_backlog_files, output):
     emit([r.as_dict() if as_json else r.text_row() for r in rows], output, None if as_json else list(COLUMNS))
     problems = [b for r in rows for b in r.breaches]
     _slot_line(ctx)
+    _consistent_line(ctx)
     for line in problems:
         progress(f"status: {line}")
     if problems:
@@ -48,3 +49,20 @@ def _slot_line(ctx) -> None:
         return
     if slot is not None:
         progress(f"status: {slot.line()}")
+
+
+def _consistent_line(ctx) -> None:
+    """The pipeline's consistent point per table type (capture's transaction cuts): a note on stderr."""
+    from ..errors import HudiCdcError
+    from ..query.consistent import consistent_point
+
+    pipeline = pipeline_from(ctx)
+    for tt in sorted({tt for _, tt in pipeline.targets()}):
+        try:
+            point = consistent_point(pipeline, tt)
+        except HudiCdcError as exc:
+            progress(f"status: consistent point ({tt}) unknown: {exc}")
+            continue
+        if point is not None:
+            progress(f"status: {tt} tables consistent through LSN {point.lsn} (transaction cut {point.cut} "
+                     f"of {point.newest_cut})")

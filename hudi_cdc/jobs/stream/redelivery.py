@@ -11,6 +11,7 @@ def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[s
     the round's events by key."""
     from pyspark.sql import functions as F
 
+    columns = list(dict.fromkeys(columns))  # an ordering field may be a key field too (a raw history's __lsn)
     stored = (spark.read.format("hudi").load(base_path)
               .select(*extra, *[F.col(c).alias(f"__s_{c}") for c in columns]))
     round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from hudi_cdc import storage
 from hudi_cdc.causes import root_cause
 
-from . import evolve, toast, truncate, typed
+from . import cuts, evolve, toast, truncate, typed
 from .argv import Target
 from .delete_blocks import delete_block_safe_parts
 from .errors import JobInputError
@@ -216,6 +216,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     existing = has_completed_commit(t.target_base_path)
     checkpoint = read_checkpoint(t.target_base_path) if existing else None
     files, new_cp = list_source_files(root, checkpoint, t.source_limit)
+    files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log)  # whole transactions
     result.checkpoint = new_cp
     if not files:
         result.skipped = True
@@ -290,6 +291,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts[CHECKPOINT_KEY] = new_cp
     opts.update(source_position(summary))
+    opts.update(cut_meta)
     # before the commit: a crash after it must not lose them (tombstones.py). Not into a table Hudi has
     # not created yet (a bootstrap whose landed files hold deletes): Hudi refuses a .hoodie folder
     # without hoodie.properties, so a new table's tombstones follow its first commit.
