@@ -21,6 +21,7 @@ class Measured:
     peak_rss_mb: float
     rc: int
     log: str
+    load_avg: float = 0.0  # the 1-minute load average when the process ended (other jobs on the machine)
 
 
 class PeakRss:
@@ -81,4 +82,4 @@ def run(argv: list[str], log: Path, cwd: Path | None = None, check: bool = True,
     if check and rc != 0:
         tail = log.read_text(errors="replace").splitlines()[-15:]
         raise RuntimeError(f"{' '.join(argv[:6])}... exited {rc} after {seconds:.1f}s; log {log}:\n" + "\n".join(tail))
-    return Measured(seconds, peak, rc, str(log))
+    return Measured(seconds, peak, rc, str(log), round(os.getloadavg()[0], 2))
