@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     os.chmod(work, 0o755)
     password = secrets.token_hex(12)
     env = {**procs.env(), PASSWORD_ENV: password}
-    results: dict = {"command": "python -m benchmarks.e2e_postgres " + " ".join(argv if argv is not None else sys.argv[1:]),
+    command = "python -m benchmarks.e2e_postgres " + " ".join(argv if argv is not None else sys.argv[1:])
+    results: dict = {"command": command,
                      "machine": report.machine(), "rows": args.rows, "steps": []}
     pg = pg_local.LocalPostgres(work / "pg")
     pg.start()
@@ -98,8 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             conn.execute("CREATE TABLE customers (customer_id bigint PRIMARY KEY, name text, country text, "
                          "segment text, balance bigint)")
             conn.execute("ALTER TABLE customers OWNER TO bench")
-            conn.execute("INSERT INTO customers SELECT g, 'customer ' || g, 'C' || lpad((g % 20)::text, 2, '0'), "
-                         "(ARRAY['retail','smb','enterprise'])[1 + g % 3], g FROM generate_series(1, %s) g",
+            conn.execute("INSERT INTO customers SELECT g, 'customer ' || g, 'C' || lpad((g %% 20)::text, 2, '0'), "
+                         "(ARRAY['retail','smb','enterprise'])[1 + g %% 3], g FROM generate_series(1, %s) g",
                          (args.rows,))
         config = work / "hudi-cdc.yaml"
         config.write_text(yaml.safe_dump({

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import time
@@ -56,7 +55,7 @@ def land(work: Path, names: list[str], rows: int) -> list[stream.Stream]:
 def land_changes(work: Path, names: list[str], srcs: list[stream.Stream], changes: int) -> int:
     """Each table's change backlog (one file per 10,000 events)."""
     total = 0
-    for n, src in zip(names, srcs):
+    for n, src in zip(names, srcs, strict=True):
         events, _ = src.changes(changes)
         lnd = stream.Landing(work / "landing", f"bench.public.{n}")
         for i in range(0, len(events), 10_000):

@@ -23,7 +23,6 @@ import os
 import random
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import threading
@@ -186,7 +185,7 @@ def step(mon: Monitor, proc, landing: stream.Landing, files: list[tuple[Path, in
     drained = wait_covered(mon, landed[-1][0], drain, proc)
     cpu1 = _cpu_seconds(proc.pid)
     fresh = []
-    for mtime_ms, wall, count in landed:
+    for mtime_ms, _wall, count in landed:
         seen = mon.covered_at(mtime_ms)
         fresh.append(((seen if seen is not None else time.time()) - mtime_ms / 1000, count))
     done = max(c["seen"] for c in mon.commits) if drained else time.time()
@@ -265,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     v, src = prepare(args, work)
     landing = stream.Landing(v.landing)
-    results: dict = {"command": "python -m benchmarks.sustained " + " ".join(argv if argv is not None else sys.argv[1:]),
+    command = "python -m benchmarks.sustained " + " ".join(argv if argv is not None else sys.argv[1:])
+    results: dict = {"command": command,
                      "machine": report.machine(), "rows": args.rows, "table_type": "MERGE_ON_READ",
                      "p95_bound_s": args.p95_bound, "steps": []}
     log_path = work / "logs" / "stream-continuous.log"
