@@ -34,7 +34,7 @@ if __package__ in (None, ""):
 import yaml  # noqa: E402
 
 from benchmarks import procs, report  # noqa: E402
-from benchmarks.sustained import Monitor, progress, weighted  # noqa: E402
+from benchmarks.sustained import Monitor, _cpu_seconds, progress, weighted  # noqa: E402
 
 PASSWORD_ENV = "HUDI_CDC_BENCH_PGPASSWORD"
 
@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             for rate in (int(r) for r in args.rates.split(",")):
                 txns: list[tuple[int, int]] = []  # (wall ms just before COMMIT, rows)
                 load0 = os.getloadavg()[0]
+                cpu0 = [_cpu_seconds(p.pid) for p, _ in procs_up]
                 t0 = time.time() + 0.5
                 late = 0.0
                 for i in range(args.step_seconds):
@@ -183,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
                        "p50_s": round(weighted(fresh, 0.5), 1), "p95_s": round(weighted(fresh, 0.95), 1),
                        "max_s": round(max(f for f, _ in fresh), 1),
                        "applied_rate": round(events / max(1e-9, done - t0)) if drained else None,
-                       "load_avg_start": round(load0, 2), "load_avg_end": round(os.getloadavg()[0], 2)}
+                       "load_avg_start": round(load0, 2), "load_avg_end": round(os.getloadavg()[0], 2),
+                       "cpu_s": {name: round(_cpu_seconds(p.pid) - c0, 1)
+                                 for name, (p, _), c0 in zip(("capture", "stream"), procs_up, cpu0, strict=True)}}
                 res["sustained"] = bool(drained and res["p95_s"] <= args.p95_bound and late < 5)
                 results["steps"].append(res)
                 progress(f"rate {rate:,}/s: {json.dumps(res)}")

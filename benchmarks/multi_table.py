@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     m = procs.run(procs.hudi_cdc("--config", str(many), *args.all_args.split()), work / "logs" / "many-stream.log",
                   timeout=7200)
     res["many"] = {"events": n_many, "s": round(m.seconds, 1), "events_per_s": round(n_many / m.seconds),
-                   "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg}
+                   "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg, "cpu_s": m.cpu_s}
     progress(f"{args.tables} tables: {res['many']}")
     # (b) one table, the same backlog
     one = pipeline(work / "one", names[:1])
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     m = procs.run(procs.hudi_cdc("--config", str(one), "stream", "--table", names[0], "--type", "mor", "--once"),
                   work / "logs" / "one-stream.log", timeout=7200)
     res["one"] = {"events": n_one, "s": round(m.seconds, 1), "events_per_s": round(n_one / m.seconds),
-                  "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg}
+                  "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg, "cpu_s": m.cpu_s}
     progress(f"one table: {res['one']}")
     res["ratio_many_over_one"] = round(res["many"]["events_per_s"] / res["one"]["events_per_s"], 2)
     text = json.dumps(res, indent=2)
