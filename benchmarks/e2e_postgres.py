@@ -34,9 +34,13 @@ if __package__ in (None, ""):
 import yaml  # noqa: E402
 
 from benchmarks import procs, report  # noqa: E402
-from benchmarks.sustained import Monitor, _cpu_seconds, progress, weighted  # noqa: E402
+from benchmarks.sustained import Monitor, _cpu_seconds, weighted  # noqa: E402
 
 PASSWORD_ENV = "HUDI_CDC_BENCH_PGPASSWORD"
+
+
+def progress(msg: str) -> None:
+    print(f"[e2e {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 def cli(config: Path, *args: str) -> list[str]:
