@@ -182,6 +182,9 @@ class StreamSettings(_Model):
     restart_window_seconds: int = Field(3600, ge=1)
     # SIGTERM/Ctrl-C: the job finishes its round; after this long it is stopped (SIGTERM, then SIGKILL)
     stop_timeout_seconds: int = Field(300, ge=1)
+    # `stream --all` (every table in one Spark application): at most this many tables' rounds at once;
+    # a failing table backs off (restart_backoff_*) and is given up past max_restarts within the window
+    max_parallel_rounds: int = Field(2, ge=1)
 
 
 class TableSettings(_Model):
@@ -315,6 +318,11 @@ class Pipeline(_Model):
         if not p.is_absolute():
             p = Path(self.base_dir) / p
         return "file://" + str(p.resolve())
+
+    @property
+    def work_dir(self) -> Path:
+        """``<pipeline dir>/.hudi-cdc``: logs, capture offsets, failures, job files (never in the lake)."""
+        return Path(self.base_dir) / ".hudi-cdc"
 
     @property
     def source_root(self) -> str:

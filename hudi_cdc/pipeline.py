@@ -15,7 +15,7 @@ from .registry.preflight import check_subjects
 from .render import Job
 from .runners import Runner, make_runner
 from .runners.local.plan import work_dir
-from .supervise import Stopper, stop_file_for, supervise
+from .supervise import JOB_DIED, Stopper, stop_file_for, supervise
 
 Progress = Callable[[str], None]
 
@@ -158,3 +158,52 @@ def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: st
         with Stopper(runner, stop_file_for(work_dir(pipeline), label), settings.stop_timeout_seconds,
                      progress) as stopper:
             return supervise(lambda: runner.run(jobs, label), settings, label, progress, stopper)
+
+
+ALL_LABEL = "stream-all"
+
+
+def plan_stream_all(pipeline: Pipeline, once: bool, target: str = "local") -> list[Job]:
+    """Every table and type of the pipeline; each must have been bootstrapped."""
+    jobs = []
+    for name in pipeline.tables:
+        jobs += [Job(j.table, j.table_type, j.op, j.continuous, all_tables=not once)
+                 for j in plan_stream(pipeline, name, once, None, target)]
+    return jobs
+
+
+def stream_all(pipeline: Pipeline, *, once: bool = False, target: str = "local", dry_run: bool = False,
+               progress: Progress = print, runner: Runner | None = None,
+               stopper_hook: Callable[[Stopper], None] | None = None) -> list[dict]:
+    """`stream --all`: every table and type in ONE Spark application (jobs/stream/loops.py): rounds of
+    different tables run side by side, a failing table backs off and is reported while the others go on.
+    Continuous runs are supervised as `stream`'s are: the application is restarted when its JVM dies
+    (not for a table's own failures: the job retries those per table), and SIGTERM/Ctrl-C stop it after
+    the rounds in flight. ``stopper_hook``: called with the Stopper (`run` shares its stop with capture)."""
+    if dry_run:
+        jobs = plan_stream_all(pipeline, once, target)
+        return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, ALL_LABEL)
+    if target != "local" and not once:
+        from .errors import ConfigError
+
+        raise ConfigError(f"stream --all on {target}: add its ONE step from `hudi-cdc render --emr-steps --all` "
+                          "(aws emr add-steps), or stream each --table; docs/stream-all.md")
+    with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets()), "stream --all", progress):
+        jobs = plan_stream_all(pipeline, once, target)
+        runner = runner or make_runner(pipeline, target, progress, dry_run)
+        if not once and getattr(runner, "delegate", None) is not None:
+            from .errors import ConfigError
+
+            raise ConfigError(f"stream --all runs on hudi-cdc's streamer; hudi.version {pipeline.hudi.version} "
+                              "runs the real HoodieDeltaStreamer, one JVM per table: stream each --table")
+        runner.preflight()
+        _check_registry(pipeline, jobs, target)
+        if once:
+            return runner.run(jobs, ALL_LABEL)
+        settings = pipeline.stream
+        with Stopper(runner, stop_file_for(work_dir(pipeline), ALL_LABEL), settings.stop_timeout_seconds,
+                     progress) as stopper:
+            if stopper_hook is not None:
+                stopper_hook(stopper)
+            return supervise(lambda: runner.run(jobs, ALL_LABEL), settings, ALL_LABEL, progress, stopper,
+                             restartable=JOB_DIED)

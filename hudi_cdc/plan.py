@@ -20,10 +20,11 @@ def all_jobs(p: Pipeline) -> list[rnd.Job]:
     return jobs
 
 
-def emr_steps(p: Pipeline) -> list:
+def emr_steps(p: Pipeline, all_tables: bool = False) -> list:
+    """Every job's step, or (all_tables) `stream --all`'s one step."""
     from .runners.emr import steps_json
 
-    return steps_json(p, all_jobs(p))
+    return steps_json(p, all_jobs(p), all_tables=all_tables)
 
 
 def job_argvs(p: Pipeline, out: Path, props_base: str | None, target: str,

@@ -59,6 +59,7 @@ class Job:
     table_type: str
     op: str
     continuous: bool = False
+    all_tables: bool = False  # `stream --all`: hudi-cdc's streamer loops per table (jobs/stream/loops.py)
 
     @property
     def suffix(self) -> str:
@@ -169,10 +170,22 @@ def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync:
             flags += ["--min-sync-interval-seconds", str(pipeline.stream.min_sync_interval_seconds)]
     if job.op == "UPSERT" and prof.name != "seed":
         flags += ["--source-limit", str(pipeline.stream.source_limit)]
+    if job.all_tables and job.continuous:
+        flags += all_tables_flags(pipeline)
     flags += ["--op", job.op]
     if job.op == "BULK_INSERT":
         flags.append("--filter-dupes")
     return flags
+
+
+def all_tables_flags(pipeline: Pipeline) -> list[str]:
+    """hudi-cdc's streamer only: `stream --all`, each table in a loop of its own, a failing one backing off
+    alone (the supervision settings of `stream`, applied per table)."""
+    s = pipeline.stream
+    return ["--all-tables", "--retry-backoff-seconds", str(s.restart_backoff_seconds),
+            "--retry-backoff-max-seconds", str(s.restart_backoff_max_seconds), "--max-failures", str(s.max_restarts),
+            "--failure-window-seconds", str(s.restart_window_seconds),
+            "--max-parallel-rounds", str(s.max_parallel_rounds)]
 
 
 # The driver JVM's flags. A JVM that runs one stream round and exits (`stream --once`, the supervised
@@ -280,13 +293,24 @@ def job_file_uris(props_uri: str) -> tuple[str, str]:
 def hudi_cdc_aws_argv(pipeline: Pipeline, job: Job, props_uri: str) -> list[str]:
     """spark-submit argv running hudi-cdc's streamer on EMR / EMR Serverless for one job: the job file
     as the application, the job zip as --py-files, the same streamer flags as everywhere."""
+    return hudi_cdc_aws_jobs_argv(pipeline, [(job, props_uri)])
+
+
+def hudi_cdc_aws_jobs_argv(pipeline: Pipeline, jobs: Sequence[tuple[Job, str]]) -> list[str]:
+    """The same for several jobs in one application (flag groups joined by ``--next``): `stream --all`'s
+    one EMR step, every table's job with ``all_tables``."""
+    if not jobs:
+        raise ConfigError("nothing to run")
     prof = profile(pipeline)
-    script, zip_uri = job_file_uris(props_uri)
+    script, zip_uri = job_file_uris(jobs[0][1])
+    flags: list[str] = []
+    for i, (job, props_uri) in enumerate(jobs):
+        if i:
+            flags.append("--next")
+        flags += streamer_flags(pipeline, job, props_uri) + lock_flags(pipeline, job.table, job.table_type, prof.name)
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
                    confs=[*prof.emr_confs, *HUDI_CDC_AWS_CONFS], jars=list(HUDI_CDC_AWS_JARS), py_files=[zip_uri],
-                   streamer_class=None, app_jar=script,
-                   streamer_flags=streamer_flags(pipeline, job, props_uri)
-                   + lock_flags(pipeline, job.table, job.table_type, prof.name))
+                   streamer_class=None, app_jar=script, streamer_flags=flags)
     return _lines(text)
 
 

@@ -90,8 +90,13 @@ def instant_epoch(instant: str) -> float:
     return datetime.strptime(digits, fmt).replace(tzinfo=timezone.utc).timestamp()
 
 
+def failures_dir(pipeline: Pipeline) -> Path:
+    """Where failed rounds are recorded: by the local runner, and by a `stream --all` job per table."""
+    return Path(pipeline.work_dir, *FAILURES_DIR)
+
+
 def _failure_file(pipeline: Pipeline, table: str, table_type: str) -> Path:
-    return Path(pipeline.base_dir, ".hudi-cdc", *FAILURES_DIR, f"{table}_{TYPE_SUFFIX[table_type]}.json")
+    return failures_dir(pipeline) / f"{table}_{TYPE_SUFFIX[table_type]}.json"
 
 
 def record_failure(pipeline: Pipeline, table: str, table_type: str, label: str, message: str) -> None:

@@ -32,6 +32,9 @@ Progress = Callable[[str], None]
 # meanwhile (a file still being uploaded) or a registry that went away; not configuration, credentials
 # the registry refuses, environment (a full disk), table state or a lock
 RESTARTABLE = (JobError, DataError, RegistryUnavailable)
+# `stream --all`: the job retries each table's own failures itself (jobs/stream/loops.py); the command
+# restarts the application only when it died
+JOB_DIED: tuple[type[Exception], ...] = (JobError,)
 STOP_ENV = "HUDI_CDC_STOP_FILE"
 
 
@@ -96,8 +99,9 @@ class Stopper:
 
 
 def supervise(run: Callable[[], list[T]], settings: StreamSettings, label: str, progress: Progress,
-              stopper: Stopper | None = None) -> list[T]:
-    """``run()`` until it returns; restart it on a restartable failure, with backoff, at most
+              stopper: Stopper | None = None,
+              restartable: tuple[type[Exception], ...] = RESTARTABLE) -> list[T]:
+    """``run()`` until it returns; restart it on a ``restartable`` failure, with backoff, at most
     ``settings.max_restarts`` times within ``settings.restart_window_seconds``."""
     failures: list[float] = []
     restarts = 0
@@ -107,8 +111,8 @@ def supervise(run: Callable[[], list[T]], settings: StreamSettings, label: str, 
             raise _Stopped()
         return run()
 
-    def restartable(exc: BaseException) -> bool:
-        return isinstance(exc, RESTARTABLE) and not (stopper and stopper.requested.is_set())
+    def can_restart(exc: BaseException) -> bool:
+        return isinstance(exc, restartable) and not (stopper and stopper.requested.is_set())
 
     def give_up(state: RetryCallState) -> bool:
         now = time.monotonic()
@@ -125,7 +129,7 @@ def supervise(run: Callable[[], list[T]], settings: StreamSettings, label: str, 
                  f"(at most {settings.max_restarts} within {settings.restart_window_seconds}s) in {wait:.0f}s")
 
     retrying = Retrying(
-        retry=retry_if_exception(restartable),
+        retry=retry_if_exception(can_restart),
         stop=give_up,
         wait=wait_exponential(multiplier=settings.restart_backoff_seconds, min=settings.restart_backoff_seconds,
                               max=settings.restart_backoff_max_seconds),
@@ -139,11 +143,11 @@ def supervise(run: Callable[[], list[T]], settings: StreamSettings, label: str, 
         return []
     except RetryError as err:
         last = err.last_attempt.exception()
-        cls = type(last) if isinstance(last, RESTARTABLE) else JobError
+        cls = type(last) if isinstance(last, restartable) else JobError
         raise cls(f"{label}: gave up after {restarts} restart(s) "
                   f"(stream.max_restarts={settings.max_restarts} within {settings.restart_window_seconds}s); "
                   f"last failure: {last}") from last
-    except RESTARTABLE:
+    except restartable:
         if stopper and stopper.requested.is_set():
             progress(f"{label}: job stopped on request"
                      + (" before its round ended (Hudi rolls back what it left inflight on the next start)"

@@ -47,6 +47,16 @@ def job_results(results: list[dict[str, Any]]) -> Output:
     return Output(text=[Section(rows)] if rows else [], json=results)
 
 
+def stream_all_results(results: list[dict[str, Any]]) -> Output:
+    """stream --all (continuous): one row per table and type, how its loop ended (json: every field)."""
+    if any(r.get("dry_run") for r in results):
+        return job_results(results)
+    rows = [{"table": r.get("table"), "state": r.get("state"), "rounds": r.get("rounds"), "commits": r.get("commits"),
+             "written": r.get("records_written"), "failures": r.get("failures"), "last_error": r.get("last_error")}
+            for r in results]
+    return Output(text=[Section(rows)] if rows else [], json=results)
+
+
 # ---- inspect ---------------------------------------------------------------------------------------
 def commits(rows: list[dict[str, Any]]) -> Output:
     csv_columns = [c for c in rows[0] if c != "partitions"] if rows else None

@@ -135,6 +135,10 @@ LOCAL_COMMANDS = [
     ["bootstrap"],  # the registry (401) refuses before Spark starts
     ["stream", "--table", "artists", "--dry-run"],
     ["stream", "--table", "artists", "--once"],
+    ["stream", "--all", "--dry-run"],  # no table bootstrapped: refused (6) before Spark starts, as --table
+    ["stream", "--all"],
+    ["run", "--dry-run"],
+    ["run"],  # refused before capture or Spark starts
     ["show", "--table", "artists"],
     ["query", "as-of", "--table", "artists", "--at", "2024-01-01"],
     ["query", "history", "--table", "artists", "--key", "1"],
@@ -171,6 +175,7 @@ def test_every_local_command_keeps_every_secret(tmp_path, secret_env, monkeypatc
     # the registry was asked with the credentials (so they were set), and refused
     assert any(h == "Basic " + SECRETS[-1] for h in _Refusing.seen)
     assert codes["bootstrap"] == 7 and codes["stream --table artists --once"] == 6  # no table: refused first
+    assert codes["stream --all"] == codes["run"] == codes["stream --all --dry-run"] == codes["run --dry-run"] == 6
     assert codes["capture --once --timeout 5"] == 11 and codes["schemas list"] == 7
     assert codes["render --out {tmp}/rendered"] == 0 and codes["bootstrap --dry-run"] == 0
     _scan(texts, tmp_path)

@@ -56,7 +56,7 @@ DEFAULT_FLUSH_SIZE = 1000
 
 
 def work_dir(pipeline: Pipeline) -> Path:
-    return Path(pipeline.base_dir) / ".hudi-cdc" / "capture"
+    return pipeline.work_dir / "capture"
 
 
 def offsets_file(pipeline: Pipeline) -> Path:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..config import Pipeline
 from ..errors import ConfigError
+from . import catalog
 from .heartbeat import action_table_sql
 from .identity import Unusable, unusable
 from .source import SourceTable, connect, current_lsn, source_tables
@@ -111,10 +112,7 @@ def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
             facts.tables.append(TableFacts(t, exists=False))
             continue
         oid, ident = row
-        pk = [r[0] for r in conn.execute(
-            "SELECT a.attname FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, n) ON true "
-            "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
-            "WHERE i.indrelid = %s AND i.indisprimary ORDER BY k.n", (oid,))]
+        pk = catalog.primary_key(conn, oid)
         select = _one(conn, "SELECT has_table_privilege(%s::oid, 'SELECT')", (oid,))[0]
         toastable = [f"{n} {ty}" for n, ty in conn.execute(
             "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "

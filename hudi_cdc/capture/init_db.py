@@ -21,6 +21,7 @@ import yaml
 
 from ..config import DatabaseSettings, Pipeline, load_pipeline, parse_pipeline
 from ..errors import ConfigError
+from . import catalog
 from .identity import UniqueIndex, unique_index
 from .source import connect_to, source_tables, topic_prefix
 
@@ -83,10 +84,7 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
         cols = [(n, t) for n, t in conn.execute(
             "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
             "AND NOT attisdropped ORDER BY attnum", (oid,))]
-        pk = [r[0] for r in conn.execute(
-            "SELECT a.attname FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, n) ON true "
-            "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
-            "WHERE i.indrelid = %s AND i.indisprimary ORDER BY k.n", (oid,))]
+        pk = catalog.primary_key(conn, oid)
         t = DbTable(schema, table, cols, pk, ident)
         if not pk:
             t.unique_index = unique_index(conn, oid)

@@ -59,14 +59,18 @@ def init_cmd(directory, registry, metastore, force, from_db, host, port, dbname,
               help="directory for the properties files")
 @click.option("--props-base", default=None, help="where jobs will read the properties from (default: --out)")
 @click.option("--emr-steps", is_flag=True, help="print EMR step definitions (JSON) instead")
+@click.option("--all", "all_tables", is_flag=True,
+              help="with --emr-steps: `stream --all`'s ONE step (every table, hudi.engine: hudi-cdc)")
 @output_option
 @click.pass_context
-def render_cmd(ctx, out, props_base, emr_steps, output):
+def render_cmd(ctx, out, props_base, emr_steps, all_tables, output):
     """Write the properties files and print each job's spark-submit argv."""
     from .. import plan
 
+    if all_tables and not emr_steps:
+        raise click.UsageError("--all: only with --emr-steps")
     if emr_steps:
-        emit(plan.emr_steps(pipeline_from(ctx)), "json")
+        emit(plan.emr_steps(pipeline_from(ctx), all_tables), "json")
         return
     rows = plan.job_argvs(pipeline_from(ctx), Path(out), props_base, target_of(ctx), progress)
     render(views.job_argvs(rows), output)
@@ -102,16 +106,27 @@ def bootstrap_cmd(ctx, table, force, dry_run, output):
 
 
 @click.command("stream")
-@click.option("--table", required=True, help="the table to stream")
+@click.option("--table", default=None, help="the table to stream")
+@click.option("--all", "all_tables", is_flag=True,
+              help="every table and type of the pipeline in ONE Spark application (docs/stream-all.md)")
 @click.option("--type", "ttype", type=TYPE_CHOICE, default=None, help="only the cow or mor table")
 @click.option("--once", is_flag=True, help="one sync round, then exit (tests, schedulers)")
 @click.option("--dry-run", is_flag=True, help="print what would run")
 @output_option
 @click.pass_context
-def stream_cmd(ctx, table, ttype, once, dry_run, output):
+def stream_cmd(ctx, table, all_tables, ttype, once, dry_run, output):
     """Continuous UPSERT of newly landed files, starting where the last commit's checkpoint ended."""
     from .. import pipeline as pipe
 
+    if all_tables:
+        if table or ttype:
+            raise click.UsageError("--all streams every table and type: give --table/--type or --all")
+        results = pipe.stream_all(pipeline_from(ctx), once=once, target=target_of(ctx), dry_run=dry_run,
+                                  progress=progress)
+        render(views.stream_all_results(results) if not once else views.job_results(results), output)
+        return
+    if not table:
+        raise click.UsageError("give --table TABLE, or --all for every table")
     results = pipe.stream(pipeline_from(ctx), table, once=once, table_type=BY_SUFFIX.get(ttype),
                           target=target_of(ctx), dry_run=dry_run, progress=progress)
     render(views.job_results(results), output)

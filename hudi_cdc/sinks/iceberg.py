@@ -92,7 +92,7 @@ def apply(pipeline: Pipeline, table: str, progress: Progress = print) -> dict:
     """Apply the landed files not applied yet to the Iceberg table; returns the job's counts."""
     java = find_java(17, "Spark")
     jar_paths = [str(jarcache.ensure(a, progress)) for a in (runtime(), jarcache.spark_avro())]
-    work = Path(pipeline.base_dir) / ".hudi-cdc"
+    work = pipeline.work_dir
     logs = work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     label = f"iceberg-{table}"

@@ -39,7 +39,7 @@ _ACTIONS = (".commit", ".deltacommit", ".replacecommit")
 
 
 def work_dir(pipeline: Pipeline) -> Path:
-    return Path(pipeline.base_dir) / ".hudi-cdc"
+    return pipeline.work_dir
 
 
 def landed_schema(pipeline: Pipeline, table: str) -> dict:

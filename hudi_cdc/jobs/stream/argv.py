@@ -23,6 +23,14 @@ class Target:
     source_limit: int = sys.maxsize
     max_rounds: int | None = None  # for tests of continuous mode
     hoodie_conf: list[str] = field(default_factory=list)  # key=value overrides, as HoodieStreamer's --hoodie-conf
+    # `stream --all` (loops.py): every target in a loop of its own; a failing one backs off alone
+    all_tables: bool = False
+    retry_backoff_seconds: float = 5.0
+    retry_backoff_max_seconds: float = 300.0
+    max_failures: int = 5
+    failure_window_seconds: float = 3600.0
+    max_parallel_rounds: int = 2
+    status_dir: str | None = None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +51,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--source-limit", type=int, default=sys.maxsize)
     p.add_argument("--max-rounds", type=int, default=None)
     p.add_argument("--hoodie-conf", action="append", default=[])
+    p.add_argument("--all-tables", action="store_true")
+    p.add_argument("--retry-backoff-seconds", type=float, default=5.0)
+    p.add_argument("--retry-backoff-max-seconds", type=float, default=300.0)
+    p.add_argument("--max-failures", type=int, default=5)
+    p.add_argument("--failure-window-seconds", type=float, default=3600.0)
+    p.add_argument("--max-parallel-rounds", type=int, default=2)
+    p.add_argument("--status-dir", default=None)
     return p
 
 
@@ -63,6 +78,9 @@ def parse_argv(argv: Sequence[str]) -> list[Target]:
             target_table=ns.target_table, op=ns.op, source_ordering_fields=ns.source_ordering_fields,
             filter_dupes=ns.filter_dupes, enable_sync=ns.enable_sync, continuous=ns.continuous,
             min_sync_interval_seconds=ns.min_sync_interval_seconds, source_limit=ns.source_limit,
-            max_rounds=ns.max_rounds, hoodie_conf=list(ns.hoodie_conf),
+            max_rounds=ns.max_rounds, hoodie_conf=list(ns.hoodie_conf), all_tables=ns.all_tables,
+            retry_backoff_seconds=ns.retry_backoff_seconds, retry_backoff_max_seconds=ns.retry_backoff_max_seconds,
+            max_failures=ns.max_failures, failure_window_seconds=ns.failure_window_seconds,
+            max_parallel_rounds=ns.max_parallel_rounds, status_dir=ns.status_dir,
         ))
     return out

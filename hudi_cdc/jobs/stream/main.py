@@ -16,6 +16,7 @@ from hudi_cdc.spark_conf import configure
 
 from .argv import Target, parse_argv
 from .errors import DISK_FULL, DiskFull, JobInputError, RegistryReadError, is_disk_full
+from .loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings
 from .props import target_properties
 from .round import RoundResult, run_round
 from .typed import raise_if_conversion_failed
@@ -64,10 +65,33 @@ def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
             time.sleep(min(1.0, interval - (time.time() - started)))
 
 
-def build_session(app_name: str = "hudi-cdc"):
+def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
+    """`stream --all`: every target in a loop of its own in this one application (loops.py)."""
+    first = next(t for t in targets if t.all_tables)
+    status_dir = next((t.status_dir for t in targets if t.status_dir), None)
+    settings = LoopSettings(backoff=first.retry_backoff_seconds, backoff_max=first.retry_backoff_max_seconds,
+                            max_failures=first.max_failures, window=first.failure_window_seconds,
+                            max_parallel=first.max_parallel_rounds, status_dir=_local_dir(status_dir))
+    props = {id(t): target_properties(t) for t in targets}
+    log(f"stream --all: {len(targets)} table(s) in one application, at most {settings.max_parallel} "
+        "round(s) at a time (FAIR scheduler, one pool per table)")
+    return AllTables(spark, targets, props, settings, run_round, stop_requested, log).run()
+
+
+def _local_dir(uri: str | None) -> str | None:
+    return uri[len("file://"):] if uri and uri.startswith("file://") else uri
+
+
+# the exit code of a job whose every table was given up, by the last failure's kind
+_KIND_EXIT = {"input": ExitCode.DATA, "registry": ExitCode.REGISTRY, "registry_unavailable": ExitCode.REGISTRY,
+              "disk": ExitCode.ENVIRONMENT}
+
+
+def build_session(app_name: str = "hudi-cdc", fair: bool = False):
     from pyspark.sql import SparkSession
 
-    return configure(SparkSession.builder.appName(app_name)).getOrCreate()
+    builder = configure(SparkSession.builder.appName(app_name))
+    return (configure(builder, FAIR) if fair else builder).getOrCreate()
 
 
 def _mark(mark: str, payload) -> None:
@@ -81,10 +105,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit:
         _mark(ERROR_MARK, {"message": "bad streamer arguments: " + shlex.join(argv)})
         return ExitCode.CONFIG
-    spark = build_session()
+    all_tables = any(t.all_tables for t in targets)
+    spark = build_session(fair=all_tables)
     spark.sparkContext.setLogLevel("WARN")
+    log = lambda m: print("hudi-cdc: " + m, flush=True)  # noqa: E731
     try:
-        results = run_targets(spark, targets, log=lambda m: print("hudi-cdc: " + m, flush=True))
+        if all_tables and any(t.continuous for t in targets):
+            _mark(RESULT_MARK, run_all_tables(spark, targets, log))
+            spark.stop()
+            return ExitCode.OK
+        results = run_targets(spark, targets, log=log)
+    except AllGivenUp as exc:
+        _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
+        return _KIND_EXIT.get(exc.kind, ExitCode.JOB)
+    except JvmGone as exc:
+        _mark(ERROR_MARK, {"message": str(exc), "kind": "job"})
+        return ExitCode.JOB
     except JobInputError as exc:
         _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
         return ExitCode.REGISTRY if isinstance(exc, RegistryReadError) else ExitCode.DATA

@@ -5,6 +5,7 @@ write with Hudi's datasource and record the new checkpoint and tombstones with t
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -131,7 +132,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         df = typed.apply(df, lake_columns, table=t.target_table, base_path=t.target_base_path, log=log)
         sql = streamer_prop(props, "transformer.sql")
         if sql:
-            view = f"hudi_cdc_src_{int(time.time() * 1000)}"
+            view = f"hudi_cdc_src_{int(time.time() * 1000)}_{threading.get_ident()}"  # stream --all: threads
             df.createOrReplaceTempView(view)
             df = spark.sql(sql.replace("<SRC>", view))
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)

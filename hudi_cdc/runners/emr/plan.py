@@ -12,7 +12,8 @@ from ...config import Pipeline
 from ...errors import AwsError, ConfigError
 from ...render import Job
 from ..aws.checks import check_no_secrets, check_runs_on_aws
-from ..aws.layout import job_argv, job_name
+from ..aws.client import TOOL
+from ..aws.layout import job_argv, job_name, job_props_uri
 
 TARGET = "emr"
 COMMAND_RUNNER = "command-runner.jar"
@@ -31,6 +32,23 @@ def step_definition(pipeline: Pipeline, job: Job, names: Iterable[str] | None = 
     }
 
 
+def all_tables_step(pipeline: Pipeline, names: Iterable[str] | None = None) -> dict[str, Any]:
+    """`stream --all` as ONE step: every table and type in one continuous application of hudi-cdc's
+    streamer (hudi.engine: hudi-cdc), each table in a loop of its own (jobs/stream/loops.py)."""
+    from ...profiles import HUDI_CDC, engine_for
+
+    if engine_for(pipeline.hudi.version, TARGET, pipeline.hudi.engine) != HUDI_CDC:
+        raise ConfigError(f"stream --all as one EMR step runs hudi-cdc's streamer: set hudi.engine: hudi-cdc "
+                          f"({pipeline.source_file}); HoodieStreamer runs one step per table")
+    jobs = [Job(t, tt, "UPSERT", continuous=True, all_tables=True) for t, tt in pipeline.targets()]
+    argv = rnd.hudi_cdc_aws_jobs_argv(pipeline, [(j, job_props_uri(pipeline, j, names)) for j in jobs])
+    return {
+        "Name": f"{TOOL}:{pipeline.pipeline}:all:upsert:continuous",
+        "ActionOnFailure": ACTION_ON_FAILURE,
+        "HadoopJarStep": {"Jar": COMMAND_RUNNER, "Args": argv},
+    }
+
+
 def to_cli_step(step: dict[str, Any]) -> dict[str, Any]:
     """The same step in the shape `aws emr add-steps --steps file://...` reads (the AWS CLI's own
     flattened form: Type/Name/ActionOnFailure/Jar/Args; it rejects the API's HadoopJarStep)."""
@@ -43,18 +61,20 @@ def to_cli_step(step: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def steps_json(pipeline: Pipeline, jobs: Iterable[Job], flavor: str = "api") -> list[dict[str, Any]]:
+def steps_json(pipeline: Pipeline, jobs: Iterable[Job], flavor: str = "api",
+               all_tables: bool = False) -> list[dict[str, Any]]:
     """``hudi-cdc render --emr-steps``: the list of step definitions (JSON-able).
 
     flavor "api" (default): boto3 ``add_job_flow_steps(Steps=...)`` shape, which Airflow's
     EmrAddStepsOperator passes through unchanged (also as a templated ``.json`` file: the text is
     plain strings and lists, so its ``ast.literal_eval`` reads it too). flavor "cli": the shape
     ``aws emr add-steps --cluster-id j-... --steps file://steps.json`` reads.
+    all_tables: `stream --all`'s one step instead of ``jobs``.
     Raises AwsError when a step would carry a secret value.
     """
     check_runs_on_aws(pipeline, TARGET)
     names = list(rnd.render_properties(pipeline))
-    items = [step_definition(pipeline, j, names) for j in jobs]
+    items = [all_tables_step(pipeline, names)] if all_tables else [step_definition(pipeline, j, names) for j in jobs]
     if flavor not in ("api", "cli"):
         raise ConfigError(f"unknown step JSON flavor {flavor!r}: api (boto3/Airflow) or cli (aws emr add-steps)")
     if flavor == "cli":

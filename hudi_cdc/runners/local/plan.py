@@ -17,7 +17,7 @@ def job_script() -> str:
 
 
 def work_dir(pipeline: Pipeline) -> Path:
-    return Path(pipeline.base_dir) / ".hudi-cdc"
+    return pipeline.work_dir
 
 
 def props_dir(pipeline: Pipeline) -> Path:

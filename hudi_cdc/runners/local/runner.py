@@ -26,7 +26,7 @@ from ...registry.credentials import registry_env
 from ...registry.errors import RegistryUnavailable
 from ...render import Job, write_properties
 from ...s3 import endpoint_env as s3_endpoint_env
-from ...status import record_failure
+from ...status import failures_dir, record_failure
 from ...storage import check_roots
 from ..base import NotSupported
 from . import plan
@@ -95,6 +95,8 @@ class LocalRunner:
                                                           self.pipeline.uses_s3)]
         argv = plan.argv(self.pipeline, jobs, jar_paths)
         argv[0] = str(spark_submit())
+        if any(job.all_tables and job.continuous for job in jobs):  # each table's failures, for `status`
+            argv += ["--status-dir", str(failures_dir(self.pipeline))]
         logs = wd / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         log_path = logs / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}.log"
