@@ -21,6 +21,8 @@ class Measured:
     peak_rss_mb: float
     rc: int
     log: str
+    load_avg: float = 0.0  # the 1-minute load average when the process ended (other jobs on the machine)
+    cpu_s: float = 0.0  # CPU seconds of the process tree (PeakRss.cpu_seconds)
 
 
 class PeakRss:
@@ -29,6 +31,7 @@ class PeakRss:
     def __init__(self, pid: int):
         self.proc = psutil.Process(pid)
         self.peak = 0
+        self.cpu: dict[int, float] = {}  # pid -> CPU seconds (user + system) last sampled
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
@@ -40,12 +43,20 @@ class PeakRss:
                 for p in [self.proc, *self.proc.children(recursive=True)]:
                     try:
                         total += p.memory_info().rss
+                        t = p.cpu_times()
+                        self.cpu[p.pid] = t.user + t.system
                     except psutil.Error:
                         pass
             except psutil.Error:
                 break
             self.peak = max(self.peak, total)
             self._stop.wait(SAMPLE_SECONDS)
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU seconds of the tree, summed over every process seen (each to its last 0.1 s sample): far
+        less sensitive than wall time to other jobs on the machine."""
+        return sum(self.cpu.values())
 
     def stop(self) -> float:
         self._stop.set()
@@ -81,4 +92,4 @@ def run(argv: list[str], log: Path, cwd: Path | None = None, check: bool = True,
     if check and rc != 0:
         tail = log.read_text(errors="replace").splitlines()[-15:]
         raise RuntimeError(f"{' '.join(argv[:6])}... exited {rc} after {seconds:.1f}s; log {log}:\n" + "\n".join(tail))
-    return Measured(seconds, peak, rc, str(log))
+    return Measured(seconds, peak, rc, str(log), round(os.getloadavg()[0], 2), round(rss.cpu_seconds, 1))

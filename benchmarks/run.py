@@ -37,6 +37,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--growth-sizes", help="table sizes of the growth scenario (default: rows/10,rows; "
                     "add 5000000 on demand)")
     ap.add_argument("--growth-changes", type=int, default=10_000, help="events of the growth round (default 10,000)")
+    ap.add_argument("--growth-series", help="lookup choices of the growth scenario (default: all of "
+                    "LOCATED,LOCATED_MOR,GLOBAL_SIMPLE,RECORD_INDEX,GLOBAL_BLOOM)")
     ap.add_argument("--growth-runs", type=int, help="runs per point of the growth scenario (default: --runs)")
     ap.add_argument("--latency-files", type=int, default=10, help="files landed in the latency scenario")
     ap.add_argument("--sync-interval", type=int, help="continuous mode interval (default: the pipeline default)")
@@ -58,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     ctx = scenarios.Ctx(rows=args.rows, runs=args.runs, work=work, progress=progress, growth_sizes=sizes,
                         growth_changes=args.growth_changes, latency_files=args.latency_files,
                         sync_interval=args.sync_interval, growth_runs=args.growth_runs or args.runs)
+    if args.growth_series:
+        ctx.growth_series = [s.strip() for s in args.growth_series.split(",") if s.strip()]
     results: dict = {"command": "python -m benchmarks.run " + shlex.join(argv if argv is not None else sys.argv[1:]),
                      "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      "machine": report.machine(), "rows": args.rows, "runs": args.runs, "work": str(work)}

@@ -66,13 +66,24 @@ class Stream:
         self.rng = random.Random(self.seed)
 
     def snapshot(self) -> list[dict]:
-        out = []
-        for key in range(1, self.rows + 1):
-            country = COUNTRIES[key % len(COUNTRIES)]
-            self.live[key] = country
-            out.append(_row(key, country, SNAPSHOT_LSN, "r", self.rng))
+        return [r for batch in self.snapshot_batches(1) for r in batch]
+
+    def snapshot_batches(self, files: int):
+        """The snapshot in `files` lists, one at a time (10M rows as one list of dicts is ~10 GB)."""
+        per = max(1, -(-self.rows // files))
+        for start in range(1, self.rows + 1, per):
+            out = []
+            for key in range(start, min(self.rows, start + per - 1) + 1):
+                country = COUNTRIES[key % len(COUNTRIES)]
+                self.live[key] = country
+                out.append(_row(key, country, SNAPSHOT_LSN, "r", self.rng))
+            yield out
         self.next_key = self.rows + 1
-        return out
+
+    def adopt(self) -> None:
+        """The state after the snapshot without generating its rows (a table bootstrapped earlier)."""
+        self.live = {key: COUNTRIES[key % len(COUNTRIES)] for key in range(1, self.rows + 1)}
+        self.next_key = self.rows + 1
 
     def changes(self, count: int) -> tuple[list[dict], dict[str, int]]:
         """One change batch of `count` events; distinct keys, so each event is visible in the result."""
@@ -110,9 +121,11 @@ class Stream:
 class Landing:
     """<root>/<topic>/partition=0/<topic>+0+<offset>.avro, modification times strictly increasing."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, topic: str = TOPIC):
         self.root = Path(root)
-        self.dir = self.root / TOPIC / "partition=0"
+        self.topic = topic
+        self.schema = SCHEMA if topic == TOPIC else {**SCHEMA, "namespace": topic}
+        self.dir = self.root / topic / "partition=0"
         self.dir.mkdir(parents=True, exist_ok=True)
         latest = max((p.stat().st_mtime_ns for p in self.dir.glob("*.avro")), default=0)
         self.offset = sum(1 for _ in self.dir.glob("*.avro")) and _next_offset(self.dir)
@@ -120,16 +133,19 @@ class Landing:
         self.next_ns -= self.next_ns % 1_000_000
 
     def land(self, records: list[dict]) -> Path:
-        path = self.dir / file_name(TOPIC, self.offset)
+        path = self.dir / file_name(self.topic, self.offset)
         tmp = path.with_name("." + path.name + ".tmp")
         with open(tmp, "wb") as fh:
-            fastavro.writer(fh, SCHEMA, records, codec="null")
+            fastavro.writer(fh, self.schema, records, codec="null")
         self.next_ns = max(self.next_ns, time.time_ns() - time.time_ns() % 1_000_000)
         os.utime(tmp, ns=(self.next_ns, self.next_ns))
         self.next_ns += 1_000_000
         tmp.rename(path)
         self.offset += len(records)
         return path
+
+    def land_snapshot(self, src: Stream, files: int) -> list[Path]:
+        return [self.land(batch) for batch in src.snapshot_batches(files)]
 
     def land_many(self, records: list[dict], files: int) -> list[Path]:
         per = max(1, -(-len(records) // files))

@@ -83,3 +83,35 @@ def test_benchmark_smoke(tmp_path):
         # a measured process: a time and a JVM's memory were recorded (no bound on the time itself)
         assert results["bootstrap"][name]["median_s"] > 0 and results["bootstrap"][name]["peak_rss_mb"] > 100
     assert results["machine"]["cores"] >= 1
+
+
+def test_snapshot_in_batches_is_the_snapshot(tmp_path):
+    """The 10M-row path (snapshot_batches, land_snapshot, adopt) yields what the one-list snapshot does."""
+    whole = stream.Stream(1_000, seed=5)
+    rows = whole.snapshot()
+    batched = stream.Stream(1_000, seed=5)
+    assert [r for b in batched.snapshot_batches(7) for r in b] == rows
+    assert batched.live == whole.live and batched.next_key == whole.next_key == 1_001
+    adopted = stream.Stream(1_000)
+    adopted.adopt()
+    assert adopted.live == whole.live and adopted.next_key == 1_001
+    other = stream.Landing(tmp_path, "bench.public.other")
+    files = other.land_snapshot(stream.Stream(100, seed=1), 3)
+    assert len(files) == 3 and all(f.parent == tmp_path / "bench.public.other" / "partition=0" for f in files)
+    assert sum(len(list(fastavro.reader(open(f, "rb")))) for f in files) == 100
+
+
+def test_sustained_freshness_mapping(tmp_path):
+    """A file (or a transaction) is readable at the first commit whose checkpoint (newest source time)
+    reaches it; quantiles are weighted by events."""
+    from benchmarks.sustained import Monitor, weighted
+
+    mon = Monitor(tmp_path)  # no table yet: no commits
+    mon.stop()
+    mon.commits = [{"seen": 100.0, "checkpoint_ms": None, "source_ts_ms": None},  # a compaction
+                   {"seen": 110.0, "checkpoint_ms": 5_000, "source_ts_ms": 4_000},
+                   {"seen": 130.0, "checkpoint_ms": 9_000, "source_ts_ms": 8_000}]
+    assert mon.covered_at(5_000) == 110.0 and mon.covered_at(5_001) == 130.0 and mon.covered_at(9_001) is None
+    assert mon.covered_by_source_ts(3_000) == 110.0 and mon.covered_by_source_ts(8_001) is None
+    assert weighted([(1.0, 90), (50.0, 10)], 0.95) == 50.0
+    assert weighted([(1.0, 96), (50.0, 4)], 0.95) == 1.0
