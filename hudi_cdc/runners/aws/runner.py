@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...config import Pipeline
-from ...errors import AwsError
+from ...engines.deltastreamer import typed_render
+from ...errors import AwsError, DataError
 from ...profiles import HUDI_CDC, engine_for
 from ...render import Job
 from .checks import check_runs_on_aws, hudi_mismatch, scrub
 from .client import DryRunClient, aws_client, call, check_credentials
 from .errors import AlreadyRunning, JobCancelled, JobFailed
-from .layout import job_name, owns_name, writes_table
+from .layout import job_name, owns_name, properties_root, writes_table
 from .logs import read_log_tail
 from .poll import Probe, poll
 from .upload import upload_rendered
@@ -86,6 +87,7 @@ class AwsRunner(ABC):
             self.client = client or aws_client(self.service, self.settings.region)
             self.s3 = s3 or aws_client("s3", self.settings.region)
         self._uploaded: dict[str, str] | None = None
+        self._no_landing: set[str] = set()
         self._warned_version = False
 
     # ---- what each runner fills in -----------------------------------------------------------
@@ -197,7 +199,11 @@ class AwsRunner(ABC):
     def upload_properties(self) -> dict[str, str]:
         """Upload every rendered file once (and hudi-cdc's job files for that engine); name -> s3 URI."""
         if self._uploaded is None:
-            self._uploaded = upload_rendered(self.pipeline, self.s3, self.echo, self.dry_run,
+            rendered = None
+            if typed_render.applies(self.pipeline, self.target):  # HoodieStreamer's typed columns
+                typed = typed_render.render_typed(self.pipeline, properties_root(self.pipeline), self.echo)
+                rendered, self._no_landing = typed.files, typed.no_landing
+            self._uploaded = upload_rendered(self.pipeline, self.s3, self.echo, self.dry_run, rendered=rendered,
                                              with_job=self.engine == HUDI_CDC)
         return self._uploaded
 
@@ -219,6 +225,9 @@ class AwsRunner(ABC):
                 raise AlreadyRunning(
                     f"refusing to submit {name}: {self.noun} {r['id']} ({r['name']}) is {r['state']} on "
                     f"{self.where} and writes the same table; stop it first with `{self.cancel_command} {r['id']}`")
+        if self.upload_properties() is not None and job.table in self._no_landing:
+            # HoodieStreamer would write Debezium's encodings, and the table would keep them
+            raise DataError(f"refusing to submit {name}: " + typed_render.no_landing_line(self.pipeline, job.table))
         return self._start(job, name, active)
 
     def run_job(self, job: Job, wait: bool = True) -> RunResult:
