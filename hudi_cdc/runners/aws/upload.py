@@ -20,7 +20,7 @@ def upload_rendered(pipeline: Pipeline, s3: Any, echo: Callable[[str], None], dr
     root, secrets checked first (and, with ``with_job``, hudi-cdc's job file and zip); returns name -> s3 URI."""
     texts = rendered if rendered is not None else rnd.render_properties(pipeline)
     files = {n: t.encode("utf-8") for n, t in texts.items()}
-    check_no_secrets(pipeline, [(f"rendered file {n}", t.decode("utf-8")) for n, t in files.items()])
+    check_no_secrets(pipeline, [(f"properties file {n}", t.decode("utf-8")) for n, t in files.items()])
     if with_job:
         files.update(job_files())
     root = properties_root(pipeline)
