@@ -136,3 +136,21 @@ def test_a_bad_numeric_scale_is_one_config_line(tmp_path):
     p.tables["t"].hudi_options["hoodie.streamer.hudi_cdc.numeric.scale"] = "x"
     with pytest.raises(ConfigError, match=r"^tables.t: hoodie.streamer.hudi_cdc.numeric.scale: 'x' is no number"):
         typed_render.render_typed(p, ROOT)
+
+
+@pytest.mark.parametrize("hudi", [{"version": "1.2.0", "engine": "hoodiestreamer"}, {"version": "0.9.0"},
+                                  {"version": "0.14.0", "engine": "hoodiestreamer"}])
+def test_source_check_says_the_toast_limit_for_hoodiestreamer_on_emr(tmp_path, hudi):
+    """HoodieStreamer jobs on EMR cannot fill unchanged TOASTed values: `source check` warns with the fix
+    (REPLICA IDENTITY FULL), for every profile HoodieStreamer runs on EMR."""
+    from hudi_cdc.capture.check import evaluate
+    from hudi_cdc.config import parse_pipeline
+    from tests.test_source_check import _by_name, _facts, _pipeline_dict, _tables
+
+    tables = _tables()
+    tables[0].toastable, tables[0].rows, tables[0].heap_bytes, tables[0].toast_bytes = ["bio text"], 10, 8192, 0
+    data = _pipeline_dict({"name": "moma", "user": "u"})
+    data["hudi"] = hudi
+    c = _by_name(evaluate(parse_pipeline(data, "x.yaml", str(tmp_path)), _facts(tables=tables)))["artists: TOAST"]
+    assert c.status == "warn" and c.fix == "ALTER TABLE public.artists REPLICA IDENTITY FULL;"
+    assert "hoodiestreamer writes it into the lake" in c.detail
