@@ -47,8 +47,7 @@ def _norm(kind: str, v):
     if v is None:
         return None
     if kind.startswith("list:"):
-        items = json.loads(v) if isinstance(v, str) else v
-        return [_norm(kind[5:], e) for e in items]
+        return [_norm(kind[5:], e) for e in (_hive_array(v) if isinstance(v, str) else v)]
     if kind == "date":
         return v if isinstance(v, date) else date.fromisoformat(str(v))
     if kind == "ts":
@@ -60,6 +59,16 @@ def _norm(kind: str, v):
     if kind == "int":
         return int(v)
     return str(v)
+
+
+def _hive_array(text: str) -> list:
+    """An array as the Spark Thrift Server prints it: JSON for strings (`["a",null]`), bare for dates
+    (`[2024-01-01,null]`)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        inner = text.strip()[1:-1]
+        return [None if e.strip() == "null" else e.strip() for e in inner.split(",")] if inner else []
 
 
 def _database(db: dict, cols: list[str]) -> dict:
