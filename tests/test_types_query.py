@@ -35,7 +35,7 @@ ROWS = [
 # what each column is in Hive (DESCRIBE) and in Trino (the REST column type)
 HIVE_TYPES = {"d": "date", "ts": "timestamp", "tstz": "timestamp", "n122": "decimal(12,2)",
               "nfree": "decimal(38,18)", "tarr": "array<string>", "darr": "array<date>", "b8": "string"}
-TRINO_TYPES = {"d": "date", "n122": "decimal(12,2)", "nfree": "decimal(38,18)", "tarr": "array(varchar)",
+TRINO_TYPES = {"d": "date", "n122": "decimal(12, 2)", "nfree": "decimal(38, 18)", "tarr": "array(varchar)",
                "darr": "array(date)", "b8": "varchar"}
 KINDS = {"id": "int", "d": "date", "ts": "ts", "tstz": "ts", "n122": "dec", "nfree": "dec", "tarr": "list:str",
          "darr": "list:date", "b8": "str", "added": "date"}
