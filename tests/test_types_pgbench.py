@@ -54,6 +54,9 @@ def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database):
     doc["spark"] = {"master": "local[2]", "driver_memory": "1g", "shuffle_partitions": 2}
     for t in doc["tables"].values():
         t["table_types"] = ["COPY_ON_WRITE", "MERGE_ON_READ"]
+    # hudi-rs 0.5.0 cannot read a MoR base file and a newer log file that both hold an array of timestamps
+    # (docs/types.md, known limits): the typed table compacts with every delta commit, so verify reads it
+    doc["tables"]["typed"]["compaction_delta_commits"] = 1
     cfg.write_text(yaml.safe_dump(doc, sort_keys=False))
     c = str(cfg)
     assert main(["-c", c, "capture", "--once", "--timeout", "600"]) == 0
