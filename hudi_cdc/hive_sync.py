@@ -39,7 +39,8 @@ def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: s
             "--table", table,
             "--sync-mode", "hms",
             "--metastore-uris", metastore_uri,
-            "--auto-create-database"]
+            "--auto-create-database",
+            "--support-timestamp"]  # typed timestamps as TIMESTAMP, not BIGINT (the properties' support_timestamp)
     if t.partition_field:
         argv += ["--partitioned-by", t.partition_field, "--partition-value-extractor", MULTI_PART_EXTRACTOR]
     # else: Hudi infers partition fields and extractor from the table's hoodie.properties

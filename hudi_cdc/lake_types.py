@@ -166,6 +166,24 @@ def duration_expr(x: str) -> str:
             f"CAST(CAST({x} AS DECIMAL(38,6)) / 1000000 AS DECIMAL(38,6)), 'S') END")
 
 
+UNBOUNDED_BITS = 2147483647  # the length Debezium gives an unbounded varbit
+
+
+def bits_expr(x: str, length: int) -> str:
+    """io.debezium.data.Bits (java BitSet bytes: bit i in byte i/8, bit i%8) -> PostgreSQL's text form
+    '10110001': `length` characters, bit length-1 first (exact for bit(n); Debezium does not carry a
+    varbit value's own length, so varbit(n) is padded to n with leading zeros, and an unbounded varbit
+    drops its leading zeros)."""
+    unbounded = length <= 0 or length >= UNBOUNDED_BITS
+    n = f"(length({x}) * 8)" if unbounded else str(length)
+    byte = f"coalesce(CAST(conv(hex(substring({x}, CAST(bitpos DIV 8 AS INT) + 1, 1)), 16, 10) AS INT), 0)"
+    text = (f"concat_ws('', transform(sequence({n} - 1, 0, -1), bitpos -> "
+            f"CAST(shiftright({byte}, CAST(bitpos % 8 AS INT)) & 1 AS STRING)))")
+    if unbounded:
+        text = f"regexp_replace({text}, '^0+', '')"
+    return f"CASE WHEN {x} IS NULL THEN NULL WHEN {n} = 0 THEN '' ELSE {text} END"
+
+
 def _byte(b: str, i: str) -> str:
     return f"CAST(conv(hex(substring({b}, {i}, 1)), 16, 10) AS INT)"
 
@@ -288,6 +306,9 @@ def _convert(t, x: str, label: str, scale: int, names: dict, depth: int = 0, dec
         how = f"a Decimal of precision {p} as decimal({p},{s})"
         return (f"decimal({p},{s})", "decimal", decimal_from_bytes_expr(x, str(s), s, label, how, precision=p),
                 reader)
+    if cname == "io.debezium.data.Bits":
+        length = int((t.get("connect.parameters") or {}).get("length") or 0)
+        return "string", "bits", bits_expr(x, length), None
     if cname == "io.debezium.data.Json":
         return "string", "json", None, None
     if cname in ("io.debezium.data.Uuid", "io.debezium.data.Enum", "io.debezium.data.Xml", "io.debezium.data.Ltree",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import render as rnd
 from .config import Pipeline
+from .engines.deltastreamer import typed_render
 from .job_package import write_job_files
 from .profiles import HUDI_CDC, engine_for
 
@@ -27,16 +28,31 @@ def emr_steps(p: Pipeline, all_tables: bool = False) -> list:
     return steps_json(p, all_jobs(p), all_tables=all_tables)
 
 
+def write_files(out: Path, files: dict[str, str]) -> list[Path]:
+    """Write rendered files under OUT; unchanged files are left untouched (idempotent re-runs)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in files.items():
+        path = out / name
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+        written.append(path)
+    return written
+
+
 def job_argvs(p: Pipeline, out: Path, props_base: str | None, target: str,
               progress: Callable[[str], None]) -> list[dict[str, object]]:
     """Write the properties files under OUT (and, for hudi.engine hudi-cdc on AWS, the job file and
     zip); [{"job": name, "argv": [...]}] for every job."""
-    written_files = rnd.write_properties(p, out)
+    base = props_base or f"file://{out.resolve()}"
+    if typed_render.applies(p, target):  # HoodieStreamer's typed columns, from the landed schemas
+        written_files = write_files(out, typed_render.render_typed(p, base, progress).files)
+    else:
+        written_files = rnd.write_properties(p, out)
     if target != "local" and engine_for(p.hudi.version, target, p.hudi.engine) == HUDI_CDC:
         written_files += write_job_files(out)  # the job file and zip go next to the properties
     for written in written_files:
         progress(f"wrote {written}")
-    base = props_base or f"file://{out.resolve()}"
     rows: list[dict[str, object]] = []
     for job in all_jobs(p):
         if target == "local":

@@ -22,6 +22,7 @@ from .profiles import HUDI_CDC, Profile, engine_for, profile_for
 from .spark_conf import HUDI_SESSION_CONF, local_conf
 
 OPS = ("BULK_INSERT", "UPSERT", "INSERT")
+TRANSFORMER_CLASS = "org.apache.hudi.utilities.transform.SqlQueryBasedTransformer"
 
 
 def _env() -> jinja2.Environment:
@@ -160,7 +161,7 @@ def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync:
     elif prof.file_schema_provider:
         flags += ["--schemaprovider-class", prof.file_schema_provider]
     if t.deletes == "hard":
-        flags += ["--transformer-class", "org.apache.hudi.utilities.transform.SqlQueryBasedTransformer"]
+        flags += ["--transformer-class", TRANSFORMER_CLASS]
     sync = pipeline.lake.sync_enabled if enable_sync is None else enable_sync
     if sync:
         flags.append("--enable-sync")
@@ -263,6 +264,9 @@ def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, t
     if engine_for(pipeline.hudi.version, target, pipeline.hudi.engine) == HUDI_CDC:
         return hudi_cdc_aws_argv(pipeline, job, props_uri)
     flags = [prof.emr_ordering_flag if f == prof.ordering_flag else f for f in streamer_flags(pipeline, job, props_uri)]
+    if prof.name != "seed" and "--transformer-class" not in flags:
+        # typed columns: the properties carry the transformer SQL (engines/deltastreamer/typed_render.py)
+        flags[flags.index("--op"):flags.index("--op")] = ["--transformer-class", TRANSFORMER_CLASS]
     flags += async_compaction_flags(prof, job)
     flags += lock_flags(pipeline, table, table_type, prof.name)
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,

@@ -129,3 +129,62 @@ def test_decimals_as_bytes_for_the_014_deltastreamer():
     reader = lt.reader_schema(SCHEMA, list(types.values()))
     n = next(f for f in reader["fields"] if f["name"] == "n")
     assert "logicalType" not in n["type"][1] and n["type"][1]["type"] == "bytes"
+
+
+# What Debezium 3 lands for the PostgreSQL types beyond the main table (measured on PostgreSQL 15 with
+# pgoutput; docs/types.md): each gets a lake type, never a raw encoding.
+def _bits(n: int) -> dict:
+    return {"connect.version": 1, "connect.parameters": {"length": str(n)}, "connect.name": "io.debezium.data.Bits",
+            "type": "bytes"}
+
+
+MORE = {"type": "record", "name": "Value", "fields": [
+    {"name": "b8", "type": ["null", _bits(8)]},
+    {"name": "vb0", "type": ["null", _bits(2147483647)]},
+    {"name": "b1", "type": ["null", "boolean"]},
+    {"name": "tsv", "type": ["null", {"connect.version": 1, "connect.name": "io.debezium.data.Tsvector",
+                                      "type": "string"}]},
+    {"name": "ci", "type": ["null", "string"]},
+    {"name": "r4", "type": ["null", "string"]},
+    {"name": "pt", "type": ["null", {"connect.name": "io.debezium.data.geometry.Point", "type": "record",
+                                     "name": "io.debezium.data.geometry.Point", "fields": [
+                                         {"name": "x", "type": "double"}, {"name": "y", "type": "double"},
+                                         {"name": "wkb", "type": ["null", "bytes"]},
+                                         {"name": "srid", "type": ["null", "int"]}]}]},
+    {"name": "tzarr", "type": ["null", {"type": "array", "items": ["null", ZONED]}]},
+    {"name": "uarr", "type": ["null", {"type": "array", "items": [
+        "null", {"connect.version": 1, "connect.name": "io.debezium.data.Uuid", "type": "string"}]}]},
+    {"name": "tmarr", "type": ["null", {"type": "array", "items": ["null", MICRO_TIME]}]},
+    {"name": "narr", "type": ["null", {"type": "array", "items": ["null", DECIMAL]}]},
+    {"name": "barr", "type": ["null", {"type": "array", "items": ["null", "bytes"]}]},
+]}
+
+
+def test_more_postgresql_types_have_lake_types():
+    c = {x.name: x for x in lt.schema_types(MORE, table="t")}
+    assert {n: c[n].lake_type for n in c} == {
+        "b8": "string", "vb0": "string", "b1": "boolean", "tsv": "string", "ci": "string", "r4": "string",
+        "pt": "struct<`x`:double,`y`:double,`wkb`:binary,`srid`:int>", "tzarr": "array<timestamp>",
+        "uarr": "array<string>", "tmarr": "array<string>", "narr": "array<decimal(12,2)>", "barr": "array<binary>"}
+    assert c["b8"].kind == "bits" and c["tzarr"].kind == "array<timestamptz>" and c["tmarr"].kind == "array<time>"
+    assert {n for n in c if c[n].converts} == {"b8", "vb0", "tzarr", "tmarr"}
+    # bit(n): n characters, the highest bit first; an unbounded varbit drops leading zeros
+    assert "sequence(8 - 1, 0, -1)" in c["b8"].expr and "regexp_replace" not in c["b8"].expr
+    assert "length(`vb0`) * 8" in c["vb0"].expr and "'^0+'" in c["vb0"].expr
+    assert c["tzarr"].expr.startswith("transform(`tzarr`, e0 -> ")
+
+
+def test_verify_canonical_forms_of_bit_strings():
+    import pyarrow as pa
+
+    from hudi_cdc.capture import typed_values as tv
+
+    assert tv.kind_of("bit(8)") == "bits:8" and tv.kind_of("bit varying(16)") == "bits:16"
+    assert tv.kind_of("bit varying") == "bits:" and tv.kind_of("bit(1)") == tv.kind_of("bit") == "bit1"
+    assert tv.kind_of("bit(8)[]") == "array:bits:8"
+    assert tv.select_sql('"b"', "bit(8)") == '"b"::text'
+    assert tv.db_value("bits:8", "10110001") == tv.lake_value("bits:8", pa.string(), "10110001")
+    assert tv.db_value("bits:16", "101") == "0000000000000101"  # Debezium carries no varbit length
+    assert tv.db_value("bits:", "00001000") == "1000" and tv.db_value("bits:", "000") == ""
+    assert tv.db_value("bit1", "1") is True and tv.db_value("bit1", "0") is False
+    assert tv.lake_value("bits:8", pa.binary(), b"\xb1") != tv.db_value("bits:8", "10110001")

@@ -309,6 +309,50 @@ def test_real_deltastreamer_014_lands_the_same_types(scenario):
         assert r.equal, r.summary()
 
 
+@pytest.mark.deltastreamer
+def test_rendered_emr_properties_type_the_same_on_the_real_014(scenario):
+    """What `hudi-cdc render` writes (and the AWS runners upload) for HoodieStreamer on EMR (hudi.version
+    0.14.0, engine hoodiestreamer): its properties and schema files, run unchanged by the real
+    HoodieDeltaStreamer 0.14.0 locally, give the same lake types and values as hudi-cdc's streamer."""
+    from hudi_cdc import launch
+    from hudi_cdc.capture.verify import verify
+    from hudi_cdc.engines.deltastreamer import runtime, submit, typed_render
+    from hudi_cdc.plan import job_argvs
+
+    require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
+    base = Path(scenario["p"].base_dir)
+    p = _pipeline(base, scenario["db"], lake="lake014emr", hudi={"version": "0.14.0", "engine": "hoodiestreamer"})
+    out = base / "emr-rendered"
+    lines: list[str] = []
+    rows = {r["job"]: r["argv"] for r in job_argvs(p, out, None, "emr", lines.append)}
+    assert not [ln for ln in lines if not ln.startswith("wrote ")], lines
+    tt = "COPY_ON_WRITE"
+    job = render.Job(TABLE, tt, "BULK_INSERT")
+    emr_argv = rows[job.name]
+    assert emr_argv[emr_argv.index("--transformer-class") + 1] == render.TRANSFORMER_CLASS
+    props = out / render.props_filename(p, TABLE, tt)
+    assert f"schema.file=file://{out.resolve()}/{TABLE}_cow.target.avsc" in props.read_text()
+    rt = runtime.load()
+    argv = render.real_streamer_local_argv(p, job, f"file://{props.resolve()}", spark_submit=str(rt.spark_submit),
+                                           jars=[str(rt.classpath_first), *(str(j) for j in rt.jars)],
+                                           app_jar=str(rt.app_jar))
+    log = base / "emr-rendered.log"
+    res = launch.Launcher().run(argv, env=submit._environment(p, rt), cwd=base, log_path=log, timeout=600)
+    assert res.ok, res.cause()
+    want, got = _lake(scenario["p"], tt), _lake(p, tt)
+    for name in want.schema.names:
+        if not name.startswith("_hoodie"):
+            assert got.schema.field(name).type == want.schema.field(name).type, name
+    mine, theirs = _by_id(want), _by_id(got)
+    assert sorted(theirs) == sorted(mine)
+    for k, row in mine.items():
+        for c, v in row.items():
+            assert theirs[k][c] == v or (v != v and theirs[k][c] != theirs[k][c]), (k, c, theirs[k][c], v)
+    r = verify(p, TABLE, tt)
+    assert r.equal, r.summary()
+    assert typed_render.applies(p, "emr-serverless")
+
+
 def test_corrupted_lake_value_is_a_difference(scenario, spark):
     """A rounded decimal and a shifted timestamp written into the CoW table: verify counts the row once
     and names both columns."""

@@ -43,6 +43,12 @@ def kind_of(type_name: str) -> str:
         return "float8"
     if t == "bytea":
         return "bytes"
+    if t in ("bit", "bit(1)"):
+        return "bit1"  # Debezium lands bit(1) as a boolean
+    if t.startswith("bit varying"):
+        return f"bits:{t[len('bit varying('):-1]}" if "(" in t else "bits:"  # lake_types.bits_expr's policy
+    if t.startswith("bit("):
+        return f"bits:{t[len('bit('):-1]}"
     if t in ("json", "jsonb"):
         return "json"
     if t in ("smallint", "integer", "bigint", "boolean", "text") or t.startswith(("character", "varchar")):
@@ -213,6 +219,11 @@ def db_value(kind: str, v):
         return ("json", json_value(v))
     if kind == "bytes":
         return bytes(v)
+    if kind == "bit1":
+        return str(v) == "1"
+    if kind.startswith("bits:"):
+        n = kind[len("bits:"):]
+        return str(v).rjust(int(n), "0") if n else str(v).lstrip("0")
     if kind == "text":
         return str(v)
     return v

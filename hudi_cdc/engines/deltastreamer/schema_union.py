@@ -11,10 +11,14 @@ Only file headers are read."""
 from __future__ import annotations
 
 import copy
+import io
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import fastavro
+
+from ... import storage
 
 
 def _optional(field: dict[str, Any]) -> dict[str, Any]:
@@ -28,18 +32,25 @@ def _optional(field: dict[str, Any]) -> dict[str, Any]:
     return f
 
 
-def union_schema(newest: dict[str, Any], files: list[Path]) -> dict[str, Any]:
+def file_schema(path: str | Path) -> dict[str, Any] | None:
+    """The writer schema of one landed file (a local path or an s3:// URI); None when it is unreadable
+    or not a record."""
+    try:
+        data = storage.read_bytes(str(path))
+        schema = fastavro.reader(io.BytesIO(data)).writer_schema if data is not None else None
+    except (OSError, ValueError):
+        return None
+    return schema if isinstance(schema, dict) else None
+
+
+def union_schema(newest: dict[str, Any], files: Sequence[str | Path]) -> dict[str, Any]:
     """`newest` plus the fields of the other files' schemas it lacks (optional, null default)."""
     out = copy.deepcopy(newest)
     names = {f["name"] for f in out["fields"]}
-    for path in sorted(files):
-        try:
-            with open(path, "rb") as fh:
-                schema = fastavro.reader(fh).writer_schema
-        except (OSError, ValueError):
+    for path in sorted(files, key=str):
+        schema = file_schema(path)
+        if schema is None:
             continue  # an unreadable file is named by the job itself
-        if not isinstance(schema, dict):
-            continue
         for f in schema.get("fields", []):
             if f["name"] not in names:
                 out["fields"].append(_optional(f))

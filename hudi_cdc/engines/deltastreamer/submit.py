@@ -86,14 +86,27 @@ def typed_job(pipeline: Pipeline, table: str, table_type: str) -> TypedJob:
     from ...jobs.stream.typed import legacy_columns, stored_schema
 
     landed = landed_schema(pipeline, table)
-    t = pipeline.table(table)
-    try:
-        # 0.14's Avro source refuses the landed decimals ("Found bytes, expecting union"): read as bytes
-        types = lake_types.schema_types(landed, table=table, props=t.hudi_options, decimals_as_bytes=True)
-    except lake_types.LakeTypeError as exc:
-        raise ConfigError(f"tables.{table}: {exc}") from None
+    types = typed_types(pipeline, table, landed)
     base = pipeline.base_path(table, table_type)
     legacy = legacy_columns(types, stored_schema(base)) if completed_instants(uri_to_path(base)) else []
+    return typed_from(pipeline, table, landed, types, legacy)
+
+
+def typed_types(pipeline: Pipeline, table: str, landed: dict) -> list[lake_types.ColumnType]:
+    """The lake types of a landed schema's columns, every Decimal read as bytes (0.14's Avro source refuses
+    the landed decimals: "Found bytes, expecting union")."""
+    try:
+        return lake_types.schema_types(landed, table=table, props=pipeline.table(table).hudi_options,
+                                       decimals_as_bytes=True)
+    except lake_types.LakeTypeError as exc:
+        raise ConfigError(f"tables.{table}: {exc}") from None
+
+
+def typed_from(pipeline: Pipeline, table: str, landed: dict, types: list[lake_types.ColumnType],
+               legacy: list[str]) -> TypedJob:
+    """The TypedJob of a landed schema (columns in ``legacy`` kept as landed): the local engine's and the
+    one rendered for HoodieStreamer on EMR (typed_render.py)."""
+    t = pipeline.table(table)
     source = lake_types.reader_schema(landed, types) or landed
     target = target_schema(lake_types.typed_schema(landed, types, keep=set(legacy)), t.deletes == "hard")
     items = lake_types.select_list(types, keep=set(legacy))

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...config import Pipeline
-from ...errors import AwsError
+from ...engines.deltastreamer import typed_render
+from ...errors import AwsError, DataError
 from ...profiles import HUDI_CDC, engine_for
 from ...render import Job
 from .checks import check_runs_on_aws, hudi_mismatch, scrub
 from .client import DryRunClient, aws_client, call, check_credentials
 from .errors import AlreadyRunning, JobCancelled, JobFailed
-from .layout import job_name, owns_name, writes_table
+from .layout import job_name, owns_name, properties_root, writes_table
 from .logs import read_log_tail
 from .poll import Probe, poll
 from .upload import upload_rendered
@@ -86,6 +87,7 @@ class AwsRunner(ABC):
             self.client = client or aws_client(self.service, self.settings.region)
             self.s3 = s3 or aws_client("s3", self.settings.region)
         self._uploaded: dict[str, str] | None = None
+        self._typed: typed_render.TypedFiles | None = None
         self._warned_version = False
 
     # ---- what each runner fills in -----------------------------------------------------------
@@ -194,10 +196,18 @@ class AwsRunner(ABC):
         """The profile's default engine on AWS or hudi.engine; ConfigError when it cannot run here."""
         return engine_for(self.pipeline.hudi.version, self.target, self.pipeline.hudi.engine)
 
+    def typed_files(self) -> typed_render.TypedFiles | None:
+        """HoodieStreamer's typed columns (rendered once from the landed schemas); None for hudi-cdc's streamer."""
+        if self._typed is None and typed_render.applies(self.pipeline, self.target):
+            self._typed = typed_render.render_typed(self.pipeline, properties_root(self.pipeline), self.echo)
+        return self._typed
+
     def upload_properties(self) -> dict[str, str]:
         """Upload every rendered file once (and hudi-cdc's job files for that engine); name -> s3 URI."""
         if self._uploaded is None:
+            typed = self.typed_files()
             self._uploaded = upload_rendered(self.pipeline, self.s3, self.echo, self.dry_run,
+                                             rendered=typed.files if typed else None,
                                              with_job=self.engine == HUDI_CDC)
         return self._uploaded
 
@@ -219,6 +229,10 @@ class AwsRunner(ABC):
                 raise AlreadyRunning(
                     f"refusing to submit {name}: {self.noun} {r['id']} ({r['name']}) is {r['state']} on "
                     f"{self.where} and writes the same table; stop it first with `{self.cancel_command} {r['id']}`")
+        typed = self.typed_files()
+        if typed is not None and job.table in typed.no_landing:
+            # HoodieStreamer would write Debezium's encodings, and the table would keep them
+            raise DataError(f"refusing to submit {name}: " + typed_render.no_landing_line(self.pipeline, job.table))
         return self._start(job, name, active)
 
     def run_job(self, job: Job, wait: bool = True) -> RunResult:

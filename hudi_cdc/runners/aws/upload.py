@@ -15,10 +15,11 @@ from .layout import properties_root, split_s3
 
 
 def upload_rendered(pipeline: Pipeline, s3: Any, echo: Callable[[str], None], dry_run: bool,
-                    with_job: bool = False) -> dict[str, str]:
-    """Upload every rendered file to the pipeline's properties root, secrets checked first (and, with
-    ``with_job``, hudi-cdc's job file and zip); returns name -> s3 URI."""
-    files = {n: t.encode("utf-8") for n, t in rnd.render_properties(pipeline).items()}
+                    with_job: bool = False, rendered: dict[str, str] | None = None) -> dict[str, str]:
+    """Upload every rendered file (``rendered``, else the properties files) to the pipeline's properties
+    root, secrets checked first (and, with ``with_job``, hudi-cdc's job file and zip); returns name -> s3 URI."""
+    texts = rendered if rendered is not None else rnd.render_properties(pipeline)
+    files = {n: t.encode("utf-8") for n, t in texts.items()}
     check_no_secrets(pipeline, [(f"properties file {n}", t.decode("utf-8")) for n, t in files.items()])
     if with_job:
         files.update(job_files())
