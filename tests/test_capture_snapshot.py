@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import fastavro
 import pytest
@@ -98,7 +99,14 @@ def _inject(pipeline, table, events):
     offset = sum(1 for _ in _records(files))
     buf = io.BytesIO()
     fastavro.writer(buf, schema, events)
-    (files[0].parent / f"incsnap.public.{table}+0+{offset:010d}.avro").write_bytes(buf.getvalue())
+    name = f"incsnap.public.{table}+0+{offset:010d}.avro"
+    (files[0].parent / name).write_bytes(buf.getvalue())
+    # capture lands whole transactions and names them in a cut (capture/txn.py): so must this file
+    from hudi_cdc.jobs.stream import cuts
+    folder = cuts.cuts_dir(str(files[0].parent.parent.parent))
+    newest = next(cuts.newest_first(folder))
+    cut = dict(newest, cut=newest["cut"] + 1, topics={**newest["topics"], files[0].parent.parent.name: name})
+    (Path(folder) / cuts.cut_name(cut["cut"])).write_text(json.dumps(cut))
 
 
 def test_snapshot_properties_requests_and_refusals(tmp_path):
