@@ -9,7 +9,7 @@ from pathlib import Path
 from . import pipeline as pipe
 from . import sample
 from .config import load_pipeline, uri_to_path
-from .output import text_table
+from .text import text_table
 
 SHOW = {
     "artists": (["299"], ["artist_id", "name", "nationality", "gender", "birth_year", "death_year", "__op",

@@ -30,7 +30,7 @@ from . import pipeline as pipe
 from .capture.pg_local import LocalPostgres
 from .config import Pipeline, load_pipeline
 from .errors import ConfigError
-from .output import text_table
+from .text import text_table
 
 if TYPE_CHECKING:
     from .capture.verify import VerifyResult
