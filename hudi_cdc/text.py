@@ -1,10 +1,23 @@
-"""Plain-text helpers for people (tables, byte counts): the CLI's output, the demos, the report and
-`source check` use them, so they live below the CLI (stdlib only)."""
+"""Plain-text helpers for people (tables, byte counts, progress lines): the CLI's output, the demos, the
+report and `source check` use them, so they live below the CLI (stdlib only).
+
+Library calls never print: a call that reports progress takes a ``progress`` callback whose default,
+``log_progress``, writes to the ``hudi_cdc`` logger (silent unless the caller configures logging); the CLI
+passes its own printer (stderr), so only the CLI decides what reaches the terminal."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+Progress = Callable[[str], None]
+_LOG = logging.getLogger("hudi_cdc")
+
+
+def log_progress(msg: str) -> None:
+    """The default ``progress`` of library calls: one INFO record on the ``hudi_cdc`` logger."""
+    _LOG.info(msg)
 
 
 def _cell(v: Any) -> str:
