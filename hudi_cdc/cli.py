@@ -100,6 +100,9 @@ def main(argv=None) -> int:
         return code if isinstance(code, int) else ExitCode.OK  # ctx.exit(N) of a command (e.g. status bounds)
     except HudiCdcError as exc:
         if debug:
+            details = getattr(exc, "details", "")
+            if details:  # what the one line summarises (e.g. a failed EMR step's stderr tail)
+                click.echo(details, err=True)
             raise
         click.secho(f"error: {exc}", fg="red", err=True)
         return exc.exit_code

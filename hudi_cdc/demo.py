@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from . import pipeline as pipe
 from . import sample
 from .config import load_pipeline, uri_to_path
-from .output import text_table
+from .text import Progress, log_progress, text_table
 
 SHOW = {
     "artists": (["299"], ["artist_id", "name", "nationality", "gender", "birth_year", "death_year", "__op",
@@ -19,7 +18,9 @@ SHOW = {
 }
 
 
-def run_demo(directory: Path, registry: str = "", metastore: str = "", progress: Callable[[str], None] = print) -> dict:
+def run_demo(directory: Path, registry: str = "", metastore: str = "", progress: Progress = log_progress,
+             show: Progress = log_progress) -> dict:
+    """The MoMA story; progress lines go to ``progress``, the rows it shows to ``show`` (the CLI: stdout)."""
     from .workspace import PIPELINE_FILE, write_sample_pipeline
 
     cfg = directory / PIPELINE_FILE
@@ -42,13 +43,13 @@ def run_demo(directory: Path, registry: str = "", metastore: str = "", progress:
         started = time.time()
         pipe.stream(p, table, once=True, progress=progress)
         timings[f"stream_{table}_s"] = round(time.time() - started, 1)
-    show_rows(p, progress)
+    show_rows(p, progress, show)
     timings["total_s"] = round(time.time() - t0, 1)
     progress(f"timings: {timings}")
     return timings
 
 
-def register_schemas(p, progress: Callable[[str], None]) -> None:
+def register_schemas(p, progress: Progress) -> None:
     if p.source.schema_registry:
         from .registry import RegistryClient, register_pipeline
 
@@ -57,7 +58,7 @@ def register_schemas(p, progress: Callable[[str], None]) -> None:
                 progress(f"registered {row['subject']} version {row['version']} in {p.source.schema_registry}")
 
 
-def show_rows(p, progress: Callable[[str], None]) -> None:
+def show_rows(p, progress: Progress, show: Progress = log_progress) -> None:
     """Artist 299 and artwork 128447 in every table, read with hudi-rs (and through Hive when synced)."""
     from .reader import current_rows
 
@@ -66,12 +67,12 @@ def show_rows(p, progress: Callable[[str], None]) -> None:
             rows = current_rows(p, table, tt, keys=keys, columns=cols)
             progress("")
             progress(f"{table} {keys[0]} in {p.base_path(table, tt)} (read with hudi-rs):")
-            print(text_table(rows, cols) if rows else f"(no row: {table} {keys[0]} is deleted)")
+            show(text_table(rows, cols) if rows else f"(no row: {table} {keys[0]} is deleted)")
     if p.lake.sync_enabled:
-        _show_through_hive(p, progress)
+        _show_through_hive(p, progress, show)
 
 
-def _show_through_hive(p, progress) -> None:
+def _show_through_hive(p, progress: Progress, show: Progress) -> None:
     """The same rows through HiveServer2 (the local stack's Spark Thrift Server), as the seed's
     beeline queries did."""
     from .hive import HiveClient, default_server
@@ -83,4 +84,4 @@ def _show_through_hive(p, progress) -> None:
     progress(f"through Hive ({host}:{port}): {sql}")
     with HiveClient(host, port) as hive:
         rows = hive.query(sql)
-    print(text_table(rows) if rows else "(no row)")
+    show(text_table(rows) if rows else "(no row)")

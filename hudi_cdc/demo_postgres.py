@@ -30,7 +30,7 @@ from . import pipeline as pipe
 from .capture.pg_local import LocalPostgres
 from .config import Pipeline, load_pipeline
 from .errors import ConfigError
-from .output import text_table
+from .text import log_progress, text_table
 
 if TYPE_CHECKING:
     from .capture.verify import VerifyResult
@@ -204,7 +204,7 @@ def verify_all(p: Pipeline, progress: Progress) -> list:
     return results
 
 
-def _show_db_rows(p: Pipeline, progress: Progress) -> None:
+def _show_db_rows(p: Pipeline, progress: Progress, show: Progress) -> None:
     from psycopg import sql
     from psycopg.rows import dict_row
 
@@ -221,7 +221,7 @@ def _show_db_rows(p: Pipeline, progress: Progress) -> None:
             rows = conn.cursor(row_factory=dict_row).execute(query, (value,)).fetchall()
             progress("")
             progress(f"{table} {value} in the database ({st.qualified}):")
-            print(text_table(rows, cols) if rows else f"(no row: {table} {value} is deleted)")
+            show(text_table(rows, cols) if rows else f"(no row: {table} {value} is deleted)")
 
 
 def raise_if_differ(results: Sequence[VerifyResult]) -> None:
@@ -236,7 +236,7 @@ def raise_if_differ(results: Sequence[VerifyResult]) -> None:
 
 def run_postgres_demo(directory: Path, *, dsn: str | None = None, password_env: str | None = None,
                       keep_db: bool = False, registry: str = "", metastore: str = "",
-                      progress: Progress = print) -> dict:
+                      progress: Progress = log_progress, show: Progress = log_progress) -> dict:
     from .capture import moma_db
     from .capture import source as src
     from .demo import register_schemas, show_rows
@@ -274,8 +274,8 @@ def run_postgres_demo(directory: Path, *, dsn: str | None = None, password_env: 
         started = time.time()
         results = verify_all(p, progress)
         timings["verify_s"] = round(time.time() - started, 1)
-        show_rows(p, progress)
-        _show_db_rows(p, progress)
+        show_rows(p, progress, show)
+        _show_db_rows(p, progress, show)
     finally:
         server = source.server
         if server is not None and keep_db:

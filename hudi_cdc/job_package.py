@@ -16,7 +16,8 @@ from pathlib import Path
 
 JOB_SCRIPT_NAME = "streamer.py"
 JOB_ZIP_NAME = "hudi_cdc_job.zip"
-# What the job imports besides hudi_cdc.jobs.*: stdlib-only modules shared with the CLI side.
+# What the job imports besides hudi_cdc.jobs.*: stdlib-only modules shared with the CLI side (dotted names
+# below hudi_cdc; scripts/relayout.py rewrites them when modules move).
 SHARED_MODULES = ("causes", "checkpoints", "errors", "instants", "lake_types", "properties", "s3", "spark_conf",
                   "storage")
 # the Python packages the job needs on the cluster (pinned like setup.cfg)
@@ -37,8 +38,11 @@ def job_members() -> list[tuple[str, Path]]:
     root = _package_root()
     files = [root / "__init__.py", root / "jobs" / "__init__.py", job_script_path()]
     files += sorted((root / "jobs" / "stream").glob("*.py"))
-    files += [root / f"{m}.py" for m in SHARED_MODULES]
-    return sorted((f"hudi_cdc/{f.relative_to(root).as_posix()}", f) for f in files)
+    for m in SHARED_MODULES:  # dotted below hudi_cdc ("common.storage"), with its packages' __init__.py
+        parts = m.split(".")
+        files += [root.joinpath(*parts[:i], "__init__.py") for i in range(1, len(parts))]
+        files.append(root.joinpath(*parts[:-1], f"{parts[-1]}.py"))
+    return sorted({(f"hudi_cdc/{f.relative_to(root).as_posix()}", f) for f in files})
 
 
 def job_zip() -> bytes:

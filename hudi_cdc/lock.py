@@ -30,6 +30,7 @@ from filelock import FileLock, Timeout
 
 from .config import TYPE_SUFFIX, Pipeline, uri_to_path
 from .errors import TableLocked
+from .text import log_progress
 
 LOCK_DIR = ".hudi-cdc-locks"
 
@@ -145,7 +146,7 @@ def held_fds() -> list[int]:
 
 @contextmanager
 def table_lock(pipeline: Pipeline, table: str, table_type: str, command: str,
-               progress: Callable[[str], None] = print) -> Iterator[Path]:
+               progress: Callable[[str], None] = log_progress) -> Iterator[Path]:
     """Hold the table's writer lock for the block; ``TableLocked`` if another process holds it."""
     path = lock_path(pipeline, table, table_type)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,7 +181,7 @@ def table_lock(pipeline: Pipeline, table: str, table_type: str, command: str,
 
 @contextmanager
 def table_locks(pipeline: Pipeline, targets: list[tuple[str, str]], command: str,
-                progress: Callable[[str], None] = print) -> Iterator[None]:
+                progress: Callable[[str], None] = log_progress) -> Iterator[None]:
     """All targets' locks (local tables only), taken in a fixed order so two commands cannot deadlock."""
     from contextlib import ExitStack
 

@@ -25,6 +25,7 @@ import yaml
 
 from .config import Pipeline, load_pipeline, parse_pipeline
 from .errors import ConfigError
+from .text import log_progress
 
 Progress = Callable[[str], None]
 
@@ -64,7 +65,7 @@ def register_schema(pipeline: Pipeline, name: str, progress: Progress) -> dict |
 
 
 def add_table(config: Path, name: str, settings: dict[str, Any] | None = None, *, stream: bool = False,
-              target: str = "local", progress: Progress = print) -> dict[str, Any]:
+              target: str = "local", progress: Progress = log_progress) -> dict[str, Any]:
     """Register, bootstrap alone, then (stream=True) stream the new table continuously."""
     from . import pipeline as pipe
 

@@ -15,25 +15,9 @@ from typing import Any
 
 import click
 
+from .text import human_bytes, text_table
 
-def _cell(v: Any) -> str:
-    if v is None:
-        return "null"
-    return str(v)
-
-
-def text_table(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None) -> str:
-    if not rows:
-        return "(no rows)"
-    cols = columns or list(rows[0].keys())
-    cells = [[_cell(r.get(c)) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)) + " |", line]
-    for row in cells:
-        out.append("| " + " | ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) + " |")
-    out.append(line)
-    return "\n".join(out)
+__all__ = ["human_bytes", "text_table"]  # re-exported: commands print with them
 
 
 def to_csv(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None) -> str:
@@ -44,20 +28,6 @@ def to_csv(rows: Sequence[Mapping[str, Any]], columns: list[str] | None = None) 
     for r in rows:
         w.writerow({c: r.get(c) for c in cols})
     return buf.getvalue().rstrip("\n")
-
-
-def human_bytes(n: Any) -> str:
-    """Like Hudi's NumericUtils.humanReadableByteCount: 1024-based, one decimal."""
-    if n is None:
-        return "null"
-    n = float(n)
-    if n < 1024:
-        return f"{int(n)} B" if n == int(n) else f"{n:.1f} B"
-    for unit in "KMGTPE":
-        n /= 1024
-        if n < 1024 or unit == "E":
-            return f"{n:.1f} {unit}B"
-    return str(n)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from .render import Job
 from .runners import Runner, make_runner
 from .runners.local.plan import work_dir
 from .supervise import JOB_DIED, Stopper, stop_file_for, supervise
+from .text import log_progress
 
 Progress = Callable[[str], None]
 
@@ -95,14 +96,15 @@ def _check_registry(pipeline: Pipeline, jobs: list[Job], target: str) -> None:
 
 
 def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = False, target: str = "local",
-              dry_run: bool = False, progress: Progress = print, runner: Runner | None = None) -> list[dict]:
+              dry_run: bool = False, progress: Progress = log_progress, runner: Runner | None = None,
+              show: Progress | None = None) -> list[dict]:
     if dry_run:
         jobs = plan_bootstrap(pipeline, table, force, target)
-        return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, "bootstrap")
+        return (runner or make_runner(pipeline, target, progress, dry_run, show)).plan(jobs, "bootstrap")
     # one writer per table: refused while another bootstrap/stream writes one of the tables
     with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets(table)), "bootstrap", progress):
         jobs = plan_bootstrap(pipeline, table, force, target)
-        runner = runner or make_runner(pipeline, target, progress, dry_run)
+        runner = runner or make_runner(pipeline, target, progress, dry_run, show)
         runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
         _check_registry(pipeline, jobs, target)
         moved = _set_aside(pipeline, jobs, progress)
@@ -139,16 +141,16 @@ def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | No
 
 
 def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: str | None = None,
-           target: str = "local", dry_run: bool = False, progress: Progress = print,
-           runner: Runner | None = None) -> list[dict]:
+           target: str = "local", dry_run: bool = False, progress: Progress = log_progress,
+           runner: Runner | None = None, show: Progress | None = None) -> list[dict]:
     label = f"stream-{table}"
     if dry_run:
         jobs = plan_stream(pipeline, table, once, table_type, target)
-        return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, label)
+        return (runner or make_runner(pipeline, target, progress, dry_run, show)).plan(jobs, label)
     wanted = [(table, tt) for tt in pipeline.table(table).table_types if not table_type or tt == table_type]
     with table_locks(pipeline, _local_targets(pipeline, target, wanted), "stream", progress):
         jobs = plan_stream(pipeline, table, once, table_type, target)
-        runner = runner or make_runner(pipeline, target, progress, dry_run)
+        runner = runner or make_runner(pipeline, target, progress, dry_run, show)
         runner.preflight()
         _check_registry(pipeline, jobs, target)
         if once or target != "local" or getattr(runner, "delegate", None) is not None:
@@ -173,7 +175,7 @@ def plan_stream_all(pipeline: Pipeline, once: bool, target: str = "local") -> li
 
 
 def stream_all(pipeline: Pipeline, *, once: bool = False, target: str = "local", dry_run: bool = False,
-               progress: Progress = print, runner: Runner | None = None,
+               progress: Progress = log_progress, runner: Runner | None = None,
                stopper_hook: Callable[[Stopper], None] | None = None) -> list[dict]:
     """`stream --all`: every table and type in ONE Spark application (jobs/stream/loops.py): rounds of
     different tables run side by side, a failing table backs off and is reported while the others go on.

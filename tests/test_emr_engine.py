@@ -230,7 +230,7 @@ def test_serverless_job_run_runs_the_job_file(serverless_app, lake_bucket, boto,
 @pytest.mark.aws
 def test_dry_run_prints_the_job_file_uploads_and_the_step(emr_cluster, boto, capsys, monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # any real call would fail loudly
-    runner = EmrRunner(hudi_cdc_pipeline(cluster_id=emr_cluster), dry_run=True)
+    runner = EmrRunner(hudi_cdc_pipeline(cluster_id=emr_cluster), dry_run=True, show=print)
     runner.preflight()  # a dry run is allowed: it only shows what would be sent
     res = runner.run_job(JOB)
     out = capsys.readouterr().out.splitlines()

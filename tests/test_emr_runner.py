@@ -87,7 +87,8 @@ def track(runner, script, cluster_id, states, last=None):
     return holder
 
 
-def test_failure_shows_failure_details_and_stderr_tail(runner, emr_cluster, boto, state_script):
+def test_failure_is_one_line_with_the_details_behind_debug(runner, emr_cluster, boto, state_script, tmp_path,
+                                                            monkeypatch, capsys):
     job = render.Job("artworks", "COPY_ON_WRITE", "BULK_INSERT")
     stderr = "\n".join(f"line {i}" for i in range(1, 101)) + "\nException in thread main: HoodieException boom"
 
@@ -102,13 +103,39 @@ def test_failure_shows_failure_details_and_stderr_tail(runner, emr_cluster, boto
     holder = track(runner, state_script, emr_cluster, ["FAILED"], last=fail)
     with pytest.raises(aws_errors.JobFailed) as err:
         runner.run_job(job)
-    msg = str(err.value)
-    assert f"step {holder['id']} (hudi-cdc:moma:artworks_cow:bulk_insert) FAILED on {emr_cluster}" in msg
-    assert "reason: Unknown Error." in msg
-    assert "NoClassDefFoundError" in msg
-    assert "HoodieException boom" in msg and "line 100" in msg
-    assert "line 1\n" not in msg  # a tail, not the whole log
+    msg, details = str(err.value), err.value.details
+    log = f"s3://{BUCKET}/hudi-cdc/logs/{emr_cluster}/steps/{holder['id']}/stderr.gz"
+    # one line: what failed, EMR's reason and message, the stderr's root cause, where the log is
+    assert "\n" not in msg
+    assert msg.startswith(f"step {holder['id']} (hudi-cdc:moma:artworks_cow:bulk_insert) FAILED on {emr_cluster}: "
+                          "reason: Unknown Error.; message: java.lang.NoClassDefFoundError: org/apache/spark/sql/avro")
+    assert "; stderr: Exception in thread main: HoodieException boom; " in msg
+    assert msg.endswith(f"the log: {log} (hudi-cdc emr logs {holder['id']}; --debug shows its last lines)")
+    # the details: EMR's lines and the stderr's last 40 lines
+    assert details.splitlines()[1:4] == ["  reason: Unknown Error.",
+                                         "  message: java.lang.NoClassDefFoundError: org/apache/spark/sql/avro",
+                                         f"  log file: {log}"]
+    assert "HoodieException boom" in details and "line 100" in details and "line 62\n" in details
+    assert "line 61\n" not in details  # a tail, not the whole log
     assert isinstance(err.value, AwsError) and err.value.exit_code == 8
+
+    # through the CLI: one red line (exit 8); --debug prints the details before the traceback
+    from hudi_cdc import cli
+    from hudi_cdc import pipeline as pipe
+
+    def failing_bootstrap(*args, **kwargs):
+        raise err.value
+
+    monkeypatch.setattr(pipe, "bootstrap", failing_bootstrap)
+    cfg = tmp_path / "hudi-cdc.yaml"
+    cfg.write_text(json.dumps(pipeline_data(cluster_id=emr_cluster)))
+    capsys.readouterr()
+    assert cli.main(["--config", str(cfg), "--target", "emr", "bootstrap"]) == 8
+    out, errout = capsys.readouterr()
+    assert (out, errout) == ("", f"error: {msg}\n")
+    with pytest.raises(aws_errors.JobFailed):
+        cli.main(["--debug", "--config", str(cfg), "--target", "emr", "bootstrap"])
+    assert capsys.readouterr().err == details + "\n"
 
 
 def test_cancelled_step_has_its_own_message(runner, emr_cluster, state_script):
@@ -220,7 +247,7 @@ def test_a_step_that_cannot_start_yet_is_announced(emr_cluster, boto, echo_lines
 
 def test_dry_run_prints_every_call_and_makes_none(emr_cluster, boto, capsys, monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # any real call would fail loudly
-    runner = EmrRunner(make_pipeline(cluster_id=emr_cluster), dry_run=True)
+    runner = EmrRunner(make_pipeline(cluster_id=emr_cluster), dry_run=True, show=print)
     res = runner.run_job(render.Job("artworks", "MERGE_ON_READ", "UPSERT", continuous=True))
     out = capsys.readouterr().out.splitlines()
     calls = [line.split(" ", 1) for line in out if not line.startswith("#")]
@@ -239,7 +266,7 @@ def test_dry_run_prints_every_call_and_makes_none(emr_cluster, boto, capsys, mon
 
 
 def test_dry_run_cancel(emr_cluster, capsys):
-    EmrRunner(make_pipeline(cluster_id=emr_cluster), dry_run=True, echo=lambda m: None).cancel("s-123")
+    EmrRunner(make_pipeline(cluster_id=emr_cluster), dry_run=True, echo=lambda m: None, show=print).cancel("s-123")
     line = capsys.readouterr().out.strip()
     assert line.startswith("emr.cancel_steps ")
     assert json.loads(line.split(" ", 1)[1]) == {"ClusterId": emr_cluster, "StepIds": ["s-123"],

@@ -95,11 +95,14 @@ def test_failure_shows_state_details_and_driver_stderr(runner, serverless_app, b
     holder = track(runner, state_script, serverless_app, ["RUNNING", "FAILED"], last=fail)
     with pytest.raises(aws_errors.JobFailed) as err:
         runner.run_job(render.Job("artworks", "MERGE_ON_READ", "BULK_INSERT"))
-    msg = str(err.value)
+    msg, details = str(err.value), err.value.details
+    assert "\n" not in msg  # one line; the stderr's last lines are the error's details (--debug)
     assert f"job run {holder['id']} (hudi-cdc:moma:artworks_mor:bulk_insert) FAILED" in msg
-    assert "details: Job failed, please check complete logs" in msg
-    assert msg.rstrip().endswith("HoodieIOException: no props")
-    assert msg.count("starting") == 39  # the last 40 lines only
+    assert "details: Job failed, please check complete logs; stderr: org.apache.hudi.exception.HoodieIOException: " \
+           "no props; the driver log: s3://" in msg
+    assert "details: Job failed, please check complete logs" in details
+    assert details.rstrip().endswith("HoodieIOException: no props")
+    assert details.count("starting") == 39  # the last 40 lines only
 
 
 def test_cancel_through_the_api_then_wait_reports_cancellation(runner, serverless_app, state_script):
@@ -161,7 +164,8 @@ def test_cli_cancel_status_logs(pipeline, serverless_app, lake_bucket, boto, tmp
 def test_dry_run_prints_every_call_and_makes_none(pipeline, serverless_app, lake_bucket, boto, capsys, monkeypatch):
     endpoint = boto["s3"].meta.endpoint_url
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-    res = EmrServerlessRunner(pipeline, dry_run=True).run_job(render.Job("artists", "MERGE_ON_READ", "BULK_INSERT"))
+    runner = EmrServerlessRunner(pipeline, dry_run=True, show=print)
+    res = runner.run_job(render.Job("artists", "MERGE_ON_READ", "BULK_INSERT"))
     out = capsys.readouterr().out.splitlines()
     ops = [line.split(" ", 1)[0] for line in out if not line.startswith("#")]
     assert ops == (["emr-serverless.list_job_runs", "emr-serverless.get_application"] + ["s3.put_object"] * 5

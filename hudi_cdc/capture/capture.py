@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import s3, storage
 from ..config import Pipeline
 from ..errors import HudiCdcError, SourceError
+from ..text import log_progress
 from . import engine as jvm
 from . import mysql, signals
 from . import source as src
@@ -377,13 +378,13 @@ def _emit_marker(pipeline: Pipeline, run_id: str) -> None:
         conn.execute("SELECT pg_logical_emit_message(true, %s, %s)", (marker_prefix(pipeline), run_id))
 
 
-def capture_once(pipeline: Pipeline, progress: Progress = print, *, flush_size: int | None = None,
+def capture_once(pipeline: Pipeline, progress: Progress = log_progress, *, flush_size: int | None = None,
                  timeout_seconds: float | None = None, marker_interval: float = 2.0) -> CaptureResult:
     """Snapshot if there are no offsets yet, then every change committed so far; then return."""
     return _capture(pipeline, progress, flush_size, timeout_seconds=timeout_seconds, marker_interval=marker_interval)
 
 
-def capture_continuous(pipeline: Pipeline, stop: threading.Event, progress: Progress = print, *,
+def capture_continuous(pipeline: Pipeline, stop: threading.Event, progress: Progress = log_progress, *,
                        flush_size: int | None = None, rotate_seconds: float = 60.0) -> CaptureResult:
     """Snapshot if there are no offsets yet, then every change as it comes, until `stop` is set. A
     file is closed at flush_size records or after rotate_seconds open (as the sink's
@@ -507,7 +508,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
 
 
 @contextlib.contextmanager
-def stop_on_signals(progress: Progress = print) -> Iterator[threading.Event]:
+def stop_on_signals(progress: Progress = log_progress) -> Iterator[threading.Event]:
     """An event SIGTERM or Ctrl-C sets (the handlers are restored on exit): a continuous capture's stop."""
     stop = threading.Event()
 
@@ -542,7 +543,7 @@ def for_table(pipeline: Pipeline, table: str) -> Pipeline:
                                        "source": pipeline.source.model_copy(update={"database": narrowed_db})})
 
 
-def drop_slot(pipeline: Pipeline, progress: Progress = print) -> dict[str, bool]:
+def drop_slot(pipeline: Pipeline, progress: Progress = log_progress) -> dict[str, bool]:
     """Remove what capture created on purpose: the replication slot (refused while a capture reads
     it), the publication and the offsets (they point into the dropped slot: the next capture takes a
     new snapshot). Returns what existed and was dropped."""

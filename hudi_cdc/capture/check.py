@@ -306,7 +306,7 @@ def _slot_checks(pipeline: Pipeline, f: Facts) -> list[Check]:
 
 
 def _bytes(n: int | None) -> str:
-    from ..output import human_bytes
+    from ..text import human_bytes
 
     return "no" if n is None else human_bytes(n)
 

@@ -1,6 +1,6 @@
 """Client for the Kafka Connect REST API: deploy, status, restart, delete and validate connectors.
 
-One ``requests.Session`` with urllib3's ``Retry`` (the registry client's ``retrying_session``): connection
+One ``requests.Session`` (hudi_cdc/http.py's ``retrying_session``, as the registry client): connection
 errors, read errors and the statuses a worker answers while it is busy (409 during a rebalance, 502,
 503, 504) are retried a bounded number of times with exponential backoff, then reported in one line
 naming the worker's URL (EnvironmentProblem, exit 5). A config the worker refuses is a ConfigError
@@ -23,10 +23,10 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import ConfigError, EnvironmentProblem, ExitCode, HudiCdcError, SourceError
+from ..http import error_body, one_line, retrying_session, short_reason
+from ..http import redact as _redact
 
 RETRY_STATUS = frozenset({409, 502, 503, 504})
-_REASONS = ("Connection refused", "Name or service not known", "timed out", "Connection reset",
-            "Remote end closed connection", "Max retries exceeded")
 
 
 class ConnectUnavailable(EnvironmentProblem):
@@ -48,47 +48,15 @@ class ConnectorFailed(SourceError):
 
 
 def session(retries: int, backoff: float, base=None):
-    """A requests.Session whose adapters retry connection errors and a busy worker's statuses."""
-    import requests
-    from requests.adapters import HTTPAdapter
-    from urllib3.util.retry import Retry
-
-    retry = Retry(total=retries, connect=retries, read=retries, status=retries, backoff_factor=backoff,
-                  status_forcelist=RETRY_STATUS, allowed_methods=None,  # PUT config / DELETE / restart repeat safely
-                  raise_on_status=False)
-    s = base or requests.Session()
-    adapter = HTTPAdapter(max_retries=retry)
-    s.mount("http://", adapter)
-    s.mount("https://", adapter)
-    return s
-
-
-def _redact(url: str) -> str:
-    return re.sub(r"://[^/@]*@", "://", url)
-
-
-def _reason(exc: Exception) -> str:
-    text = str(exc)
-    for r in _REASONS:
-        if r in text:
-            return r
-    return text.splitlines()[0][:200] if text else type(exc).__name__
+    """A requests.Session whose adapters retry connection errors and a busy worker's statuses
+    (PUT config / DELETE / restart repeat safely)."""
+    return retrying_session(retries, backoff, RETRY_STATUS, base)
 
 
 def _message(resp) -> str:
-    try:
-        body = resp.json()
-    except ValueError:
-        return (resp.text or "").strip().splitlines()[0][:300] if resp.text else ""
-    if isinstance(body, dict):
-        return str(body.get("message") or body)
-    return str(body)
-
-
-def one_line(text: str, limit: int = 600) -> str:
-    """Connect's multi-line messages as one line."""
-    parts = [p.strip() for p in str(text).splitlines() if p.strip()]
-    return " | ".join(parts)[:limit]
+    """The worker's error message (its JSON ``message``), else the body's first line."""
+    _, msg = error_body(resp, limit=300)
+    return msg or (resp.text or "").strip()[:300]
 
 
 @dataclass
@@ -265,8 +233,9 @@ class ConnectClient:
                                         data=None if payload is None else json.dumps(payload),
                                         headers={"Content-Type": "application/json"} if payload is not None else None)
         except (requests.ConnectionError, requests.Timeout, requests.exceptions.RetryError) as exc:
+            reason = short_reason(exc, first_line=True)
             raise ConnectUnavailable(f"Kafka Connect worker at {_redact(self.url)} not reachable after "
-                                     f"{self.retries + 1} attempts ({what}): {_reason(exc)}") from None
+                                     f"{self.retries + 1} attempts ({what}): {reason}") from None
         if resp.status_code == 404 and missing_ok:
             return None
         if resp.status_code in RETRY_STATUS:

@@ -28,6 +28,7 @@ import yaml
 
 from ..config import Pipeline, load_pipeline
 from ..errors import ConfigError
+from ..text import log_progress
 from .mariadb_local import LocalMariaDB
 
 Progress = Callable[[str], None]
@@ -167,7 +168,7 @@ def db_row(server: LocalMariaDB, key: int) -> dict | None:
         conn.close()
 
 
-def run_mariadb_demo(directory: Path, *, keep_db: bool = False, progress: Progress = print) -> dict:
+def run_mariadb_demo(directory: Path, *, keep_db: bool = False, progress: Progress = log_progress) -> dict:
     from .. import pipeline as pipe
     from ..output import text_table
     from ..reader import current_rows

@@ -21,6 +21,7 @@ from ..config import Pipeline
 from ..errors import HudiCdcError, JobError, SourceError
 from ..pipeline import plan_stream_all, stream_all
 from ..supervise import Stopper, supervise
+from ..text import log_progress
 
 Progress = Callable[[str], None]
 CAPTURE_RESTARTABLE: tuple[type[Exception], ...] = (SourceError, JobError)
@@ -48,7 +49,7 @@ class RunResult:
         return {"capture": self.capture, "stream": self.stream}
 
 
-def run_pipeline(pipeline: Pipeline, *, progress: Progress = print, flush_size: int | None = None,
+def run_pipeline(pipeline: Pipeline, *, progress: Progress = log_progress, flush_size: int | None = None,
                  rotate_seconds: float = 60.0, dry_run: bool = False) -> RunResult:
     has_db = pipeline.source.database is not None
     if dry_run:

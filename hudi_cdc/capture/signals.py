@@ -42,6 +42,7 @@ from typing import Any
 
 from ..config import Pipeline, load_pipeline
 from ..errors import ConfigError, SourceError
+from ..text import log_progress
 from . import source as src
 from .catalog import primary_key
 from .identity import refuse_unusable
@@ -96,7 +97,7 @@ def _lsn(text: str) -> int:
 
 # ------------------------------------------------------------------ the command's side
 def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
-                     progress: Progress = print) -> dict[str, Any]:
+                     progress: Progress = log_progress) -> dict[str, Any]:
     """Prepare the database (signal table; the table and the signal table in the publication) and
     leave a request the capture on the pipeline's slot carries out. Returns what was done."""
     from psycopg import sql

@@ -106,7 +106,7 @@ def bootstrap_cmd(ctx, table, force, dry_run, output):
     from .. import pipeline as pipe
 
     results = pipe.bootstrap(pipeline_from(ctx), table, force=force, target=target_of(ctx), dry_run=dry_run,
-                             progress=progress)
+                             progress=progress, show=click.echo)
     render(views.job_results(results), output)
 
 
@@ -133,7 +133,8 @@ def stream_cmd(ctx, table, all_tables, ttype, once, dry_run, output):
     if not table:
         raise click.UsageError("give --table TABLE, or --all for every table")
     results = pipe.stream(pipeline_from(ctx), table, once=once, table_type=BY_SUFFIX.get(ttype),
-                          target=target_of(ctx), dry_run=dry_run, progress=progress)
+                          target=target_of(ctx), dry_run=dry_run, progress=progress,
+                          show=click.echo)
     render(views.job_results(results), output)
 
 
@@ -191,11 +192,11 @@ def demo_cmd(directory, registry, metastore, from_postgres, pg_dsn, password_env
             raise click.UsageError(f"{', '.join(given)}: only with --from-postgres")
         from ..demo import run_demo
 
-        run_demo(Path(directory), registry=registry, metastore=metastore, progress=progress)
+        run_demo(Path(directory), registry=registry, metastore=metastore, progress=progress, show=click.echo)
         return
     if password_env and not pg_dsn:
         raise click.UsageError("--password-env: only with --pg-dsn (the demo's own cluster sets its password itself)")
     from ..demo_postgres import run_postgres_demo
 
     run_postgres_demo(Path(directory), dsn=pg_dsn, password_env=password_env, keep_db=keep_db, registry=registry,
-                      metastore=metastore, progress=progress)
+                      metastore=metastore, progress=progress, show=click.echo)

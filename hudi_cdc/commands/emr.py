@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ..output import emit, output_option
+from ..output import emit, output_option, progress
 from . import pipeline_from
 
 
@@ -17,7 +17,7 @@ def _runner(ctx: click.Context, dry_run: bool = False):
 
     target = ctx.find_root().obj.get("target")
     return make_runner(pipeline_from(ctx), "emr-serverless" if target == "emr-serverless" else "emr",
-                       dry_run=dry_run)
+                       progress=progress, dry_run=dry_run, show=click.echo)
 
 
 @click.group()

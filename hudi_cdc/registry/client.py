@@ -1,6 +1,6 @@
 """Client for the Confluent-compatible schema registry API (Apicurio 3.x: ``/apis/ccompat/v7``).
 
-One ``requests.Session`` per client, with urllib3's ``Retry`` mounted on its adapter: connection
+One ``requests.Session`` per client (hudi_cdc/http.py's ``retrying_session``): connection
 errors, read errors and 5xx are retried a bounded number of times with exponential backoff (none
 before the first retry, then ``backoff * 2**(n-1)`` seconds), then reported in one line naming the
 URL. Every call maps the statuses the API documents to its own error (see errors.py).
@@ -16,6 +16,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import ConfigError, RegistryError
+from ..http import redact, short_reason
+from ..http import retrying_session as _retrying_session
 from .credentials import credentials
 from .errors import (
     ErrorMap,
@@ -27,15 +29,12 @@ from .errors import (
     http_error,
 )
 from .urls import quote_part as _q
-from .urls import redact
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 ACCEPT = "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"
 TRANSIENT_STATUS = frozenset({500, 502, 503, 504})
 COMPATIBILITY_LEVELS = ("BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
                         "FULL", "FULL_TRANSITIVE", "NONE")
-_REASONS = ("Connection refused", "Name or service not known", "timed out", "Connection reset",
-            "Remote end closed connection")
 
 
 @dataclass(frozen=True)
@@ -59,20 +58,8 @@ class Compatibility:
 
 
 def retrying_session(retries: int, backoff: float, session=None):
-    """A requests.Session (the one given, or a new one) whose HTTP(S) adapters retry transient failures."""
-    import requests  # lazy: the CLI's --help must not pay for it
-    from requests.adapters import HTTPAdapter
-    from urllib3.util.retry import Retry
-
-    retry = Retry(total=retries, connect=retries, read=retries, status=retries,
-                  backoff_factor=backoff, status_forcelist=TRANSIENT_STATUS,
-                  allowed_methods=None,  # every method: register is idempotent in the registry
-                  raise_on_status=False)  # the last 5xx answer comes back and is reported below
-    s = session or requests.Session()
-    adapter = HTTPAdapter(max_retries=retry)
-    s.mount("http://", adapter)
-    s.mount("https://", adapter)
-    return s
+    """A requests.Session whose adapters retry transient failures (5xx; register is idempotent)."""
+    return _retrying_session(retries, backoff, TRANSIENT_STATUS, session)
 
 
 class RegistryClient:
@@ -181,7 +168,7 @@ class RegistryClient:
                 data=None if payload is None else json.dumps(payload),
                 headers={"Content-Type": CONTENT_TYPE} if payload is not None else None)
         except (requests.ConnectionError, requests.Timeout, requests.exceptions.RetryError) as exc:
-            self._unavailable(url, what, _short_reason(exc))
+            self._unavailable(url, what, short_reason(exc))
         if resp.status_code in TRANSIENT_STATUS:
             self._unavailable(url, what, f"HTTP {resp.status_code}{detail(resp)}")
         if resp.status_code >= 400:
@@ -214,8 +201,3 @@ def _json_or_empty(resp) -> Any:
     except ValueError:
         raise RegistryError(f"schema registry at {redact(resp.url)} answered HTTP {resp.status_code} with a "
                             f"body that is not JSON: {resp.text[:200]!r}") from None
-
-
-def _short_reason(exc: Exception) -> str:
-    s = str(exc)
-    return next((needle for needle in _REASONS if needle in s), type(exc).__name__)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from ..errors import RegistryError
-from .urls import redact
+from ..http import error_body, redact
 
 
 class RegistryHTTPError(RegistryError):
@@ -55,26 +54,6 @@ _BY_CODE: dict[int, type[RegistryHTTPError]] = {40401: SubjectNotFound, 40402: V
                                                  40403: SchemaNotFound, 42201: InvalidSchema,
                                                  42202: InvalidSchema}
 _ALWAYS: dict[int, type[RegistryHTTPError]] = {401: Unauthorized, 403: Forbidden}
-
-
-def error_body(resp) -> tuple[int | None, str]:
-    """(error_code, message) from a JSON error body ({"error_code", "message"}); (None, short text) else."""
-    text = (resp.text or "").strip()
-    if not text:
-        return None, ""
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return None, text.splitlines()[0][:200]
-    if not isinstance(body, dict):
-        return None, text[:200]
-    code = body.get("error_code")
-    msg = body.get("message") or body.get("detail") or body.get("title") or ""
-    try:
-        code = int(code) if code is not None else None
-    except (TypeError, ValueError):
-        code = None
-    return code, str(msg)
 
 
 def detail(resp) -> str:

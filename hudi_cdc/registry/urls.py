@@ -1,15 +1,7 @@
-"""Registry URLs: credentials out of messages, path parts quoted."""
+"""Registry URLs: credentials out of messages, path parts quoted (hudi_cdc/http.py does both)."""
 
 from __future__ import annotations
 
-import re
-from urllib.parse import quote
+from ..http import quote_part, redact
 
-
-def redact(url: str) -> str:
-    """A URL fit for messages: user-info removed."""
-    return re.sub(r"://[^/@]*@", "://", url)
-
-
-def quote_part(part: str) -> str:
-    return quote(str(part), safe="")
+__all__ = ["quote_part", "redact"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jinja2 import Environment
 
-from ..output import human_bytes
+from ..text import human_bytes
 from .charts import table_charts
 from .data import TableReport
 

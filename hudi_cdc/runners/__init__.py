@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ..config import Pipeline
 from ..errors import ConfigError
+from ..text import log_progress
 from .base import NotSupported, Runner
 
 TARGETS = ("local", "emr", "emr-serverless")
@@ -21,18 +22,19 @@ __all__ = ["NotSupported", "Runner", "TARGETS", "make_runner"]
 
 
 def make_runner(pipeline: Pipeline, target: str = "local", progress: Callable[[str], None] | None = None,
-                dry_run: bool = False) -> Runner:
-    """The runner for ``target``; ``progress`` defaults to stdout (local) or stderr (AWS)."""
+                dry_run: bool = False, show: Callable[[str], None] | None = None) -> Runner:
+    """The runner for ``target``; ``progress`` (progress lines) and ``show`` (an AWS dry run's calls)
+    default to the ``hudi_cdc`` logger: the CLI passes its printers."""
     if target == "local":
         from .local import LocalRunner
 
-        return LocalRunner(pipeline, progress=progress or print, dry_run=dry_run)
+        return LocalRunner(pipeline, progress=progress or log_progress, dry_run=dry_run)
     if target == "emr":
         from .emr import EmrRunner
 
-        return EmrRunner(pipeline, progress=progress, dry_run=dry_run)
+        return EmrRunner(pipeline, progress=progress, dry_run=dry_run, show=show)
     if target == "emr-serverless":
         from .emr_serverless import EmrServerlessRunner
 
-        return EmrServerlessRunner(pipeline, progress=progress, dry_run=dry_run)
+        return EmrServerlessRunner(pipeline, progress=progress, dry_run=dry_run, show=show)
     raise ConfigError(f"unknown target {target!r}: use one of {', '.join(TARGETS)}")

@@ -26,6 +26,7 @@ from ..errors import JobError
 from ..java_spark import find_java, spark_home, spark_submit
 from ..maven import Artifact
 from ..spark_conf import local_conf
+from ..text import log_progress
 from .base import Statement, render_sql
 
 ICEBERG_VERSION = "1.9.2"  # iceberg-spark-runtime-3.5_2.12 on Maven Central; runs on Java 17
@@ -86,7 +87,7 @@ def _writer_lock(pipeline: Pipeline, table: str, progress: Progress):
     return lock.table_lock(pipeline, table, lock.ICEBERG, "apply --engine iceberg", progress)
 
 
-def apply(pipeline: Pipeline, table: str, progress: Progress = print) -> dict:
+def apply(pipeline: Pipeline, table: str, progress: Progress = log_progress) -> dict:
     """Apply the landed files not applied yet to the Iceberg table; returns the job's counts."""
     java = find_java(17, "Spark")
     jar_paths = [str(jarcache.ensure(a, progress)) for a in (runtime(), jarcache.spark_avro())]

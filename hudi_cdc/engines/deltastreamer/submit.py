@@ -22,6 +22,7 @@ from ... import checkpoints, lake_types, launch, render
 from ...config import TYPE_SUFFIX, Pipeline, uri_to_path
 from ...errors import ConfigError, DataError, JobError
 from ...registry.credentials import registry_env
+from ...text import log_progress
 from . import runtime as rt_mod
 from .schema_union import union_schema
 from .toast_guard import refuse_placeholders
@@ -207,7 +208,7 @@ def _environment(pipeline: Pipeline, rt: rt_mod.Runtime) -> dict[str, str]:
                             force_local_ip=True)
 
 
-def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progress: Progress = print, *,
+def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progress: Progress = log_progress, *,
              idle_rounds: int | None = None, timeout_seconds: float | None = None,
              launcher: launch.Launcher | None = None) -> list[dict]:
     """Run each job through the real HoodieDeltaStreamer, one spark-submit after the other.

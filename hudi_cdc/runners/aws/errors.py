@@ -6,7 +6,13 @@ from ...errors import AwsError
 
 
 class JobFailed(AwsError):
-    """The EMR step or job run ended in FAILED."""
+    """The EMR step or job run ended in FAILED. The message is one line (what failed, AWS's reason, the
+    root cause in the job's stderr, where the log is); ``details`` holds AWS's failure lines and the
+    stderr's last lines, which ``hudi-cdc --debug`` prints."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class JobCancelled(AwsError):

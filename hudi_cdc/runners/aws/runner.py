@@ -17,11 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...causes import first_line, root_cause
 from ...config import Pipeline
 from ...engines.deltastreamer import typed_render
 from ...errors import AwsError, DataError
 from ...profiles import HUDI_CDC, engine_for
 from ...render import Job
+from ...text import log_progress
 from .checks import check_runs_on_aws, hudi_mismatch, scrub
 from .client import DryRunClient, aws_client, call, check_credentials
 from .errors import AlreadyRunning, JobCancelled, JobFailed
@@ -57,8 +59,10 @@ class AwsRunner(ABC):
     """Shared part of EmrRunner and EmrServerlessRunner.
 
     ``client``/``s3``: boto3 clients to use (default: from the standard chain, region emr.region).
-    ``echo`` (or ``progress``): where progress lines go (default: stderr). ``sleep``/``clock``:
-    injectable for tests.
+    ``echo`` (or ``progress``): where progress lines go; ``show``: where a dry run's lines go (every AWS
+    call it would make, and what waiting would call). Both default to the ``hudi_cdc`` logger: the library
+    prints nothing, the CLI passes its printers (progress to stderr, the dry run to stdout).
+    ``sleep``/``clock``: injectable for tests.
     """
 
     target: str  # "emr" | "emr-serverless"
@@ -72,17 +76,18 @@ class AwsRunner(ABC):
     logs_late = ""  # what to say when a log is not on S3 (yet)
 
     def __init__(self, pipeline: Pipeline, client: Any = None, *, s3: Any = None, dry_run: bool = False,
-                 progress: Echo | None = None, echo: Echo | None = None,
+                 progress: Echo | None = None, echo: Echo | None = None, show: Echo | None = None,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
         self.pipeline = pipeline
         self.settings = pipeline.emr
         self.dry_run = dry_run
-        self.echo = echo or progress or _stderr
+        self.echo = echo or progress or log_progress
+        self.show = show or log_progress
         self.sleep = sleep
         self.clock = clock
         if dry_run:
-            self.client = client or DryRunClient(self.service, _stdout, answers=self._dry_answers())
-            self.s3 = s3 or DryRunClient("s3", _stdout)
+            self.client = client or DryRunClient(self.service, self.show, answers=self._dry_answers())
+            self.s3 = s3 or DryRunClient("s3", self.show)
         else:
             self.client = client or aws_client(self.service, self.settings.region)
             self.s3 = s3 or aws_client("s3", self.settings.region)
@@ -155,7 +160,7 @@ class AwsRunner(ABC):
 
     def plan(self, jobs: Sequence[Job], label: str = "") -> list[dict[str, Any]]:
         """Print every AWS call the jobs would make, make none; one dict per job."""
-        runner = self if self.dry_run else type(self)(self.pipeline, dry_run=True, echo=self.echo)
+        runner = self if self.dry_run else type(self)(self.pipeline, dry_run=True, echo=self.echo, show=self.show)
         return runner._run_all(jobs, label)
 
     def run(self, jobs: Sequence[Job], label: str = "") -> list[dict[str, Any]]:
@@ -241,7 +246,7 @@ class AwsRunner(ABC):
         if not wait:
             return res
         if self.dry_run:
-            _stdout(self._then(job))
+            self.show(self._then(job))
             res.state = "DRY-RUN"
             return res
         res.state = self.wait(res.id, continuous=job.continuous)
@@ -270,27 +275,30 @@ class AwsRunner(ABC):
             raise JobCancelled(f"{self.noun} {run_id} ({row['name'] or ''}) was interrupted on {self.where} "
                                "(cluster shutting down or step cancelled while running); the table keeps its "
                                "last completed commit")
-        raise JobFailed(self.failure_message(run_id, detail))
+        raise JobFailed(*self.failure_message(run_id, detail))
 
-    def failure_message(self, run_id: str, detail: dict[str, Any]) -> str:
-        lines = [f"{self.noun} {run_id} ({self._row(detail)['name'] or ''}) FAILED on {self.where}",
-                 *self._failure_lines(detail)]
+    def failure_message(self, run_id: str, detail: dict[str, Any]) -> tuple[str, str]:
+        """(one line: what failed, AWS's reason, the stderr's root cause, where its log is; the details:
+        AWS's failure lines and the last LOG_TAIL_LINES lines of the stderr)."""
+        header = f"{self.noun} {run_id} ({self._row(detail)['name'] or ''}) FAILED on {self.where}"
+        reasons = [line.strip() for line in self._failure_lines(detail)]
+        lines = [header, *self._failure_lines(detail)]
+        log = f"{self._log_dir(run_id)}/stderr.gz"
         try:
             tail = self.logs(run_id, "stderr", LOG_TAIL_LINES)
-            lines.append(f"--- last {LOG_TAIL_LINES} lines of {self._log_dir(run_id)}/stderr.gz ---")
-            lines.append(tail)
+            lines += [f"--- last {LOG_TAIL_LINES} lines of {log} ---", tail]
+            cause = f"stderr: {_stderr_cause(tail)}"
         except AwsError as exc:
             lines.append(f"  (no {self.log_noun}stderr: {exc})")
-        return "\n".join(lines)
+            cause = f"no {self.log_noun}stderr ({first_line(exc, 200)})"
+        line = (f"{header}: {'; '.join(first_line(r, 300) for r in reasons)}; {first_line(cause, 300)}; "
+                f"the {self.log_noun}log: {log} (hudi-cdc emr logs {run_id}; --debug shows its last lines)")
+        return line, "\n".join(lines)
 
 
-def _stderr(msg: str) -> None:
-    import click
-
-    click.echo(msg, err=True)
-
-
-def _stdout(msg: str) -> None:
-    import click
-
-    click.echo(msg)
+def _stderr_cause(tail: str) -> str:
+    """The root cause of a stderr tail (its deepest 'Caused by' or exception line), else its last line:
+    where a job's stderr ends is why it ended."""
+    lines = [line for line in tail.splitlines() if line.strip()]
+    cause = root_cause(lines)
+    return lines[-1].strip() if lines and cause == lines[0].strip() and len(lines) > 1 else cause

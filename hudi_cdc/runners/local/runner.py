@@ -28,6 +28,7 @@ from ...render import Job, write_properties
 from ...s3 import endpoint_env as s3_endpoint_env
 from ...status import failures_dir, record_failure
 from ...storage import check_roots
+from ...text import log_progress
 from ..base import NotSupported
 from . import plan
 
@@ -53,7 +54,7 @@ def _job_error(error: dict | None, label: str, cause: str, tail: list[str], log_
 class LocalRunner:
     target = "local"
 
-    def __init__(self, pipeline: Pipeline, progress: Progress = print, dry_run: bool = False):
+    def __init__(self, pipeline: Pipeline, progress: Progress = log_progress, dry_run: bool = False):
         self.pipeline = pipeline
         self.progress = progress
         self.dry_run = dry_run
