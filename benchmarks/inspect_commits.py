@@ -37,8 +37,8 @@ def jvm_show_commits(path: str) -> None:
     from pyspark.sql import SparkSession
 
     sys.path.insert(0, str(ROOT))
-    from hudi_cdc.jars import ensure_jars
-    from hudi_cdc.spark_conf import configure
+    from hudi_cdc.common.spark_conf import configure
+    from hudi_cdc.toolchain.jars import ensure_jars
 
     warehouse = tempfile.mkdtemp(prefix="bench-warehouse-")
     builder = (SparkSession.builder.master("local[1]").appName("bench-show-commits")

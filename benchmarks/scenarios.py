@@ -116,10 +116,10 @@ def land_change(ctx: Ctx) -> dict:
 
 def plain_parquet_argv(v: Variant, out: Path) -> list[str]:
     """spark-submit of plain_parquet.py with exactly the Spark settings hudi-cdc's bootstrap uses."""
-    from hudi_cdc import render
     from hudi_cdc.config import load_pipeline
-    from hudi_cdc.jars import ensure_jars
-    from hudi_cdc.java_spark import spark_submit
+    from hudi_cdc.core import render
+    from hudi_cdc.toolchain.jars import ensure_jars
+    from hudi_cdc.toolchain.java_spark import spark_submit
 
     pipeline = load_pipeline(str(v.config))
     job = render.Job(stream.TABLE, v.table_type, "BULK_INSERT")
@@ -134,7 +134,7 @@ def spark_env() -> dict[str, str]:
     """What hudi-cdc's local runner sets for spark-submit (runners/local/runner.py)."""
     import sys
 
-    from hudi_cdc.java_spark import find_java, spark_home
+    from hudi_cdc.toolchain.java_spark import find_java, spark_home
 
     java = find_java(17, "Spark")
     return {"SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
@@ -321,7 +321,7 @@ def _instant_seconds(a: str, b: str) -> float:
 
 def read_seconds(table: Path, runs: int) -> dict:
     """A snapshot read of the MoR table (what the _rt view returns: base files merged with logs), hudi-rs."""
-    code = ("import sys,time;from hudi_cdc.reader import read_table;t=time.perf_counter();"
+    code = ("import sys,time;from hudi_cdc.lake.reader import read_table;t=time.perf_counter();"
             "n=len(read_table('file://'+sys.argv[1]));print(n, time.perf_counter()-t)")
     samples = []
     for _ in range(runs):

@@ -49,7 +49,7 @@ class Monitor:
     """Watches a table's timeline: (wall time seen, newest checkpoint) for every new completed write."""
 
     def __init__(self, table: Path, poll: float = 0.2):
-        from hudi_cdc.instants import completed_writes_of
+        from hudi_cdc.common.instants import completed_writes_of
 
         self._writes = completed_writes_of
         self.table, self.poll = table, poll
@@ -68,7 +68,7 @@ class Monitor:
 
     def _newest(self) -> tuple[str | None, str | None]:
         """The newest checkpoint and the newest source event time (hudi-cdc's commit metadata)."""
-        from hudi_cdc import checkpoints, s3
+        from hudi_cdc.common import checkpoints, s3
 
         tl = s3.hudi_table_builder(str(self.table)).build().get_timeline()
         instants = list(tl.get_completed_commits()) + list(tl.get_completed_deltacommits())

@@ -13,8 +13,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ConfigError
-from .table_types import TYPE_SUFFIX  # re-exported: config.TYPE_SUFFIX
+from hudi_cdc.common.table_types import TYPE_SUFFIX  # re-exported: config.TYPE_SUFFIX
+from hudi_cdc.errors import ConfigError
 
 DEFAULT_CONFIG = "hudi-cdc.yaml"
 CURRENT_HUDI = "1.2.0"
@@ -142,7 +142,7 @@ class LakeSettings(_Model):
     hive_database: str = "default"
     hive_metastore: str | None = None  # thrift://127.0.0.1:9083 ; enables Hive sync when set
     hive_sync: bool | None = None  # default: on when hive_metastore is set
-    # Hudi's own lock for writers on EMR / EMR Serverless (hudi_cdc/lock_provider.py): none (the
+    # Hudi's own lock for writers on EMR / EMR Serverless (hudi_cdc/core/lock_provider.py): none (the
     # default: one writer per table) | dynamodb | zookeeper; lock_options holds hoodie.write.lock.<key>
     # values ({"dynamodb.table": "locks"}), defaults filled in per provider
     lock_provider: Literal["none", "dynamodb", "zookeeper"] = "none"
@@ -178,7 +178,7 @@ class StreamSettings(_Model):
     # before its round starts: 30 s gave a commit-to-visible p50 of 27.7 s (issue 12); an empty round
     # (no new file) only lists the landing folder (benchmarks/README.md)
     min_sync_interval_seconds: int = Field(5, ge=0)
-    # supervision of a continuous local stream (hudi_cdc/supervise.py): a crashed job is restarted
+    # supervision of a continuous local stream (hudi_cdc/runners/supervise.py): a crashed job is restarted
     # after restart_backoff_seconds, doubling up to restart_backoff_max_seconds; more than
     # max_restarts failures within restart_window_seconds end the command (0 = never restart)
     max_restarts: int = Field(5, ge=0)
@@ -342,8 +342,8 @@ class Pipeline(_Model):
         return is_s3_uri(self.source_root) or is_s3_uri(self.lake_root)
 
     def s3_endpoint(self):
-        """The S3 endpoint of local runs and readers (hudi_cdc.s3.Endpoint)."""
-        from . import s3
+        """The S3 endpoint of local runs and readers (hudi_cdc.common.s3.Endpoint)."""
+        from hudi_cdc.common import s3
 
         st = self.storage
         return s3.endpoint(st.s3_endpoint, st.s3_region, st.s3_path_style)
@@ -421,7 +421,7 @@ def load_pipeline(path: str | os.PathLike | None = None) -> Pipeline:
         raise ConfigError(f"{p}:{where}: malformed YAML: {problem}") from None
     pipeline = parse_pipeline(data, str(p), str(p.resolve().parent))
     if pipeline.storage.s3_endpoint:  # readers and checks in this process reach S3 there
-        from . import s3
+        from hudi_cdc.common import s3
 
         s3.use(pipeline.s3_endpoint())
     return pipeline

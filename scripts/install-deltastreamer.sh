@@ -3,4 +3,4 @@
 # Maven Central) under ${HUDI_CDC_HOME:-~/.cache/hudi-cdc}/deltastreamer-0.14.0. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec "${PYTHON:-python}" -m hudi_cdc.engines.deltastreamer.runtime "$@"
+exec "${PYTHON:-python}" -m hudi_cdc.runners.deltastreamer.runtime "$@"

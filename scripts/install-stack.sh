@@ -19,7 +19,7 @@ HUDI_VERSION="${2:-${HUDI_CDC_HUDI_VERSION:-1.2.0}}"
 HOME_DIR="${HUDI_CDC_HOME:-$HOME/.cache/hudi-cdc}"
 PY="${PYTHON:-python3}"
 
-# Apicurio and the jars through the same code `hudi-cdc local up` and the jobs use (hudi_cdc/maven.py)
+# Apicurio and the jars through the same code `hudi-cdc local up` and the jobs use (hudi_cdc/toolchain/maven.py)
 HUDI_CDC_HOME="$HOME_DIR" "$PY" - "$APICURIO_VERSION" <<'PYEOF'
 import sys
 from hudi_cdc.stack.apicurio import ensure_distribution
@@ -29,7 +29,7 @@ PYEOF
 # Hudi Spark bundle + spark-avro, through the same code the jobs use
 HUDI_CDC_HOME="$HOME_DIR" "$PY" - "$HUDI_VERSION" <<'PYEOF'
 import sys
-from hudi_cdc.jars import ensure_jars
+from hudi_cdc.toolchain.jars import ensure_jars
 for p in ensure_jars(sys.argv[1], progress=print):
     print(f"jar: {p}")
 PYEOF
@@ -37,7 +37,7 @@ PYEOF
 # The S3 endpoint and Hadoop's s3a, through the same code `local up --s3` and local S3 runs use
 if [ "${HUDI_CDC_SKIP_S3:-0}" != "1" ]; then
 HUDI_CDC_HOME="$HOME_DIR" "$PY" - <<'PYEOF'
-from hudi_cdc.jars import ensure, s3a_artifacts
+from hudi_cdc.toolchain.jars import ensure, s3a_artifacts
 from hudi_cdc.stack.s3proxy import ensure_jar
 print(f"s3proxy: {ensure_jar(progress=print)}")
 for a in s3a_artifacts():
@@ -51,7 +51,7 @@ HUDI_CDC_HOME="$HOME_DIR" "$PY" - "$APICURIO_VERSION" <<'PYEOF'
 import sys
 from hudi_cdc.errors import HudiCdcError
 from hudi_cdc.stack.apicurio import install_dir, required_java
-from hudi_cdc.java_spark import find_java
+from hudi_cdc.toolchain.java_spark import find_java
 need = required_java(install_dir(sys.argv[1]))
 problems = 0
 for major, purpose in ((need, f"Apicurio Registry {sys.argv[1]}"), (17, "the Hive metastore / Spark")):

@@ -17,7 +17,7 @@ PY="${PYTHON:-python3}"
 HUDI_CDC_HOME="$HOME_DIR" "$PY" - "$TRINO_VERSION" <<'PYEOF'
 import sys
 from hudi_cdc.errors import HudiCdcError
-from hudi_cdc.java_spark import find_java
+from hudi_cdc.toolchain.java_spark import find_java
 from hudi_cdc.stack.trino import JAVA_MAJOR, ensure_distribution
 try:
     print(f"trino {sys.argv[1]}: {ensure_distribution(sys.argv[1], progress=print)}")

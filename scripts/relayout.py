@@ -80,6 +80,7 @@ MOVES: dict[str, str] = {
     "hive_sync": "hive.sync",
     # demo/ (demo.py becomes demo/__init__.py): the README's stories
     "demo_postgres": "demo.postgres",
+    "capture.demo_mariadb": "demo.mariadb",
     "workspace": "demo.workspace",
     # sample/ (sample.py becomes sample/__init__.py): the MoMA sample as S3-sink files
     "sample_s3": "sample.s3",

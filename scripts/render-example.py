@@ -7,8 +7,8 @@ where the repository was cloned; tests/test_render.py keeps them current."""
 import sys
 from pathlib import Path
 
-from hudi_cdc import render
 from hudi_cdc.config import load_pipeline
+from hudi_cdc.core import render
 
 ROOT = Path(__file__).resolve().parent.parent
 AS_IF = "/opt/hudi-cdc"

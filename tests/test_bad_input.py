@@ -35,9 +35,9 @@ import pytest
 import yaml
 
 from hudi_cdc import sample
-from hudi_cdc.instants import COMPLETED, parse_instant_file
+from hudi_cdc.common.instants import COMPLETED, parse_instant_file
 from hudi_cdc.jobs.stream.table import read_checkpoint
-from hudi_cdc.reader import read_table
+from hudi_cdc.lake.reader import read_table
 from tests.shared import missing
 
 pytestmark = pytest.mark.e2e

@@ -18,7 +18,7 @@ from hudi_cdc.jobs.stream.files import validate_avro_files
 from hudi_cdc.jobs.stream.schema_registry import registry_schema
 from hudi_cdc.registry.errors import RegistryUnavailable
 from hudi_cdc.runners.local.runner import _job_error
-from hudi_cdc.supervise import RESTARTABLE
+from hudi_cdc.runners.supervise import RESTARTABLE
 
 SCHEMA = sample.schema("artists")
 KEYS = ["artist_id"]

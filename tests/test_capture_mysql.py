@@ -114,8 +114,8 @@ def test_history_guard_cuts_a_partial_last_record(tmp_path):
 def test_demo_from_mariadb_options_and_pipeline_file(tmp_path):
     from click.testing import CliRunner
 
-    from hudi_cdc.capture.demo_mariadb import PASSWORD_ENV, pipeline_text
     from hudi_cdc.cli import cli
+    from hudi_cdc.demo.mariadb import PASSWORD_ENV, pipeline_text
 
     out = CliRunner().invoke(cli, ["demo", "d", "--from-mariadb", "--from-postgres", "--pg-dsn", "x"])
     assert out.exit_code == 2 and "--from-postgres, --pg-dsn: not with --from-mariadb" in out.output
@@ -268,7 +268,7 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
     """capture --once -> bootstrap -> a burst of DML (same-second updates of one key in one transaction,
     a key-only delete, a partition move, a primary-key change, a multi-row transaction) -> capture --once
     -> stream --once; the CoW and MoR tables read with hudi-rs equal the MariaDB table by key and column."""
-    from hudi_cdc.reader import read_table
+    from hudi_cdc.lake.reader import read_table
 
     db = mariadb_database("lake_shop")
     _sql(mariadb, "lake_shop", ORDERS_DDL,

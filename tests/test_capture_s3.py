@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hudi_cdc import s3, sample
+from hudi_cdc import sample
+from hudi_cdc.common import s3
 from tests.cli import run_cli
 from tests.test_capture import _load_moma, _pipeline_dict, _sql
 

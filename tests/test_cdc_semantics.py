@@ -16,10 +16,11 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from hudi_cdc import render, sample
+from hudi_cdc import sample
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.jobs import streamer
-from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.lake.reader import read_table, rows_by_key
 
 pytestmark = pytest.mark.spark
 

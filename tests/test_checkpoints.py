@@ -1,4 +1,4 @@
-"""The one reader of commit extra metadata (hudi_cdc/checkpoints.py): every checkpoint key Hudi's
+"""The one reader of commit extra metadata (hudi_cdc/common/checkpoints.py): every checkpoint key Hudi's
 streamers have used, and its three users (hudi-cdc's streamer, the 0.14 engine, `status`)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import os
 import fastavro
 import pytest
 
-from hudi_cdc import checkpoints as cps
 from hudi_cdc import sample
-from hudi_cdc.engines.deltastreamer import submit
+from hudi_cdc.common import checkpoints as cps
 from hudi_cdc.jobs import streamer
-from hudi_cdc.status import landed_source_ts
+from hudi_cdc.lake.status import landed_source_ts
+from hudi_cdc.runners.deltastreamer import submit
 
 # (metadata key, Hudi release that writes it) as in apache/hudi's source
 EVERY_KEY = {

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hudi_cdc import sample, storage
+from hudi_cdc import sample
+from hudi_cdc.common import storage
 from hudi_cdc.config import load_pipeline
-from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.cli import run_cli
 
 pytestmark = [pytest.mark.cluster, pytest.mark.s3, pytest.mark.e2e]
@@ -123,8 +124,8 @@ def _emr_cluster_conf(conf_dir: Path, master: str, pipeline) -> None:
     Hudi's and spark-avro's jars on the class path (EMR ships them; the step's --jars names EMR's
     paths), s3:// served by S3A against the local endpoint (EMRFS on EMR). The step's argv is
     not touched."""
-    from hudi_cdc import jars as jarcache
-    from hudi_cdc import s3
+    from hudi_cdc.common import s3
+    from hudi_cdc.toolchain import jars as jarcache
 
     conf_dir.mkdir(parents=True, exist_ok=True)
     classpath = ":".join(str(p) for p in jarcache.ensure_jars(pipeline.hudi.version, None, True))
@@ -143,13 +144,14 @@ def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_clust
     then a stream round; the tables equal the replay of the landed events."""
     import sysconfig
 
-    from hudi_cdc import render, s3
-    from hudi_cdc.java_spark import find_java, spark_home, spark_submit
-    from hudi_cdc.profiles import HUDI_CDC, engine_for
-    from hudi_cdc.render import Job
+    from hudi_cdc.common import s3
+    from hudi_cdc.core import render
+    from hudi_cdc.core.profiles import HUDI_CDC, engine_for
+    from hudi_cdc.core.render import Job
     from hudi_cdc.runners.aws.upload import upload_rendered
     from hudi_cdc.runners.emr.plan import steps_json
     from hudi_cdc.runners.emr_serverless.plan import argv_of, start_request
+    from hudi_cdc.toolchain.java_spark import find_java, spark_home, spark_submit
 
     (tmp_path / "hudi-cdc.yaml").write_text(EMR_PIPELINE.format(bucket=s3_bucket))
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")

@@ -17,12 +17,13 @@ import pytest
 import yaml
 
 from hudi_cdc import pipeline as pipe
-from hudi_cdc import render, sample
+from hudi_cdc import sample
 from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline, uri_to_path
-from hudi_cdc.engines.deltastreamer import runtime, submit
-from hudi_cdc.reader import read_table, rows_by_key
-from hudi_cdc.status import pipeline_status
+from hudi_cdc.core import render
+from hudi_cdc.lake.reader import read_table, rows_by_key
+from hudi_cdc.lake.status import pipeline_status
+from hudi_cdc.runners.deltastreamer import runtime, submit
 from tests.shared import require
 
 pytestmark = [pytest.mark.spark, pytest.mark.deltastreamer]
@@ -315,7 +316,7 @@ def test_a_killed_hudi_cdc_takes_its_014_jvm_with_it(tmp_path):
     import sys
     import time
 
-    from hudi_cdc import lock
+    from hudi_cdc.core import lock
 
     lake = Lake(tmp_path, types=("MERGE_ON_READ",))
     lake.land(SNAPSHOT[:10])

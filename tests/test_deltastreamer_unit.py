@@ -4,10 +4,11 @@
 import fastavro
 import pytest
 
-from hudi_cdc import render, sample
+from hudi_cdc import sample
 from hudi_cdc.config import parse_pipeline
-from hudi_cdc.engines.deltastreamer import runtime, submit
+from hudi_cdc.core import render
 from hudi_cdc.errors import ConfigError, DataError, EnvironmentProblem
+from hudi_cdc.runners.deltastreamer import runtime, submit
 
 
 def pipeline(tmp, version="0.14.0", **table):

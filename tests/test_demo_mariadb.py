@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hudi_cdc.config import load_pipeline
-from hudi_cdc.reader import read_table
+from hudi_cdc.lake.reader import read_table
 from tests.cli import run_cli
 from tests.shared import missing
 
@@ -23,7 +23,7 @@ def test_demo_from_mariadb(tmp_path):
     import pymysql
 
     from hudi_cdc.capture import mariadb_local
-    from hudi_cdc.capture.demo_mariadb import DATABASE, PASSWORD_ENV, SERVER_DIR
+    from hudi_cdc.demo.mariadb import DATABASE, PASSWORD_ENV, SERVER_DIR
     from hudi_cdc.errors import EnvironmentProblem
 
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hudi_cdc.config import load_pipeline
-from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.cli import run_cli
 from tests.shared import missing
 

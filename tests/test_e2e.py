@@ -11,7 +11,7 @@ import pytest
 
 from hudi_cdc import sample
 from hudi_cdc.config import load_pipeline, uri_to_path
-from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.cli import run_cli
 
 pytestmark = pytest.mark.e2e

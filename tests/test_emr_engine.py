@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from hudi_cdc import job_package, plan, render
+from hudi_cdc import job_package
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.errors import AwsError, ConfigError
+from hudi_cdc.pipeline import plan
 from hudi_cdc.runners.emr import EmrRunner, steps_text
 from hudi_cdc.runners.emr_serverless import EmrServerlessRunner, job_driver
 from tests.plugins.aws_fixtures import BUCKET, SERVERLESS_ROLE, pipeline_data, set_run_state, set_step_state
@@ -277,11 +279,12 @@ def test_the_job_runs_from_the_zip_alone(tmp_path):
     bootstrap of a tiny landing folder commits, and every hudi_cdc module came from the zip."""
     import yaml
 
-    from hudi_cdc import jars, sample
+    from hudi_cdc import sample
     from hudi_cdc.cli import main
     from hudi_cdc.config import load_pipeline, uri_to_path
-    from hudi_cdc.java_spark import find_java, spark_home, spark_submit
-    from hudi_cdc.reader import read_table
+    from hudi_cdc.lake.reader import read_table
+    from hudi_cdc.toolchain import jars
+    from hudi_cdc.toolchain.java_spark import find_java, spark_home, spark_submit
 
     d = tmp_path / "ws"
     assert main(["init", str(d)]) == 0
@@ -320,7 +323,7 @@ def test_the_job_runs_from_the_zip_alone(tmp_path):
     # (spark-submit passes the Python driver's stderr on through its stdout)
     lines = (proc.stdout + proc.stderr).splitlines()
     loaded = [line for line in lines if line.startswith("import 'hudi_cdc")]
-    assert {line.split("'")[1] for line in loaded} >= {"hudi_cdc.jobs.stream.main", "hudi_cdc.properties",
+    assert {line.split("'")[1] for line in loaded} >= {"hudi_cdc.jobs.stream.main", "hudi_cdc.common.properties",
                                                        "hudi_cdc.jobs.stream.round"}
     assert all(f'<zipimporter object "{zip_path}/' in line for line in loaded), loaded[:5]
     assert not [line for line in lines if "code object from" in line and "/hudi_cdc/" in line]

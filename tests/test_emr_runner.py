@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.errors import AwsError, ConfigError
 from hudi_cdc.runners.aws import errors as aws_errors
 from hudi_cdc.runners.emr import EmrRunner

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.errors import AwsError
 from hudi_cdc.runners.aws import errors as aws_errors
 from hudi_cdc.runners.emr_serverless import EmrServerlessRunner, argv_of, job_driver, split_spark_submit

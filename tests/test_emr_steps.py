@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.runners.emr import steps_json, steps_text, to_cli_step
 from tests.plugins.aws_fixtures import pipeline_data
 from tests.shared import missing, require

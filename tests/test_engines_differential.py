@@ -10,8 +10,8 @@ import pytest
 
 from hudi_cdc import pipeline as pipe
 from hudi_cdc.config import parse_pipeline
-from hudi_cdc.engines.deltastreamer import runtime
-from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.lake.reader import read_table, rows_by_key
+from hudi_cdc.runners.deltastreamer import runtime
 from tests.shared import require
 from tests.test_deltastreamer_real import BOTH, DATA_COLS, SNAPSHOT, Lake, ev
 

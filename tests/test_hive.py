@@ -19,7 +19,7 @@ import yaml
 from hudi_cdc.cli import main
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.hive import HiveClient, HiveError, hive_tables_of
-from hudi_cdc.reader import read_table
+from hudi_cdc.lake.reader import read_table
 
 pytestmark = [pytest.mark.hive, pytest.mark.registry, pytest.mark.e2e]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hudi_cdc import render
 from hudi_cdc.config import load_pipeline, parse_pipeline
+from hudi_cdc.core import render
 
 DATA = Path(__file__).parent / "data"
 
@@ -79,7 +79,7 @@ def test_key_list_is_real():
 
 def test_local_deltastreamer_keys_and_flags_exist_in_hudi_014():
     """What the local HoodieDeltaStreamer 0.14.0 engine adds on the command line exists in 0.14.0."""
-    from hudi_cdc.engines.deltastreamer import submit
+    from hudi_cdc.runners.deltastreamer import submit
 
     keys, flags = known("0.14.0")
     assert {submit.SOURCE_SCHEMA_KEY, submit.TARGET_SCHEMA_KEY} <= keys

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from hudi_cdc.cli import main
+from hudi_cdc.common.instants import parse_instant_file
+from hudi_cdc.common.properties import parse_properties
 from hudi_cdc.errors import TableStateError
 from hudi_cdc.inspect import (
     commit_rows,
@@ -25,8 +27,6 @@ from hudi_cdc.inspect import (
     write_amplification,
 )
 from hudi_cdc.inspect.stats import hudi_waf, size_summary
-from hudi_cdc.instants import parse_instant_file
-from hudi_cdc.properties import parse_properties
 from tests.plugins.inspect_fixtures import FIXTURE_ZIPS, fixture_zips
 
 ALL = [z.relative_to(FIXTURE_ZIPS).with_suffix("").as_posix() for z in fixture_zips()]

@@ -1,4 +1,4 @@
-"""The type mapping itself (hudi_cdc/lake_types.py): landed Avro field -> lake type, the expressions'
+"""The type mapping itself (hudi_cdc/common/lake_types.py): landed Avro field -> lake type, the expressions'
 shape, reader and target schemas, the per-table numeric scale. No JVM: Spark runs them in
 tests/test_types_real.py."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_cdc import lake_types as lt
+from hudi_cdc.common import lake_types as lt
 
 DATE = {"connect.version": 1, "connect.name": "io.debezium.time.Date", "type": "int"}
 MICRO_TS = {"connect.version": 1, "connect.name": "io.debezium.time.MicroTimestamp", "type": "long"}

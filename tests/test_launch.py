@@ -1,4 +1,4 @@
-"""The one launcher of every spark-submit (hudi_cdc/launch.py), on small Python jobs: the result and
+"""The one launcher of every spark-submit (hudi_cdc/spark/launch.py), on small Python jobs: the result and
 error protocol, the log file, the time limit, the inherited table lock and death with its parent.
 The real JVM case (HoodieDeltaStreamer 0.14 dies with a killed hudi-cdc) is in
 tests/test_deltastreamer_real.py."""
@@ -13,8 +13,9 @@ import textwrap
 import time
 from pathlib import Path
 
-from hudi_cdc import launch, lock
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import lock
+from hudi_cdc.spark import launch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,7 +87,7 @@ def test_the_job_dies_with_its_parent(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from hudi_cdc import launch
+        from hudi_cdc.spark import launch
         job = [sys.executable, "-c", "import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
                "time.sleep(600)"]
         launch.Launcher().run(job, env={{}}, cwd={str(tmp_path)!r}, log_path=Path({str(tmp_path / 'j.log')!r}))

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from hudi_cdc import lock
 from hudi_cdc import pipeline as pipe
 from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import lock
 from hudi_cdc.errors import TableLocked, TableStateError
 
 TOPIC = "moma.public.artists"
@@ -36,7 +36,7 @@ def _pipeline(tmp_path):
 HOLD = textwrap.dedent("""
     import sys, time
     from hudi_cdc.config import load_pipeline
-    from hudi_cdc.lock import table_lock
+    from hudi_cdc.core.lock import table_lock
     p = load_pipeline(sys.argv[1])
     with table_lock(p, "artists", sys.argv[2], "stream", progress=lambda m: None):
         print("held", flush=True)

@@ -3,10 +3,10 @@ properties files (a local run reads those too and is guarded by hudi-cdc's file 
 
 import pytest
 
-from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import render
+from hudi_cdc.core.lock_provider import lock_conf
 from hudi_cdc.errors import ConfigError
-from hudi_cdc.lock_provider import lock_conf
 from tests.plugins.aws_fixtures import pipeline_data
 
 PROPS = "s3://b/p/artists_mor.properties"

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from hudi_cdc.errors import EnvironmentProblem
-from hudi_cdc.maven import Artifact, fetch
+from hudi_cdc.toolchain.maven import Artifact, fetch
 
 ART = Artifact("org.example", "thing", "1.0")
 BODY = b"PK\x03\x04 a jar's bytes " * 1000

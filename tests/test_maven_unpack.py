@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from hudi_cdc.maven import extract_tgz
+from hudi_cdc.toolchain.maven import extract_tgz
 
 
 def _tgz(path, members):

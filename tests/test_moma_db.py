@@ -63,8 +63,8 @@ def test_seed_statements_are_the_seeds_text():
 
 
 def test_database_block_from_a_dsn():
-    from hudi_cdc.demo_postgres import database_from_dsn, database_line
-    from hudi_cdc.workspace import sample_pipeline_text
+    from hudi_cdc.demo.postgres import database_from_dsn, database_line
+    from hudi_cdc.demo.workspace import sample_pipeline_text
 
     db = database_from_dsn("host=db.example port=6543 dbname=moma user=hudi", None)
     assert db == {"host": "db.example", "port": 6543, "name": "moma", "user": "hudi", "password_env": "PGPASSWORD"}
@@ -85,7 +85,7 @@ def test_database_block_from_a_dsn():
 
 def test_own_cluster_port_is_rewritten(tmp_path):
     from hudi_cdc.config import load_pipeline
-    from hudi_cdc.demo_postgres import _set_port, _write_pipeline
+    from hudi_cdc.demo.postgres import _set_port, _write_pipeline
 
     db = {"host": "127.0.0.1", "port": 5999, "name": "moma", "user": "hudi_cdc", "password_env": "X_PW"}
     path = _write_pipeline(tmp_path, db, "the demo own cluster", "", "")
@@ -108,7 +108,7 @@ def test_demo_exits_10_naming_every_table_that_differs():
     """The demo's outcome from verify's own results (the rows are shown before it, in run_postgres_demo):
     nothing when every table is equal, else TablesDiffer (exit 10) with each differing table's summary."""
     from hudi_cdc.capture.verify import TablesDiffer, VerifyResult
-    from hudi_cdc.demo_postgres import raise_if_differ
+    from hudi_cdc.demo.postgres import raise_if_differ
 
     def result(table, tt, **diff):
         return VerifyResult(table, tt, equal=not diff, db_rows=3, lake_rows=3, **diff)

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from hudi_cdc.lake.reader import read_table, rows_by_key
 from hudi_cdc.query import history
-from hudi_cdc.reader import read_table, rows_by_key
 from tests.test_cdc_semantics import DATA_COLS, Lake, ev
 
 pytestmark = pytest.mark.spark

@@ -18,8 +18,8 @@ from hudi_cdc import sample
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.jobs.stream.table import read_checkpoint
-from hudi_cdc.onboard import add_to_file
-from hudi_cdc.reader import read_table
+from hudi_cdc.lake.reader import read_table
+from hudi_cdc.pipeline.onboard import add_to_file
 from tests.faults.harness import DATA_COLS, TYPES, FaultLake, ev, kill, land_file
 
 PAINTERS = "moma.public.painters"

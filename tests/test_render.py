@@ -6,8 +6,8 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from hudi_cdc import render
 from hudi_cdc.config import load_pipeline
+from hudi_cdc.core import render
 from tests.shared import SHARED, require
 
 HERE = Path(__file__).parent
@@ -105,8 +105,8 @@ def test_templates_are_strict():
 
 
 def test_engine_for_each_target_and_version():
+    from hudi_cdc.core.profiles import engine_for
     from hudi_cdc.errors import ConfigError
-    from hudi_cdc.profiles import engine_for
 
     assert engine_for("1.2.0", "local") == "hudi-cdc"
     assert engine_for("0.14.0", "local") == "hoodiestreamer"

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from hudi_cdc import s3, sample, storage
+from hudi_cdc import sample
+from hudi_cdc.common import s3, storage
 from hudi_cdc.config import load_pipeline
-from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.cli import run_cli
 
 pytestmark = pytest.mark.s3

@@ -7,10 +7,12 @@ import json
 
 import pytest
 
-from hudi_cdc import jars, render, s3
+from hudi_cdc.common import s3
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.runners.local import plan
+from hudi_cdc.toolchain import jars
 
 SECRET = "not-a-real-secret-value"
 

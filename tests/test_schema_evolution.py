@@ -16,7 +16,7 @@ from hudi_cdc import sample
 from hudi_cdc.cli import main
 from hudi_cdc.config import load_pipeline, uri_to_path
 from hudi_cdc.hive import HiveClient
-from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.lake.reader import read_table, rows_by_key
 
 pytestmark = [pytest.mark.hive, pytest.mark.registry, pytest.mark.e2e]
 

@@ -1,7 +1,7 @@
 """Registry credentials travel by reference: never in rendered files, argv or dry-run output."""
 
-from hudi_cdc import render
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.registry.credentials import registry_env
 from hudi_cdc.runners.local import LocalRunner
 

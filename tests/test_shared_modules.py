@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from hudi_cdc import causes, instants, properties, spark_conf
-from hudi_cdc.inspect.metadata import write_totals
-from hudi_cdc.maven import Artifact
+from hudi_cdc.common import causes, instants, properties, spark_conf
+from hudi_cdc.lake.metadata import write_totals
+from hudi_cdc.toolchain.maven import Artifact
 
 PY4J = """An error occurred while calling o123.save.
 : org.apache.hudi.exception.HoodieUpsertException: Failed to upsert for commit time 20250101
@@ -93,7 +93,7 @@ def test_properties_stays_stdlib_at_import():
     import subprocess
     import sys
 
-    code = ("import sys; import hudi_cdc.properties as p; "
+    code = ("import sys; import hudi_cdc.common.properties as p; "
             "assert 'javaproperties' not in sys.modules; p.parse_properties('a=b'); "
             "assert 'javaproperties' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

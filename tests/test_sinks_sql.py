@@ -120,7 +120,7 @@ def test_unknown_engine_and_table(tmp_path):
 
 
 def test_cli_render_sql_reads_the_landed_schema(tmp_path, capsys):
-    from hudi_cdc.workspace import land_sample
+    from hudi_cdc.demo.workspace import land_sample
 
     p = pipeline(tmp_path)
     land_sample(tmp_path / "landing", "snapshot", None, lambda m: None)

@@ -1,4 +1,4 @@
-"""The JVM-free merge of MoR file slices hudi-rs refuses (hudi_cdc/slice_merge.py): Hudi's log
+"""The JVM-free merge of MoR file slices hudi-rs refuses (hudi_cdc/lake/slice_merge.py): Hudi's log
 format parsed from bytes laid out as HoodieLogFormatWriter writes them, and Hudi's merge rules.
 The real case (HoodieDeltaStreamer 0.14 writing a mixed delete block) is in
 tests/test_deltastreamer_real.py."""
@@ -11,7 +11,7 @@ import struct
 
 import fastavro
 
-from hudi_cdc import slice_merge as sm
+from hudi_cdc.lake import slice_merge as sm
 
 SCHEMA = {"type": "record", "name": "r", "fields": [
     {"name": "_hoodie_commit_time", "type": ["null", "string"]}, {"name": "_hoodie_record_key", "type": "string"},

@@ -142,8 +142,8 @@ def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
     from hudi_cdc.capture.verify import verify
+    from hudi_cdc.lake.reader import read_table
     from hudi_cdc.query.api import changes, history
-    from hudi_cdc.reader import read_table
 
     db = pg_database("life_truncate")
     _sql(db, ITEMS_DDL, "INSERT INTO items SELECT g, 'n' || g, 'g' || (g % 5), g FROM generate_series(1, 500) g")
@@ -225,9 +225,9 @@ def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
 
 def _last_commit_meta(base: str) -> dict:
     """The newest completed write's action and commit metadata, read by hudi-rs (inspect/)."""
-    from hudi_cdc.inspect.metadata import commit_metadata
-    from hudi_cdc.inspect.table import open_table
-    from hudi_cdc.inspect.timeline import completed_writes, read_timeline
+    from hudi_cdc.lake.metadata import commit_metadata
+    from hudi_cdc.lake.table import open_table
+    from hudi_cdc.lake.timeline import completed_writes, read_timeline
 
     table = open_table(base)
     last = completed_writes(read_timeline(table))[-1]
@@ -414,8 +414,8 @@ def test_deltastreamer_refuses_a_landed_truncate(tmp_path):
     """The 0.14 HoodieDeltaStreamer cannot apply a TRUNCATE: a round whose unread files hold one is
     refused before any job runs, in one line naming the file, with the re-snapshot recovery; the
     table keeps its timeline and checkpoint."""
-    from hudi_cdc.engines.deltastreamer import runtime, submit
     from hudi_cdc.errors import DataError
+    from hudi_cdc.runners.deltastreamer import runtime, submit
     from tests.shared import require
     from tests.test_deltastreamer_real import SNAPSHOT, Lake, ev
 

@@ -11,7 +11,7 @@ import fastavro
 import pytest
 
 from hudi_cdc.cli import main
-from hudi_cdc.status import Bounds, TableStatus, breaches, instant_epoch, pipeline_status, record_failure
+from hudi_cdc.lake.status import Bounds, TableStatus, breaches, instant_epoch, pipeline_status, record_failure
 from tests.plugins.query_fixtures import build_sample_lake
 
 

@@ -10,8 +10,8 @@ import os
 import fastavro
 import pytest
 
-from hudi_cdc import s3, storage
 from hudi_cdc.capture.landing import next_offset
+from hudi_cdc.common import s3, storage
 
 SCHEMA = {"type": "record", "name": "r", "fields": [{"name": "id", "type": "int"}]}
 

@@ -150,8 +150,8 @@ def test_the_stop_ends_every_loop_after_its_round_and_waits_are_cut_short():
 
 def test_render_and_refusals(tmp_path: Path):
     from hudi_cdc.config import load_pipeline
-    from hudi_cdc.render import Job, all_tables_flags, streamer_flags
-    from hudi_cdc.workspace import write_sample_pipeline
+    from hudi_cdc.core.render import Job, all_tables_flags, streamer_flags
+    from hudi_cdc.demo.workspace import write_sample_pipeline
 
     write_sample_pipeline(tmp_path, "", "", False)
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
@@ -173,8 +173,8 @@ def test_the_one_emr_step_of_stream_all():
     streamer, flag groups joined by --next, each with --all-tables and its table's lock flags (golden)."""
     import os
 
-    from hudi_cdc import render
     from hudi_cdc.config import parse_pipeline
+    from hudi_cdc.core import render
     from hudi_cdc.errors import ConfigError
     from hudi_cdc.runners.emr import steps_json
     from tests.plugins.aws_fixtures import pipeline_data
@@ -212,7 +212,7 @@ def test_run_couples_capture_and_stream_stops(tmp_path: Path, monkeypatch):
     from hudi_cdc.capture import run as run_mod
     from hudi_cdc.config import StreamSettings
     from hudi_cdc.errors import SourceError
-    from hudi_cdc.supervise import Stopper
+    from hudi_cdc.runners.supervise import Stopper
 
     class P:  # the pipeline as run_pipeline reads it
         stream = StreamSettings(max_restarts=1, restart_backoff_seconds=0.01, restart_backoff_max_seconds=0.02)

@@ -72,7 +72,7 @@ class Lake:
         return all(self.checkpoint(table, tt) == str(self.last_ms[table]) for tt in TABLES[table])
 
     def assert_exact(self, table: str) -> None:
-        from hudi_cdc.reader import read_table
+        from hudi_cdc.lake.reader import read_table
 
         want = {k: {c: v[c] for c in DATA_COLS} for k, v in sample.replay(self.events[table], "artist_id").items()}
         for tt in TABLES[table]:
@@ -82,8 +82,8 @@ class Lake:
             assert got == want, f"{table} {tt}: differs from the replay"
 
     def dangling(self, table: str, tt: str) -> list[str]:
+        from hudi_cdc.common.instants import COMPLETED, parse_instant_file
         from hudi_cdc.config import uri_to_path
-        from hudi_cdc.instants import COMPLETED, parse_instant_file
 
         d = uri_to_path(self.pipeline.base_path(table, tt)) / ".hoodie" / "timeline"
         parsed = [i for i in (parse_instant_file(n) for n in sorted(p.name for p in d.iterdir())) if i]

@@ -13,7 +13,7 @@ import pytest
 from hudi_cdc.config import StreamSettings
 from hudi_cdc.errors import ConfigError, DataError, JobError
 from hudi_cdc.jobs.stream import main as stream_main
-from hudi_cdc.supervise import Stopper, supervise
+from hudi_cdc.runners.supervise import Stopper, supervise
 
 
 def _settings(**kw):
@@ -76,7 +76,7 @@ def test_backoff_is_exponential_and_capped():
 
 def test_failures_outside_the_window_do_not_count(monkeypatch):
     clock = iter(range(0, 10_000, 100))  # each failure 100s after the previous
-    monkeypatch.setattr("hudi_cdc.supervise.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("hudi_cdc.runners.supervise.time.monotonic", lambda: next(clock))
     calls = []
 
     def run():

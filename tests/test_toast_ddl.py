@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hudi_cdc import render
 from hudi_cdc.config import load_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.jobs import streamer
 from hudi_cdc.jobs.stream.toast import DEFAULT_PLACEHOLDER, is_placeholder
-from hudi_cdc.reader import read_table, rows_by_key
+from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.shared import require
 
 TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
@@ -67,8 +67,8 @@ def test_deltastreamer_engine_refuses_placeholders(tmp_path):
     import fastavro
 
     from hudi_cdc.config import parse_pipeline
-    from hudi_cdc.engines.deltastreamer.toast_guard import refuse_placeholders
     from hudi_cdc.errors import DataError
+    from hudi_cdc.runners.deltastreamer.toast_guard import refuse_placeholders
 
     p = parse_pipeline({"pipeline": "g", "source": {"root": str(tmp_path / "landing")},
                         "lake": {"root": str(tmp_path / "lake"), "hive_database": "g"},
@@ -320,8 +320,8 @@ def test_deltastreamer_engine_refuses_real_placeholders(tmp_path, pg_database):
     lake still holds the stored values, no placeholder."""
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.engines.deltastreamer import runtime
     from hudi_cdc.errors import DataError
+    from hudi_cdc.runners.deltastreamer import runtime
 
     require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     db = pg_database("toast014")
@@ -417,7 +417,7 @@ def test_deltastreamer_engine_follows_ddl(tmp_path, pg_database):
     database and keeps the dropped column (null for rows written after), as hudi-cdc's streamer does."""
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.engines.deltastreamer import runtime
+    from hudi_cdc.runners.deltastreamer import runtime
 
     require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     db = pg_database("ddl014")
@@ -467,7 +467,7 @@ def test_deltastreamer_engine_follows_ddl(tmp_path, pg_database):
 def test_deltastreamer_source_schema_keeps_dropped_fields(tmp_path):
     import fastavro
 
-    from hudi_cdc.engines.deltastreamer.schema_union import union_schema
+    from hudi_cdc.runners.deltastreamer.schema_union import union_schema
 
     def schema(*fields):
         return {"type": "record", "name": "v", "fields": list(fields)}

@@ -50,7 +50,7 @@ def _write(base: Path, db: dict, tables: dict, flush_size: int = 1000):
 
 def _run_rounds(spark, p, op: str) -> list:
     """hudi-cdc's streamer in-process: one round for every table and type of the pipeline."""
-    from hudi_cdc import render
+    from hudi_cdc.core import render
     from hudi_cdc.jobs import streamer
 
     props_dir = Path(str(p.base_dir)) / ".hudi-cdc" / "test-props"
@@ -137,7 +137,7 @@ def test_keyless_history_table(tmp_path, capsys, spark, pg_database):
     from hudi_cdc.capture.check import source_check
     from hudi_cdc.capture.verify import verify
     from hudi_cdc.cli import main
-    from hudi_cdc.reader import read_table
+    from hudi_cdc.lake.reader import read_table
 
     db = pg_database("txn_keyless")
     _sql(db, HISTORY_DDL, "INSERT INTO history VALUES (1, 1, 1, 5, '2024-01-01 10:00', 'x'), "

@@ -23,7 +23,7 @@ import fastavro
 import pytest
 
 from hudi_cdc import sample
-from hudi_cdc.reader import read_table
+from hudi_cdc.lake.reader import read_table
 from hudi_cdc.stack.trino_client import TrinoClient, TrinoError
 from tests.sink_stream import ALL_COLS, ROUNDS, check_round
 from tests.test_cdc_semantics import DATA_COLS, Lake
@@ -46,7 +46,7 @@ class SyncedLake(Lake):
     def __init__(self, tmp, spark, metastore_uri: str, db: str, hudi_options=None,
                  types=("COPY_ON_WRITE", "MERGE_ON_READ")):
         super().__init__(tmp, spark, hudi_options=hudi_options, types=types)
-        from hudi_cdc import render
+        from hudi_cdc.core import render
 
         lake = self.pipeline.lake.model_copy(update={"hive_database": db, "hive_metastore": metastore_uri})
         self.pipeline = self.pipeline.model_copy(update={"lake": lake})

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from hudi_cdc.cli import main
-from hudi_cdc.local_stack import with_optional
 from hudi_cdc.stack import StackConfig
+from hudi_cdc.stack.local import with_optional
 from hudi_cdc.stack.s3proxy import LOCAL_SECRET_KEY
 from hudi_cdc.stack.trino import Trino, catalogs
 

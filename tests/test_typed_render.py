@@ -1,4 +1,4 @@
-"""Typed columns for HoodieStreamer on EMR / EMR Serverless (engines/deltastreamer/typed_render.py): the
+"""Typed columns for HoodieStreamer on EMR / EMR Serverless (runners/deltastreamer/typed_render.py): the
 properties and schema files `hudi-cdc render` writes and the AWS runners upload, rendered from the newest
 landed file's schema; golden files (tests/golden/typed_emr/; HUDI_CDC_UPDATE_GOLDEN=1 rewrites them, review
 the diff). No JVM: tests/test_types_real.py runs the rendered properties on the real 0.14 engine."""
@@ -13,10 +13,10 @@ import fastavro
 import pytest
 import yaml
 
-from hudi_cdc import render
 from hudi_cdc.config import load_pipeline, uri_to_path
-from hudi_cdc.engines.deltastreamer import typed_render
-from hudi_cdc.plan import job_argvs
+from hudi_cdc.core import render
+from hudi_cdc.pipeline.plan import job_argvs
+from hudi_cdc.runners.deltastreamer import typed_render
 from tests.test_lake_types import SCHEMA
 
 GOLDEN = Path(__file__).parent / "golden" / "typed_emr"

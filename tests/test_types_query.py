@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hudi_cdc import render
 from hudi_cdc.config import load_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.jobs import streamer
 from tests.test_types_real import _connect, _sql
 

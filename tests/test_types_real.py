@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hudi_cdc import render
 from hudi_cdc.config import load_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.jobs import streamer
 from tests.shared import require
 
@@ -113,7 +113,7 @@ def _run(spark, p, op: str, log: list[str]):
 
 
 def _lake(p, tt):
-    from hudi_cdc.reader import read_arrow
+    from hudi_cdc.lake.reader import read_arrow
 
     return read_arrow(p.base_path(TABLE, tt))
 
@@ -289,7 +289,7 @@ def test_real_deltastreamer_014_lands_the_same_types(scenario):
     """The real HoodieDeltaStreamer 0.14.0 (one spark-submit per job) over the same landed files: its
     transformer SQL, rendered per column from the landed schema, gives the same lake types and values."""
     from hudi_cdc.capture.verify import verify
-    from hudi_cdc.engines.deltastreamer import runtime, submit
+    from hudi_cdc.runners.deltastreamer import runtime, submit
 
     require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     p = _pipeline(Path(scenario["p"].base_dir), scenario["db"], lake="lake014", hudi={"version": "0.14.0"})
@@ -314,10 +314,10 @@ def test_rendered_emr_properties_type_the_same_on_the_real_014(scenario):
     """What `hudi-cdc render` writes (and the AWS runners upload) for HoodieStreamer on EMR (hudi.version
     0.14.0, engine hoodiestreamer): its properties and schema files, run unchanged by the real
     HoodieDeltaStreamer 0.14.0 locally, give the same lake types and values as hudi-cdc's streamer."""
-    from hudi_cdc import launch
     from hudi_cdc.capture.verify import verify
-    from hudi_cdc.engines.deltastreamer import runtime, submit, typed_render
-    from hudi_cdc.plan import job_argvs
+    from hudi_cdc.pipeline.plan import job_argvs
+    from hudi_cdc.runners.deltastreamer import runtime, submit, typed_render
+    from hudi_cdc.spark import launch
 
     require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     base = Path(scenario["p"].base_dir)
@@ -356,8 +356,8 @@ def test_rendered_emr_properties_type_the_same_on_the_real_014(scenario):
 def test_corrupted_lake_value_is_a_difference(scenario, spark):
     """A rounded decimal and a shifted timestamp written into the CoW table: verify counts the row once
     and names both columns."""
-    from hudi_cdc import properties
     from hudi_cdc.capture.verify import verify
+    from hudi_cdc.common import properties
     from hudi_cdc.jobs.stream.argv import Target
     from hudi_cdc.jobs.stream.round import writer_options
 

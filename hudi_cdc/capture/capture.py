@@ -27,19 +27,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import s3, storage
-from ..config import Pipeline
-from ..errors import HudiCdcError, SourceError
-from ..text import log_progress
-from . import engine as jvm
-from . import mysql, signals
-from . import source as src
-from .heartbeat import heartbeat_prefix, heartbeat_properties
-from .identity import refuse_unusable
-from .landing import Landing
-from .registrar import Registrar
-from .txn import TXN_PROPERTIES, Cuts, transaction_topic
-from .unwrap import Unwrap, split_transforms
+from hudi_cdc.capture import engine as jvm
+from hudi_cdc.capture import mysql, signals
+from hudi_cdc.capture import source as src
+from hudi_cdc.capture.heartbeat import heartbeat_prefix, heartbeat_properties
+from hudi_cdc.capture.identity import refuse_unusable
+from hudi_cdc.capture.landing import Landing
+from hudi_cdc.capture.registrar import Registrar
+from hudi_cdc.capture.txn import TXN_PROPERTIES, Cuts, transaction_topic
+from hudi_cdc.capture.unwrap import Unwrap, split_transforms
+from hudi_cdc.common import s3, storage
+from hudi_cdc.common.text import log_progress
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import HudiCdcError, SourceError
 
 Progress = Callable[[str], None]
 CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..config import Pipeline
-from ..errors import ConfigError
-from . import catalog
-from .heartbeat import action_table_sql
-from .history import is_history
-from .identity import Unusable, unusable
-from .source import SourceTable, connect, current_lsn, source_tables
+from hudi_cdc.capture import catalog
+from hudi_cdc.capture.heartbeat import action_table_sql
+from hudi_cdc.capture.history import is_history
+from hudi_cdc.capture.identity import Unusable, unusable
+from hudi_cdc.capture.source import SourceTable, connect, current_lsn, source_tables
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import ConfigError
 
 RESTART = "then restart PostgreSQL"
 INDEX_KEYS = ("hoodie.index.type",)
@@ -262,7 +262,7 @@ def _toast_checks(pipeline: Pipeline, t: TableFacts, ident: str, full: str) -> l
     cols = ", ".join(t.toastable)
     if t.replica_identity == "f":
         return [Check(name, "ok", f"REPLICA IDENTITY FULL: updates carry every value of {cols}")]
-    from ..profiles import HUDI_CDC, engine_for
+    from hudi_cdc.core.profiles import HUDI_CDC, engine_for
 
     try:
         engine = engine_for(pipeline.hudi.version, "local", pipeline.hudi.engine)
@@ -306,7 +306,7 @@ def _slot_checks(pipeline: Pipeline, f: Facts) -> list[Check]:
 
 
 def _bytes(n: int | None) -> str:
-    from ..text import human_bytes
+    from hudi_cdc.common.text import human_bytes
 
     return "no" if n is None else human_bytes(n)
 

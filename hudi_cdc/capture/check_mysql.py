@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Pipeline
-from . import mysql
-from .check import Check
-from .source import SourceTable, source_tables
+from hudi_cdc.capture import mysql
+from hudi_cdc.capture.check import Check
+from hudi_cdc.capture.source import SourceTable, source_tables
+from hudi_cdc.config import Pipeline
 
 PARAMETER_GROUP = "on RDS/Aurora: set it in the DB (cluster) parameter group and reboot"
 
@@ -58,7 +58,7 @@ def offsets_binlog_file(path: Path) -> str | None:
 def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
     import pymysql
 
-    from .capture import offsets_file
+    from hudi_cdc.capture.capture import offsets_file
 
     name, _, host = str(_rows(conn, "SELECT CURRENT_USER()")[0][0]).rpartition("@")
     user = f"'{name}'@'{host}'"  # as GRANT ... TO names it

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import ConfigError, EnvironmentProblem, ExitCode, HudiCdcError, SourceError
-from ..http import error_body, one_line, retrying_session, short_reason
-from ..http import redact as _redact
+from hudi_cdc.errors import ConfigError, EnvironmentProblem, ExitCode, HudiCdcError, SourceError
+from hudi_cdc.http import error_body, one_line, retrying_session, short_reason
+from hudi_cdc.http import redact as _redact
 
 RETRY_STATUS = frozenset({409, 502, 503, 504})
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..config import Pipeline, is_s3_uri
-from .capture import CONNECTOR, DEFAULT_FLUSH_SIZE, TYPE_HANDLING, UNWRAP, marker_prefix
-from .heartbeat import heartbeat_properties
-from .source import source_tables, topic_prefix
+from hudi_cdc.capture.capture import CONNECTOR, DEFAULT_FLUSH_SIZE, TYPE_HANDLING, UNWRAP, marker_prefix
+from hudi_cdc.capture.heartbeat import heartbeat_properties
+from hudi_cdc.capture.source import source_tables, topic_prefix
+from hudi_cdc.config import Pipeline, is_s3_uri
 
 S3_SINK = "io.confluent.connect.s3.S3SinkConnector"
 APICURIO_CONVERTER = "io.apicurio.registry.utils.converter.AvroConverter"
@@ -65,7 +65,7 @@ def _converters(url: str, pipeline: Pipeline | None = None) -> dict[str, str]:
 
 
 def _db(pipeline: Pipeline):
-    from .source import database
+    from hudi_cdc.capture.source import database
 
     return database(pipeline)
 
@@ -73,7 +73,7 @@ def _db(pipeline: Pipeline):
 def source_connector(pipeline: Pipeline) -> dict[str, Any]:
     db = _db(pipeline)
     if db.kind != "postgresql":  # Debezium's binlog connectors (connectors_mysql.py)
-        from . import connectors_mysql
+        from hudi_cdc.capture import connectors_mysql
 
         return connectors_mysql.source_connector(pipeline, _converters(native_registry_url(pipeline), pipeline))
     tables = source_tables(pipeline)
@@ -201,13 +201,13 @@ def render_connectors(pipeline: Pipeline, seed: bool = False, table: str | None 
     named hudi-cdc-<pipeline>-<table>-source / -s3-sink."""
     if seed:
         if _db(pipeline).kind != "postgresql":  # seed 004: the MySQL connector alone (Redshift reads MSK)
-            from . import connectors_mysql
+            from hudi_cdc.capture import connectors_mysql
 
             return [connectors_mysql.seed_source_connector(pipeline)]
         return [seed_source_connector(pipeline), seed_sink_connector(pipeline)]
     if table is None:
         return [source_connector(pipeline), sink_connector(pipeline)]
-    from .capture import for_table
+    from hudi_cdc.capture.capture import for_table
 
     narrowed = for_table(pipeline, table)
     out = [source_connector(narrowed), sink_connector(narrowed)]
@@ -220,7 +220,7 @@ def notes(pipeline: Pipeline) -> list[str]:
     """What the rendered connectors need of the pipeline file besides them (a binlog source's ordering)."""
     if pipeline.source.database is None or pipeline.source.database.kind == "postgresql":
         return []
-    from . import connectors_mysql
+    from hudi_cdc.capture import connectors_mysql
 
     return connectors_mysql.ordering_notes(pipeline)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .identity import UniqueIndex
+from hudi_cdc.capture.identity import UniqueIndex
 
 CANDIDATE_TYPES = ("text", "character varying", "character", "date", "boolean", "smallint", "integer")
 

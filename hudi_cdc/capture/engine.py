@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import EnvironmentProblem
+from hudi_cdc.errors import EnvironmentProblem
 
 JAVA_MAJOR = 17
 LOG4J2 = """\

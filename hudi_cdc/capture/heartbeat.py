@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..config import DatabaseSettings, Pipeline
+from hudi_cdc.config import DatabaseSettings, Pipeline
 
 HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat"
 HEARTBEAT_TABLE = "hudi_cdc_heartbeat"
@@ -105,7 +105,7 @@ def pipeline_slot(pipeline: Pipeline) -> SlotWal | None:
     """The pipeline's replication slot (`status`), or None when the pipeline captures no database."""
     if pipeline.source.database is None:
         return None
-    from . import source as src
+    from hudi_cdc.capture import source as src
 
     with src.connect(pipeline) as conn:
         return retained_wal(conn, pipeline.slot_name)

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import yaml
 
-from ..config import DatabaseSettings, Pipeline, load_pipeline, parse_pipeline
-from ..errors import ConfigError
-from . import catalog, history
-from .db_tables import DbTable
-from .identity import unique_index
-from .source import connect_to, source_tables, topic_prefix
+from hudi_cdc.capture import catalog, history
+from hudi_cdc.capture.db_tables import DbTable
+from hudi_cdc.capture.identity import unique_index
+from hudi_cdc.capture.source import connect_to, source_tables, topic_prefix
+from hudi_cdc.config import DatabaseSettings, Pipeline, load_pipeline, parse_pipeline
+from hudi_cdc.errors import ConfigError
 
 PIPELINE_FILE = "hudi-cdc.yaml"
 IDENTITY = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}
@@ -167,7 +167,7 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         if existing.source.database is None:
             raise ConfigError(f"{path}: has no source.database block; add it (or init into a new directory)")
         db = existing.source.database
-        from .source import password as pipeline_password
+        from hudi_cdc.capture.source import password as pipeline_password
 
         password = pipeline_password(existing)
         prefix = prefix or topic_prefix(existing)
@@ -175,7 +175,7 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         raise ConfigError("init --from-database: --dbname and --user are needed for a new pipeline file")
     prefix = prefix or db.name
     if db.kind != "postgresql":  # MySQL-family: the schemas are databases
-        from . import init_mysql
+        from hudi_cdc.capture import init_mysql
 
         schemas = schemas or [db.name]
         found = init_mysql.read_tables(db, password, schemas, tables)

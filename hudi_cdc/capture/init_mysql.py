@@ -12,10 +12,10 @@ the pipeline file's tables the same way as PostgreSQL's.
 
 from __future__ import annotations
 
-from ..config import DatabaseSettings
-from ..errors import ConfigError
-from .db_tables import DbTable
-from .identity import UniqueIndex
+from hudi_cdc.capture.db_tables import DbTable
+from hudi_cdc.capture.identity import UniqueIndex
+from hudi_cdc.config import DatabaseSettings
+from hudi_cdc.errors import ConfigError
 
 CANDIDATE_TYPES = ("varchar", "char", "text", "tinytext", "date", "enum", "tinyint", "smallint", "mediumint", "int",
                    "year", "bit")
@@ -75,7 +75,7 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
 
 def read_tables(db: DatabaseSettings, password: str | None, schemas: list[str],
                 only: list[str] | None = None) -> list[DbTable]:
-    from .mysql import connect_to
+    from hudi_cdc.capture.mysql import connect_to
 
     conn = connect_to(db, password)
     try:

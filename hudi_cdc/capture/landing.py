@@ -26,9 +26,9 @@ from typing import Any
 
 import fastavro
 
-from .. import storage
-from ..s3 import is_s3
-from ..sample import file_name
+from hudi_cdc.common import storage
+from hudi_cdc.common.s3 import is_s3
+from hudi_cdc.sample import file_name
 
 
 def next_offset(topic_dir: str, topic: str, partition: int) -> int:

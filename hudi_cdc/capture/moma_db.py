@@ -3,14 +3,14 @@
 The tables' columns follow the sink files' Avro value schemas (hudi_cdc/data/moma/*.avsc: int ->
 integer, string -> text, the record key the primary key), so what Debezium captures from them has the
 sample files' very schema. Rows are hudi_cdc.sample.snapshot_rows, loaded with COPY. Used by
-`hudi-cdc demo --from-postgres` (hudi_cdc/demo_postgres.py) and the capture tests.
+`hudi-cdc demo --from-postgres` (hudi_cdc/demo/postgres.py) and the capture tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from .. import sample
+from hudi_cdc import sample
 
 Progress = Callable[[str], None]
 TABLES = ("artists", "artworks")

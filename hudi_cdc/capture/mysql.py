@@ -29,10 +29,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import DatabaseSettings, Pipeline
-from ..errors import SourceError
-from ..maven import Artifact
-from . import source as src
+from hudi_cdc.capture import source as src
+from hudi_cdc.config import DatabaseSettings, Pipeline
+from hudi_cdc.errors import SourceError
+from hudi_cdc.toolchain.maven import Artifact
 
 CONNECTORS = {"mysql": "io.debezium.connector.mysql.MySqlConnector",
               "mariadb": "io.debezium.connector.mariadb.MariaDbConnector"}
@@ -56,14 +56,14 @@ def is_mysql_family(db: DatabaseSettings) -> bool:
 
 
 def stack_dir() -> Path:
-    from ..jars import home
+    from hudi_cdc.toolchain.jars import home
 
     return home() / "debezium"
 
 
 def mariadb_classpath(progress=None) -> list[str]:
     """Debezium 3.5.0's MariaDB connector and the jars of its release, fetched once."""
-    from .. import jars
+    from hudi_cdc.toolchain import jars
 
     return [str(jars.ensure(art, progress, stack_dir())) for art in MARIADB_STACK]
 
@@ -334,7 +334,7 @@ class BinlogSource:
         return f" (binlog at {self.target.file}:{self.target.pos})"
 
     def start_jvm(self, wd: Path, progress):
-        from . import engine as jvm
+        from hudi_cdc.capture import engine as jvm
 
         if self.db.kind == "mariadb":
             return jvm.start_jvm(wd, stack=mariadb_classpath(progress),

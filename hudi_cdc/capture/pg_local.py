@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EnvironmentProblem
+from hudi_cdc.errors import EnvironmentProblem
 
 SUPERUSER = "postgres"
 SETTINGS = {

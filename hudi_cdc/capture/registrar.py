@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..config import Pipeline
-from ..s3 import is_s3
-from .landing import Landing
+from hudi_cdc.capture.landing import Landing
+from hudi_cdc.common.s3 import is_s3
+from hudi_cdc.config import Pipeline
 
 
 class Registrar:
@@ -31,8 +31,8 @@ class Registrar:
         grown = [t for t, st in landing.stats.items() if len(st.files) > self.seen.get(t, 0)]
         if not grown:
             return []
-        from ..registry.client import RegistryClient
-        from ..registry.register import register_pipeline
+        from hudi_cdc.registry.client import RegistryClient
+        from hudi_cdc.registry.register import register_pipeline
 
         with RegistryClient.from_pipeline(self.pipeline) as client:
             rows = register_pipeline(client, self.pipeline, tables=[self.table_of_topic[t] for t in grown])

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import Pipeline
-from ..errors import HudiCdcError, JobError, SourceError
-from ..pipeline import plan_stream_all, stream_all
-from ..supervise import Stopper, supervise
-from ..text import log_progress
+from hudi_cdc.common.text import log_progress
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import HudiCdcError, JobError, SourceError
+from hudi_cdc.pipeline import plan_stream_all, stream_all
+from hudi_cdc.runners.supervise import Stopper, supervise
 
 Progress = Callable[[str], None]
 CAPTURE_RESTARTABLE: tuple[type[Exception], ...] = (SourceError, JobError)
@@ -60,7 +60,7 @@ def run_pipeline(pipeline: Pipeline, *, progress: Progress = log_progress, flush
     plan_stream_all(pipeline, once=False)  # every table bootstrapped: refused before capture starts
     if not has_db:
         return RunResult(stream=stream_all(pipeline, progress=progress))
-    from .capture import capture_continuous
+    from hudi_cdc.capture.capture import capture_continuous
 
     out = RunResult()
     failed: list[BaseException] = []

@@ -40,12 +40,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import Pipeline, load_pipeline
-from ..errors import ConfigError, SourceError
-from ..text import log_progress
-from . import source as src
-from .catalog import primary_key
-from .identity import refuse_unusable
+from hudi_cdc.capture import source as src
+from hudi_cdc.capture.catalog import primary_key
+from hudi_cdc.capture.identity import refuse_unusable
+from hudi_cdc.common.text import log_progress
+from hudi_cdc.config import Pipeline, load_pipeline
+from hudi_cdc.errors import ConfigError, SourceError
 
 Progress = Callable[[str], None]
 SIGNAL_DDL = "CREATE TABLE IF NOT EXISTS {} (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))"
@@ -102,7 +102,7 @@ def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
     leave a request the capture on the pipeline's slot carries out. Returns what was done."""
     from psycopg import sql
 
-    from . import mysql
+    from hudi_cdc.capture import mysql
 
     try:
         pipeline.table(table)
@@ -298,8 +298,8 @@ class Snapshots:
         import fastavro
         from jpype import JClass, JLong
 
-        from .. import storage
-        from .unwrap import TRUNCATE_OP, zero_value
+        from hudi_cdc.capture.unwrap import TRUNCATE_OP, zero_value
+        from hudi_cdc.common import storage
 
         landing = consumer.landing
         topic_dir = landing.topic_dirs[t.topic]

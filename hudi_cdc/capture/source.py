@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..config import DatabaseSettings, Pipeline
-from ..errors import ConfigError, SourceError
+from hudi_cdc.config import DatabaseSettings, Pipeline
+from hudi_cdc.errors import ConfigError, SourceError
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ import json
 import sys
 import time
 
-from .. import storage
-from ..jobs.stream import cuts
+from hudi_cdc.common import storage
+from hudi_cdc.jobs.stream import cuts
 
 TXN_PROPERTIES = {"provide.transaction.metadata": "true"}
 _IN_SNAPSHOT = ("true", "first", "first_in_data_collection", "last_in_data_collection")

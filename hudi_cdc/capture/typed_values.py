@@ -3,7 +3,7 @@ from the database's text (read with DateStyle ISO, IntervalStyle iso_8601, TimeZ
 lake's typed columns as hudi-rs reads them (arrow). A lake column still in a Debezium encoding (int days,
 long micros, an ISO string for timestamptz, a {scale, value} struct) is no typed value: it never equals.
 
-The policies of hudi_cdc/lake_types.py hold on the database side: +-infinity dates and timestamps are
+The policies of hudi_cdc/common/lake_types.py hold on the database side: +-infinity dates and timestamps are
 9999-12-31 / 0001-01-01; BC dates are proleptic Gregorian (astronomical year numbering, 1 BC = year 0);
 ``time`` is HH:MM:SS.ffffff; numeric NaN/Infinity have no lake value (Debezium sends NULL: a difference).
 """
@@ -15,7 +15,7 @@ import re
 import struct
 from decimal import Decimal, InvalidOperation
 
-from ..lake_types import DATE_MAX_DAYS, DATE_MIN_DAYS, TS_MAX_MICROS, TS_MIN_MICROS
+from hudi_cdc.common.lake_types import DATE_MAX_DAYS, DATE_MIN_DAYS, TS_MAX_MICROS, TS_MIN_MICROS
 
 UNTYPED = "<untyped>"
 SESSION_SQL = ("SET TIME ZONE 'UTC'", "SET DateStyle = 'ISO, YMD'", "SET IntervalStyle = 'iso_8601'",

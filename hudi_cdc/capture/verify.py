@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 
-from ..config import Pipeline
-from ..errors import ConfigError, ExitCode, HudiCdcError, TableStateError
-from . import history as hist
-from . import source as src
-from . import typed_values as tv
+from hudi_cdc.capture import history as hist
+from hudi_cdc.capture import source as src
+from hudi_cdc.capture import typed_values as tv
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import ConfigError, ExitCode, HudiCdcError, TableStateError
 
 SAMPLES = 5
 CHUNK = 10_000
@@ -131,7 +131,7 @@ def _plain_key(k) -> str:
 
 def _lake_table(pipeline: Pipeline, table: str, table_type: str):
     """The lake table as hudi-rs reads it (arrow), None when it holds no rows."""
-    from ..reader import read_arrow
+    from hudi_cdc.lake.reader import read_arrow
 
     return read_arrow(pipeline.base_path(table, table_type))
 
@@ -150,7 +150,7 @@ def _lake_values(lake, names: list[str], kinds: dict[str, str]) -> list[list]:
 
 
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
-    from ..pipeline import table_exists
+    from hudi_cdc.pipeline import table_exists
 
     if src.database(pipeline).kind != "postgresql":  # mysql / mariadb: verify_mysql (capture.kinds.verify)
         raise ConfigError(f"source.database.kind: {src.database(pipeline).kind} is verified by capture.kinds.verify")

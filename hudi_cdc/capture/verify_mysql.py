@@ -13,12 +13,12 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
-from ..config import Pipeline
-from ..errors import TableStateError
-from . import mysql
-from . import source as src
-from . import typed_values as tv
-from .verify import CHUNK, SAMPLES, Column, VerifyResult, _row_digest, compare
+from hudi_cdc.capture import mysql
+from hudi_cdc.capture import source as src
+from hudi_cdc.capture import typed_values as tv
+from hudi_cdc.capture.verify import CHUNK, SAMPLES, Column, VerifyResult, _row_digest, compare
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import TableStateError
 
 _EPOCH_DAY = date(1970, 1, 1)
 _EPOCH = datetime(1970, 1, 1)
@@ -86,8 +86,8 @@ def _quote(name: str) -> str:
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
     import pymysql
 
-    from ..pipeline import table_exists
-    from ..reader import read_arrow
+    from hudi_cdc.lake.reader import read_arrow
+    from hudi_cdc.pipeline import table_exists
 
     t = pipeline.table(table)
     st = src.source_table(pipeline, table)

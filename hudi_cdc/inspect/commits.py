@@ -3,10 +3,10 @@ first, with the figures hudi-cli's `commits show` prints and the operation, inse
 
 from __future__ import annotations
 
-from ..errors import TableStateError
-from .metadata import commit_metadata, is_new_file, write_stats, write_totals
-from .table import Table, hudi_rs_errors
-from .timeline import completed_writes, read_timeline
+from hudi_cdc.errors import TableStateError
+from hudi_cdc.lake.metadata import commit_metadata, is_new_file, write_stats, write_totals
+from hudi_cdc.lake.table import Table, hudi_rs_errors
+from hudi_cdc.lake.timeline import completed_writes, read_timeline
 
 COLUMNS = ["requested_time", "completion_time", "action", "operation", "records_written", "records_inserted",
            "records_updated", "records_deleted", "files_added", "files_updated", "files_replaced",

@@ -7,10 +7,10 @@ from __future__ import annotations
 import io
 from typing import cast
 
-from ..errors import TableStateError
-from . import storage
-from .table import Table, hudi_rs_errors
-from .timeline import read_timeline
+from hudi_cdc.errors import TableStateError
+from hudi_cdc.lake import storage
+from hudi_cdc.lake.table import Table, hudi_rs_errors
+from hudi_cdc.lake.timeline import read_timeline
 
 COLUMNS = ["requested_time", "completion_time", "state", "file_groups", "log_files", "log_bytes", "partitions"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .commits import require_commits
-from .table import Table, hudi_rs_errors
-from .timeline import read_timeline
+from hudi_cdc.inspect.commits import require_commits
+from hudi_cdc.lake.table import Table, hudi_rs_errors
+from hudi_cdc.lake.timeline import read_timeline
 
 COLUMNS = ["partition", "file_id", "base_instant", "base_file", "base_bytes", "log_files", "log_bytes", "total_bytes"]
 

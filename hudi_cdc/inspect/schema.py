@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .table import Table, hudi_rs_errors
+from hudi_cdc.lake.table import Table, hudi_rs_errors
 
 # Table config keys shown first, in the order hudi-cli's `desc` makes people look for them.
 KEY_CONFIG = ["hoodie.table.name", "hoodie.table.type", "hoodie.table.version", "hoodie.timeline.layout.version",

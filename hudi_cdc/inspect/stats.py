@@ -14,10 +14,10 @@ import math
 import struct
 from collections.abc import Sequence
 
-from .commits import require_commits
-from .metadata import commit_metadata, write_totals
-from .table import Table, hudi_rs_errors
-from .timeline import read_timeline
+from hudi_cdc.inspect.commits import require_commits
+from hudi_cdc.lake.metadata import commit_metadata, write_totals
+from hudi_cdc.lake.table import Table, hudi_rs_errors
+from hudi_cdc.lake.timeline import read_timeline
 
 WA_ACTIONS = ("commit", "replacecommit")  # getCommitAndReplaceTimeline (clustering completes as replacecommit)
 

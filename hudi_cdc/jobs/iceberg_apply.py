@@ -13,7 +13,7 @@ import json
 import sys
 import time
 
-from hudi_cdc.causes import root_cause
+from hudi_cdc.common.causes import root_cause
 from hudi_cdc.errors import ExitCode
 
 RESULT_MARK = "HUDI_CDC_RESULT "

@@ -1,7 +1,7 @@
 """Time travel, record history and incremental reads over Hudi tables, through PySpark (an
 existing SparkSession) or hudi-rs (no JVM). See :mod:`hudi_cdc.query.api`."""
 
-from .api import (
+from hudi_cdc.query.api import (
                   AsOf,
                   Changes,
                   History,
@@ -13,8 +13,8 @@ from .api import (
                   history,
                   table_for,
 )
-from .errors import BadKeyError, BadTimeError, BeforeFirstCommitError, NativeUnsupported, UnknownKeyError
-from .timeline import Commit, QueryTable, Range, open_query_table
+from hudi_cdc.query.errors import BadKeyError, BadTimeError, BeforeFirstCommitError, NativeUnsupported, UnknownKeyError
+from hudi_cdc.query.timeline import Commit, QueryTable, Range, open_query_table
 
 __all__ = [
     "AsOf", "BadKeyError", "BadTimeError", "BeforeFirstCommitError", "Changes", "Commit", "History",

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
-from ..inspect.metadata import write_totals
-from . import spark_engine
-from .filters import key_conditions
-from .history import record_history, truncated_at
-from .native_engine import NativeEngine
-from .rows import shape
-from .timeline import Commit, QueryTable, Range, open_query_table
+from hudi_cdc.errors import ConfigError
+from hudi_cdc.lake.metadata import write_totals
+from hudi_cdc.query import spark_engine
+from hudi_cdc.query.filters import key_conditions
+from hudi_cdc.query.history import record_history, truncated_at
+from hudi_cdc.query.native_engine import NativeEngine
+from hudi_cdc.query.rows import shape
+from hudi_cdc.query.timeline import Commit, QueryTable, Range, open_query_table
 
 TableLike = str | QueryTable
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .. import checkpoints, storage
-from ..config import Pipeline
-from ..errors import TableStateError
-from ..jobs.stream import cuts
+from hudi_cdc.common import checkpoints, storage
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import TableStateError
+from hudi_cdc.jobs.stream import cuts
 
 
 @dataclass
@@ -46,9 +46,9 @@ class ConsistentPoint:
 
 def _commits_by_last_file(base_path: str) -> dict[str, str]:
     """{newest landed file a commit consumed: the newest completed commit that consumed it}."""
-    from ..inspect.metadata import commit_metadata
-    from ..inspect.table import open_table
-    from ..inspect.timeline import completed_writes, read_timeline
+    from hudi_cdc.lake.metadata import commit_metadata
+    from hudi_cdc.lake.table import open_table
+    from hudi_cdc.lake.timeline import completed_writes, read_timeline
 
     if not storage.exists(storage.join(storage.local(base_path), ".hoodie", "hoodie.properties")):
         return {}
@@ -99,7 +99,7 @@ def read_consistent(pipeline: Pipeline, table_type: str, cut: int | None = None,
                     engine: str | None = None, where: Callable[[str], str | None] | None = None,
                     ) -> tuple[ConsistentPoint, dict[str, list[dict[str, Any]]]]:
     """Every table of `table_type` as of the consistent point (or cut): (the point, {table: rows})."""
-    from .api import engine_for, table_for
+    from hudi_cdc.query.api import engine_for, table_for
 
     point = consistent_point(pipeline, table_type, cut)
     if point is None:

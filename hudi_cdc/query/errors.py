@@ -1,6 +1,6 @@
 """The query commands' errors: each a HudiCdcError, so the CLI prints one line and exits non-zero."""
 
-from ..errors import ConfigError, TableStateError
+from hudi_cdc.errors import ConfigError, TableStateError
 
 
 class BadTimeError(ConfigError):

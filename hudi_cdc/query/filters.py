@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import BadKeyError, NativeUnsupported
+from hudi_cdc.query.errors import BadKeyError, NativeUnsupported
 
 Condition = tuple[str, str, Any]  # (column, op, python value)
 

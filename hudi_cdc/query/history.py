@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from hudi_cdc.jobs.stream.truncate import TRUNCATED_AT_KEY
-
-from .errors import UnknownKeyError
-from .filters import Condition, key_text
-from .rows import COMMIT_TIME, PARTITION, shape
-from .timeline import Commit, QueryTable
+from hudi_cdc.query.errors import UnknownKeyError
+from hudi_cdc.query.filters import Condition, key_text
+from hudi_cdc.query.rows import COMMIT_TIME, PARTITION, shape
+from hudi_cdc.query.timeline import Commit, QueryTable
 
 STATE_COLUMNS = ["instant", "committed_at", "operation", "change"]
 

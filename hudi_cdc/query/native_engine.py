@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import s3, slice_merge
-from ..causes import first_line
-from ..errors import TableStateError
-from .filters import Condition, check_columns, matches, parse_where, partition_filters
-from .timeline import QueryTable
+from hudi_cdc.common import s3
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.errors import TableStateError
+from hudi_cdc.lake import slice_merge
+from hudi_cdc.query.filters import Condition, check_columns, matches, parse_where, partition_filters
+from hudi_cdc.query.timeline import QueryTable
 
 RO_OPTION = "hoodie.read.use.read_optimized.mode"
 

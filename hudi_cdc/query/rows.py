@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .timeline import QueryTable
+from hudi_cdc.query.timeline import QueryTable
 
 HIDDEN_META = ("_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_file_name", "_hoodie_is_deleted")
 COMMIT_TIME = "_hoodie_commit_time"

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..causes import first_line
-from ..errors import JobError
-from ..spark_conf import HUDI_SESSION_CONF, as_pairs, local_conf
-from .errors import BadKeyError
-from .filters import Condition
-from .timeline import BEGINNING, QueryTable
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, as_pairs, local_conf
+from hudi_cdc.errors import JobError
+from hudi_cdc.query.errors import BadKeyError
+from hudi_cdc.query.filters import Condition
+from hudi_cdc.query.timeline import BEGINNING, QueryTable
 
 QUERY_TYPE = "hoodie.datasource.query.type"
 
@@ -91,8 +91,10 @@ def start_session(pipeline=None, app_name: str = "hudi-cdc-query"):
 
     from pyspark.sql import SparkSession
 
-    from .. import jars, render, s3
-    from ..config import CURRENT_HUDI
+    from hudi_cdc.common import s3
+    from hudi_cdc.config import CURRENT_HUDI
+    from hudi_cdc.core import render
+    from hudi_cdc.toolchain import jars
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     version = pipeline.hudi.version if pipeline is not None else CURRENT_HUDI

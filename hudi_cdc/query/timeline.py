@@ -16,14 +16,14 @@ from datetime import tzinfo
 from functools import cached_property
 from typing import Literal, overload
 
-from ..causes import first_line
-from ..errors import TableStateError
-from ..inspect import Table, open_table, read_timeline
-from ..inspect.metadata import commit_metadata
-from ..inspect.timeline import completed_writes
-from ..instants import COMPLETED, Instant
-from .errors import BadTimeError, BeforeFirstCommitError
-from .times import UserTime, read_time, timeline_zone, wall_clock
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.common.instants import COMPLETED, Instant
+from hudi_cdc.errors import TableStateError
+from hudi_cdc.inspect import Table, open_table, read_timeline
+from hudi_cdc.lake.metadata import commit_metadata
+from hudi_cdc.lake.timeline import completed_writes
+from hudi_cdc.query.errors import BadTimeError, BeforeFirstCommitError
+from hudi_cdc.query.times import UserTime, read_time, timeline_zone, wall_clock
 
 BEGINNING = "000"  # an incremental range that starts before the first commit
 

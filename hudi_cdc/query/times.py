@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 
-from .errors import BadTimeError
+from hudi_cdc.query.errors import BadTimeError
 
 UTC = timezone.utc
 _INSTANT = re.compile(r"^\d{14}(\d{3})?$")

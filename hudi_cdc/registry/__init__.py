@@ -7,7 +7,7 @@
   register.py     a pipeline's tables registered / checked under <topic>-value
 """
 
-from .client import (
+from hudi_cdc.registry.client import (
                      ACCEPT,
                      COMPATIBILITY_LEVELS,
                      CONTENT_TYPE,
@@ -16,8 +16,8 @@ from .client import (
                      RegistryClient,
                      SchemaVersion,
 )
-from .credentials import credentials
-from .errors import (
+from hudi_cdc.registry.credentials import credentials
+from hudi_cdc.registry.errors import (
                      Forbidden,
                      IncompatibleSchema,
                      InvalidSchema,
@@ -28,9 +28,9 @@ from .errors import (
                      Unauthorized,
                      VersionNotFound,
 )
-from .register import check_pipeline, register_pipeline, subject_for
-from .schemas import landed_files, schema_from_avsc, schema_from_landed
-from .urls import redact
+from hudi_cdc.registry.register import check_pipeline, register_pipeline, subject_for
+from hudi_cdc.registry.schemas import landed_files, schema_from_avsc, schema_from_landed
+from hudi_cdc.registry.urls import redact
 
 __all__ = [
     "ACCEPT", "COMPATIBILITY_LEVELS", "CONTENT_TYPE", "Compatibility", "Forbidden", "IncompatibleSchema",

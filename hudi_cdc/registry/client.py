@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import ConfigError, RegistryError
-from ..http import redact, short_reason
-from ..http import retrying_session as _retrying_session
-from .credentials import credentials
-from .errors import (
+from hudi_cdc.errors import ConfigError, RegistryError
+from hudi_cdc.http import redact, short_reason
+from hudi_cdc.http import retrying_session as _retrying_session
+from hudi_cdc.registry.credentials import credentials
+from hudi_cdc.registry.errors import (
     ErrorMap,
     IncompatibleSchema,
     InvalidSchema,
@@ -28,7 +28,7 @@ from .errors import (
     detail,
     http_error,
 )
-from .urls import quote_part as _q
+from hudi_cdc.registry.urls import quote_part as _q
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 ACCEPT = "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from ..errors import ConfigError
-from ..jobs.stream.schema_registry import PASSWORD_ENV, USERNAME_ENV
+from hudi_cdc.errors import ConfigError
+from hudi_cdc.jobs.stream.schema_registry import PASSWORD_ENV, USERNAME_ENV
 
 
 def credentials(pipeline) -> tuple[str, str] | None:

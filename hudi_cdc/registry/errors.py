@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..errors import RegistryError
-from ..http import error_body, redact
+from hudi_cdc.errors import RegistryError
+from hudi_cdc.http import error_body, redact
 
 
 class RegistryHTTPError(RegistryError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .client import RegistryClient
+from hudi_cdc.registry.client import RegistryClient
 
 
 def check_subjects(pipeline, tables: Iterable[str]) -> None:

@@ -6,10 +6,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from .client import RegistryClient
-from .errors import IncompatibleSchema
-from .schemas import schema_from_avsc, schema_from_landed
+from hudi_cdc.errors import ConfigError
+from hudi_cdc.registry.client import RegistryClient
+from hudi_cdc.registry.errors import IncompatibleSchema
+from hudi_cdc.registry.schemas import schema_from_avsc, schema_from_landed
 
 
 def subject_for(pipeline, table: str) -> str:

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
+from hudi_cdc.errors import DataError
 
 
 def schema_from_avsc(path: str | Path) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def _parse_avro(schema: Any, where: str) -> None:
 
 
 def landed_files(pipeline, table: str) -> list[Path]:
-    from ..config import uri_to_path
+    from hudi_cdc.config import uri_to_path
 
     d = uri_to_path(pipeline.topic_dir(table))
     if not d.is_dir():

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..http import quote_part, redact
+from hudi_cdc.http import quote_part, redact
 
 __all__ = ["quote_part", "redact"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import TYPE_SUFFIX, Pipeline
-from .data import TableReport, table_report
-from .page import render_page, write_report
+from hudi_cdc.config import TYPE_SUFFIX, Pipeline
+from hudi_cdc.report.data import TableReport, table_report
+from hudi_cdc.report.page import render_page, write_report
 
 __all__ = ["TableReport", "pipeline_report", "render_page", "table_report", "write_report"]
 

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from .data import TableReport
+from hudi_cdc.report.data import TableReport
 
 COLORS = {"inserted": "#2e7d32", "updated": "#1565c0", "deleted": "#c62828", "log": "#ef6c00",
           "base": "#546e7a", "fresh": "#6a1b9a", "compaction": "#00838f"}

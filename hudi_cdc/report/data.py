@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..checkpoints import SOURCE_TS_KEY, checkpoint_of, extra_metadata
-from ..errors import TableStateError
-from ..inspect.commits import summarize
-from ..inspect.metadata import commit_metadata, write_stats
-from ..inspect.table import Table, hudi_rs_errors, open_table
-from ..inspect.timeline import completed_writes, read_timeline
-from ..instants import Instant
-from ..status import instant_epoch, landed_files, landed_source_ts
+from hudi_cdc.common.checkpoints import SOURCE_TS_KEY, checkpoint_of, extra_metadata
+from hudi_cdc.common.instants import Instant
+from hudi_cdc.errors import TableStateError
+from hudi_cdc.inspect.commits import summarize
+from hudi_cdc.lake.metadata import commit_metadata, write_stats
+from hudi_cdc.lake.status import instant_epoch, landed_files, landed_source_ts
+from hudi_cdc.lake.table import Table, hudi_rs_errors, open_table
+from hudi_cdc.lake.timeline import completed_writes, read_timeline
 
 
 @dataclass

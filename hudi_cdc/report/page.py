@@ -9,9 +9,9 @@ from pathlib import Path
 
 from jinja2 import Environment
 
-from ..text import human_bytes
-from .charts import table_charts
-from .data import TableReport
+from hudi_cdc.common.text import human_bytes
+from hudi_cdc.report.charts import table_charts
+from hudi_cdc.report.data import TableReport
 
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

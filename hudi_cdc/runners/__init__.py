@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..config import Pipeline
-from ..errors import ConfigError
-from ..text import log_progress
-from .base import NotSupported, Runner
+from hudi_cdc.common.text import log_progress
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import ConfigError
+from hudi_cdc.runners.base import NotSupported, Runner
 
 TARGETS = ("local", "emr", "emr-serverless")
 
@@ -26,15 +26,15 @@ def make_runner(pipeline: Pipeline, target: str = "local", progress: Callable[[s
     """The runner for ``target``; ``progress`` (progress lines) and ``show`` (an AWS dry run's calls)
     default to the ``hudi_cdc`` logger: the CLI passes its printers."""
     if target == "local":
-        from .local import LocalRunner
+        from hudi_cdc.runners.local import LocalRunner
 
         return LocalRunner(pipeline, progress=progress or log_progress, dry_run=dry_run)
     if target == "emr":
-        from .emr import EmrRunner
+        from hudi_cdc.runners.emr import EmrRunner
 
         return EmrRunner(pipeline, progress=progress, dry_run=dry_run, show=show)
     if target == "emr-serverless":
-        from .emr_serverless import EmrServerlessRunner
+        from hudi_cdc.runners.emr_serverless import EmrServerlessRunner
 
         return EmrServerlessRunner(pipeline, progress=progress, dry_run=dry_run, show=show)
     raise ConfigError(f"unknown target {target!r}: use one of {', '.join(TARGETS)}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ConfigError
-from ..render import Job
+from hudi_cdc.core.render import Job
+from hudi_cdc.errors import ConfigError
 
 
 class NotSupported(ConfigError):

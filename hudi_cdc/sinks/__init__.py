@@ -7,6 +7,6 @@ reproduces the statements of the seed recipes (seeds 000/002, 004, 001) for comp
 
 from __future__ import annotations
 
-from .base import ENGINES, Sink, Statement, render_sql, sink_for
+from hudi_cdc.sinks.base import ENGINES, Sink, Statement, render_sql, sink_for
 
 __all__ = ["ENGINES", "Sink", "Statement", "render_sql", "sink_for"]

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 import jinja2
 
-from ..config import Pipeline
-from ..errors import ConfigError, DataError
-from .columns import Column, columns_of
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import ConfigError, DataError
+from hudi_cdc.sinks.columns import Column, columns_of
 
 ENGINES = ("trino", "spark", "redshift", "athena")
 DIALECTS = {"trino": "trino", "spark": "spark", "redshift": "redshift", "athena": "athena"}
@@ -125,7 +125,7 @@ class TableContext:
 
 
 def schema_of(pipeline: Pipeline, table: str) -> dict[str, Any]:
-    from ..registry.schemas import schema_from_landed
+    from hudi_cdc.registry.schemas import schema_from_landed
 
     return schema_from_landed(pipeline, table)
 

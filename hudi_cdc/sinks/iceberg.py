@@ -19,15 +19,16 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from .. import jars as jarcache
-from .. import launch, lock
-from ..config import Pipeline, is_s3_uri
-from ..errors import JobError
-from ..java_spark import find_java, spark_home, spark_submit
-from ..maven import Artifact
-from ..spark_conf import local_conf
-from ..text import log_progress
-from .base import Statement, render_sql
+from hudi_cdc.common.spark_conf import local_conf
+from hudi_cdc.common.text import log_progress
+from hudi_cdc.config import Pipeline, is_s3_uri
+from hudi_cdc.core import lock
+from hudi_cdc.errors import JobError
+from hudi_cdc.sinks.base import Statement, render_sql
+from hudi_cdc.spark import launch
+from hudi_cdc.toolchain import jars as jarcache
+from hudi_cdc.toolchain.java_spark import find_java, spark_home, spark_submit
+from hudi_cdc.toolchain.maven import Artifact
 
 ICEBERG_VERSION = "1.9.2"  # iceberg-spark-runtime-3.5_2.12 on Maven Central; runs on Java 17
 CATALOG = "iceberg"

@@ -17,12 +17,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from ..errors import EnvironmentProblem
-from ..jars import home
-from ..java_spark import class_file_java, find_java
-from ..maven import Artifact, extract_tgz, fetch
-from . import process
-from .service import Launch, Service
+from hudi_cdc.errors import EnvironmentProblem
+from hudi_cdc.stack import process
+from hudi_cdc.stack.service import Launch, Service
+from hudi_cdc.toolchain.jars import home
+from hudi_cdc.toolchain.java_spark import class_file_java, find_java
+from hudi_cdc.toolchain.maven import Artifact, extract_tgz, fetch
 
 GROUP, ARTIFACT, CLASSIFIER = "io.apicurio", "apicurio-registry-app", "all"
 DEFAULT_VERSION = "3.3.3"

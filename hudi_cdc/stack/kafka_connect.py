@@ -5,7 +5,7 @@ Installed once into ``$HUDI_CDC_HOME/kafka/`` (scripts/install-kafka-connect.sh,
 
 - ``<kafka version>/libs``: org.apache.kafka:kafka_2.13 (the broker), connect-runtime/-json/-transforms,
   kafka-tools (ConsoleConsumer) and a Log4j 2 binding, with their dependency closure resolved by Maven
-  (`mvn dependency:copy-dependencies` on a generated pom, hudi_cdc/maven.py);
+  (`mvn dependency:copy-dependencies` on a generated pom, hudi_cdc/toolchain/maven.py);
 - ``plugins/debezium-connector-postgres``: Debezium's PostgreSQL connector plugin archive
   (io.debezium:debezium-connector-postgres:<v>:tar.gz:plugin), unpacked;
 Not installed: Apicurio's Kafka Connect converter (its only 3.x build on Maven Central,
@@ -40,12 +40,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..causes import error_lines
-from ..errors import EnvironmentProblem
-from ..jars import home
-from ..java_spark import find_java
-from ..maven import Artifact, copy_dependencies, extract_tgz, fetch
-from . import process
+from hudi_cdc.common.causes import error_lines
+from hudi_cdc.errors import EnvironmentProblem
+from hudi_cdc.stack import process
+from hudi_cdc.toolchain.jars import home
+from hudi_cdc.toolchain.java_spark import find_java
+from hudi_cdc.toolchain.maven import Artifact, copy_dependencies, extract_tgz, fetch
 
 KAFKA_VERSION = "4.3.0"
 DEBEZIUM_VERSION = "3.6.3.Final"

@@ -16,19 +16,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import EnvironmentProblem
-from ..jars import home
-from . import process
-from .apicurio import DEFAULT_VERSION as APICURIO_VERSION
-from .apicurio import Apicurio
-from .metastore import Metastore
-from .s3proxy import DEFAULT_BUCKET as S3_BUCKET
-from .s3proxy import DEFAULT_VERSION as S3PROXY_VERSION
-from .s3proxy import S3Proxy
-from .service import Service
-from .thriftserver import ThriftServer
-from .trino import DEFAULT_VERSION as TRINO_VERSION
-from .trino import Trino
+from hudi_cdc.errors import EnvironmentProblem
+from hudi_cdc.stack import process
+from hudi_cdc.stack.apicurio import DEFAULT_VERSION as APICURIO_VERSION
+from hudi_cdc.stack.apicurio import Apicurio
+from hudi_cdc.stack.metastore import Metastore
+from hudi_cdc.stack.s3proxy import DEFAULT_BUCKET as S3_BUCKET
+from hudi_cdc.stack.s3proxy import DEFAULT_VERSION as S3PROXY_VERSION
+from hudi_cdc.stack.s3proxy import S3Proxy
+from hudi_cdc.stack.service import Service
+from hudi_cdc.stack.thriftserver import ThriftServer
+from hudi_cdc.stack.trino import DEFAULT_VERSION as TRINO_VERSION
+from hudi_cdc.stack.trino import Trino
+from hudi_cdc.toolchain.jars import home
 
 SERVICES = ("registry", "metastore", "thriftserver")  # what `up` starts by default
 OPTIONAL = ("s3", "trino")  # started when asked for (`up --s3`, `up --trino` or `--only s3|trino`)

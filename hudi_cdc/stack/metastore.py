@@ -17,11 +17,11 @@ import subprocess
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from ..errors import EnvironmentProblem
-from ..java_spark import find_java, spark_jars
-from . import process
-from .s3proxy import s3a_support
-from .service import Launch, Service
+from hudi_cdc.errors import EnvironmentProblem
+from hudi_cdc.stack import process
+from hudi_cdc.stack.s3proxy import s3a_support
+from hudi_cdc.stack.service import Launch, Service
+from hudi_cdc.toolchain.java_spark import find_java, spark_jars
 
 LAUNCHER = "LoopbackMetaStore"
 LAUNCHER_SOURCE = r"""

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..causes import error_lines
+from hudi_cdc.common.causes import error_lines
 
 MARKER_PROP = "hudi_cdc.stack"
 

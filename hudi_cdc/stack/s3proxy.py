@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..jars import home
-from ..java_spark import find_java
-from ..maven import Artifact, fetch
-from . import process
-from .service import Launch, Service
+from hudi_cdc.stack import process
+from hudi_cdc.stack.service import Launch, Service
+from hudi_cdc.toolchain.jars import home
+from hudi_cdc.toolchain.java_spark import find_java
+from hudi_cdc.toolchain.maven import Artifact, fetch
 
 GROUP, ARTIFACT, CLASSIFIER = "org.gaul", "s3proxy", "jar-with-dependencies"
 DEFAULT_VERSION = "4.1.0"
@@ -87,7 +87,7 @@ class S3Proxy(Service):
         return Launch(argv=argv, cwd=self.dir)
 
     def _client(self):
-        from .. import s3
+        from hudi_cdc.common import s3
 
         ep = s3.Endpoint(url=self.url, path_style=True)
         import boto3
@@ -117,8 +117,8 @@ def s3a_support(cfg, progress=None) -> tuple[list[Path], dict[str, str], dict[st
     Nothing when the stack runs without S3 (`local up` without --s3)."""
     if not cfg.s3:
         return [], {}, {}
-    from .. import s3
-    from ..jars import ensure, s3a_artifacts
+    from hudi_cdc.common import s3
+    from hudi_cdc.toolchain.jars import ensure, s3a_artifacts
 
     jars = [ensure(a, progress) for a in s3a_artifacts()]
     ep = s3.Endpoint(url=cfg.s3_endpoint, path_style=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import process
+from hudi_cdc.stack import process
 
 
 @dataclass(frozen=True)

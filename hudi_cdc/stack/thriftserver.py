@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 
-from ..java_spark import spark_submit
-from ..spark_conf import HUDI_SESSION_CONF, local_conf
-from . import process
-from .s3proxy import s3a_support
-from .service import Launch, Service
+from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, local_conf
+from hudi_cdc.stack import process
+from hudi_cdc.stack.s3proxy import s3a_support
+from hudi_cdc.stack.service import Launch, Service
+from hudi_cdc.toolchain.java_spark import spark_submit
 
 MAIN_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 
@@ -31,7 +31,7 @@ class ThriftServer(Service):
         return f"jdbc:hive2://{self.host}:{self.port}/default"
 
     def prepare(self, progress=None) -> Launch:
-        from ..jars import ensure_jars
+        from hudi_cdc.toolchain.jars import ensure_jars
 
         submit = spark_submit()
         jars = ensure_jars(self.cfg.hudi_version, progress)

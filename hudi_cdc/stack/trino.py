@@ -27,13 +27,13 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ..errors import EnvironmentProblem
-from ..jars import home
-from ..java_spark import find_java
-from ..maven import Artifact, extract_tgz, fetch
-from . import process
-from .service import Launch, Service
-from .trino_client import TrinoClient
+from hudi_cdc.errors import EnvironmentProblem
+from hudi_cdc.stack import process
+from hudi_cdc.stack.service import Launch, Service
+from hudi_cdc.stack.trino_client import TrinoClient
+from hudi_cdc.toolchain.jars import home
+from hudi_cdc.toolchain.java_spark import find_java
+from hudi_cdc.toolchain.maven import Artifact, extract_tgz, fetch
 
 GROUP, ARTIFACT = "io.trino", "trino-server"
 DEFAULT_VERSION = "476"
@@ -155,7 +155,7 @@ class Trino(Service):
         self._write_config(server)
         env: dict[str, str] = {}
         if self.cfg.s3:
-            from .s3proxy import local_credentials_env
+            from hudi_cdc.stack.s3proxy import local_credentials_env
 
             env.update(local_credentials_env())  # the native S3 file system's default credential chain
         argv = [str(java), f"-Xmx{self.cfg.trino_heap}", process.marker(self.cfg.data_dir),

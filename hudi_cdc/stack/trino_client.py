@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from ..errors import JobError
+from hudi_cdc.errors import JobError
 
 
 class TrinoError(JobError):

@@ -18,10 +18,10 @@ import fastavro
 import yaml
 
 from hudi_cdc import sample
+from hudi_cdc.common.instants import COMPLETED, parse_instant_file
 from hudi_cdc.config import load_pipeline, uri_to_path
-from hudi_cdc.instants import COMPLETED, parse_instant_file
 from hudi_cdc.jobs.stream.table import read_checkpoint
-from hudi_cdc.reader import read_table
+from hudi_cdc.lake.reader import read_table
 
 TOPIC = "moma.public.artists"
 SCHEMA = sample.schema("artists")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from hudi_cdc.lock import lock_path
+from hudi_cdc.core.lock import lock_path
 
 from .harness import TYPES, FaultLake, gone, job_pids, kill
 

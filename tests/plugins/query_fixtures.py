@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hudi_cdc import render, sample
+from hudi_cdc import sample
 from hudi_cdc.config import Pipeline, parse_pipeline
+from hudi_cdc.core import render
 from hudi_cdc.jobs import streamer
 
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")

@@ -17,7 +17,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def s3_endpoint(stack_config, _stack_processes):
-    from hudi_cdc import s3
+    from hudi_cdc.common import s3
     from hudi_cdc.stack import Stack
     from hudi_cdc.stack.s3proxy import local_credentials_env
 
@@ -44,7 +44,7 @@ def s3_endpoint(stack_config, _stack_processes):
 
 @pytest.fixture
 def s3_bucket(s3_endpoint) -> str:
-    from hudi_cdc import s3
+    from hudi_cdc.common import s3
 
     name = f"t-{uuid.uuid4().hex[:12]}"
     s3.client().create_bucket(Bucket=name)

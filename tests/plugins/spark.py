@@ -12,9 +12,9 @@ def spark(tmp_path_factory):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    from hudi_cdc import jars
+    from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, configure, local_conf
     from hudi_cdc.config import CURRENT_HUDI
-    from hudi_cdc.spark_conf import HUDI_SESSION_CONF, configure, local_conf
+    from hudi_cdc.toolchain import jars
 
     paths = ",".join(str(p) for p in jars.ensure_jars(CURRENT_HUDI))
     builder = (
@@ -24,7 +24,7 @@ def spark(tmp_path_factory):
         .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .config("spark.driver.extraJavaOptions", "-Djdk.attach.allowAttachSelf=true")
     )
-    # the same defaults and Hudi settings as the local job's session (hudi_cdc/spark_conf.py)
+    # the same defaults and Hudi settings as the local job's session (hudi_cdc/common/spark_conf.py)
     session = configure(configure(builder, local_conf()), HUDI_SESSION_CONF).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session

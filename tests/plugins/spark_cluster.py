@@ -43,9 +43,9 @@ def _alive_workers(webui_port: int) -> int:
 
 @pytest.fixture(scope="module")
 def spark_cluster(tmp_path_factory, s3_endpoint):
-    from hudi_cdc.java_spark import find_java, spark_home
     from hudi_cdc.stack import process
     from hudi_cdc.stack.s3proxy import local_credentials_env
+    from hudi_cdc.toolchain.java_spark import find_java, spark_home
 
     data = Path(tmp_path_factory.mktemp("spark-cluster"))
     java = find_java(17, "Spark")

@@ -10,7 +10,7 @@ to the cut: no more, no less (a table with no change since an earlier cut names 
 The streamer ends every round on a cut's file (``trim``: files landed after the newest cut wait for
 the next one) and records the cut in the commit's extra metadata (checkpoints.CUT_KEY ...), so
 every lake commit applies whole transactions. The folder starts with ``_``: file listings skip it.
-Stdlib (and hudi_cdc.storage) only: the Spark job imports it.
+Stdlib (and hudi_cdc.common.storage) only: the Spark job imports it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Iterator
 
-from hudi_cdc import storage
+from hudi_cdc.common import storage
 
 CUTS_DIR = "_hudi_cdc_cuts"
 _NAME = re.compile(r"^cut-(\d{12})\.json$")
@@ -105,7 +105,7 @@ def apply(files: list, new_cp: str | None, dfs_root: str, checkpoint: str | None
           log=print) -> tuple[list, str | None, dict[str, str]]:
     """The round's hook: its files ending on a cut, its checkpoint, and the commit metadata naming
     the cut (empty when no cut applies)."""
-    from hudi_cdc import checkpoints
+    from hudi_cdc.common import checkpoints
 
     kept, cut, waiting = trim(files, dfs_root)
     if waiting:

@@ -80,7 +80,7 @@ def describe_change(old_columns: list[str], newest_schema: dict) -> str:
 def table_columns(base_path: str) -> list[str] | None:
     """The table's column names from its latest schema (hudi-rs, no JVM), or None when unknown."""
     try:
-        from hudi_cdc import s3
+        from hudi_cdc.common import s3
 
         schema = s3.hudi_table_builder(base_path).build().get_schema()
         return list(schema.names)

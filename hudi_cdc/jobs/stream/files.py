@@ -5,11 +5,10 @@ from __future__ import annotations
 import io
 import json
 
-from hudi_cdc import storage
-from hudi_cdc.causes import first_line
-from hudi_cdc.properties import local_path
-
-from .errors import JobInputError
+from hudi_cdc.common import storage
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.common.properties import local_path
+from hudi_cdc.jobs.stream.errors import JobInputError
 
 IGNORED_PREFIXES = storage.IGNORED_PREFIXES
 SourceFile = tuple[str, int, int]  # (local path or s3:// URI, modification time in ms, size)

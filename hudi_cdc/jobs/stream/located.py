@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .redelivery import stored_for_round
+from hudi_cdc.jobs.stream.redelivery import stored_for_round
 
 # Hudi's meta columns, in the order the prepped write path reads them by position
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",

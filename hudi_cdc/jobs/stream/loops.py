@@ -24,12 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hudi_cdc.causes import root_cause
-
-from .argv import Target
-from .errors import DISK_FULL, DiskFull, JobInputError, is_disk_full
-from .round import RoundResult
-from .typed import raise_if_conversion_failed
+from hudi_cdc.common.causes import root_cause
+from hudi_cdc.jobs.stream.argv import Target
+from hudi_cdc.jobs.stream.errors import DISK_FULL, DiskFull, JobInputError, is_disk_full
+from hudi_cdc.jobs.stream.round import RoundResult
+from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
 
 SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}
 LABEL = "stream-all"

@@ -10,22 +10,21 @@ import sys
 import time
 from collections.abc import Sequence
 
-from hudi_cdc.causes import root_cause
+from hudi_cdc.common.causes import root_cause
+from hudi_cdc.common.spark_conf import configure
 from hudi_cdc.errors import ExitCode
-from hudi_cdc.spark_conf import configure
-
-from .argv import Target, parse_argv
-from .errors import DISK_FULL, DiskFull, JobInputError, RegistryReadError, is_disk_full
-from .loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings
-from .props import target_properties
-from .round import RoundResult, run_round
-from .typed import raise_if_conversion_failed
+from hudi_cdc.jobs.stream.argv import Target, parse_argv
+from hudi_cdc.jobs.stream.errors import DISK_FULL, DiskFull, JobInputError, RegistryReadError, is_disk_full
+from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings
+from hudi_cdc.jobs.stream.props import target_properties
+from hudi_cdc.jobs.stream.round import RoundResult, run_round
+from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
 
 RESULT_MARK = "HUDI_CDC_RESULT "
 ERROR_MARK = "HUDI_CDC_ERROR "
 
 
-STOP_ENV = "HUDI_CDC_STOP_FILE"  # set by hudi-cdc's supervisor (hudi_cdc/supervise.py)
+STOP_ENV = "HUDI_CDC_STOP_FILE"  # set by hudi-cdc's supervisor (hudi_cdc/runners/supervise.py)
 
 
 def stop_requested() -> bool:

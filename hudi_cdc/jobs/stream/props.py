@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from hudi_cdc import properties
-
-from .argv import Target
-from .errors import JobInputError
+from hudi_cdc.common import properties
+from hudi_cdc.jobs.stream.argv import Target
+from hudi_cdc.jobs.stream.errors import JobInputError
 
 
 def load_properties(path: str) -> dict[str, str]:

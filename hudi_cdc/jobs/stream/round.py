@@ -9,19 +9,18 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from hudi_cdc import storage
-from hudi_cdc.causes import root_cause
-
-from . import cuts, evolve, toast, truncate, typed
-from .argv import Target
-from .delete_blocks import delete_block_safe_parts
-from .errors import JobInputError
-from .files import list_source_files, validate_avro_files
-from .located import PREPPED_OPTION, key_shape, locate
-from .props import streamer_prop
-from .redelivery import drop_unchanged
-from .schema_registry import check_registry_compat, registry_schema
-from .table import (
+from hudi_cdc.common import storage
+from hudi_cdc.common.causes import root_cause
+from hudi_cdc.jobs.stream import cuts, evolve, toast, truncate, typed
+from hudi_cdc.jobs.stream.argv import Target
+from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
+from hudi_cdc.jobs.stream.errors import JobInputError
+from hudi_cdc.jobs.stream.files import list_source_files, validate_avro_files
+from hudi_cdc.jobs.stream.located import PREPPED_OPTION, key_shape, locate
+from hudi_cdc.jobs.stream.props import streamer_prop
+from hudi_cdc.jobs.stream.redelivery import drop_unchanged
+from hudi_cdc.jobs.stream.schema_registry import check_registry_compat, registry_schema
+from hudi_cdc.jobs.stream.table import (
     CHECKPOINT_KEY,
     SOURCE_ORDERING_KEY,
     SOURCE_TS_FIELD,
@@ -31,7 +30,7 @@ from .table import (
     latest_instant,
     read_checkpoint,
 )
-from .tombstones import drop_stale_after_delete, read_tombstones, write_tombstones
+from hudi_cdc.jobs.stream.tombstones import drop_stale_after_delete, read_tombstones, write_tombstones
 
 # Keys consumed by the streamer itself, never passed to the Hudi writer.
 _STREAMER_KEYS = ("hoodie.streamer.", "hoodie.deltastreamer.", "include")

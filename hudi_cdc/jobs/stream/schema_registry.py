@@ -9,9 +9,8 @@ import os
 import urllib.error
 import urllib.request
 
-from hudi_cdc.causes import first_line
-
-from .errors import JobInputError, RegistryDown, RegistryReadError
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.jobs.stream.errors import JobInputError, RegistryDown, RegistryReadError
 
 # the variables the local runner puts the registry credentials in (never argv or files)
 USERNAME_ENV = "HUDI_CDC_REGISTRY_USERNAME"

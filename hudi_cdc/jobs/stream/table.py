@@ -2,7 +2,7 @@
 newest commit that carries one, and the instant a write just committed.
 
 The checkpoint is in the commit metadata (hudi-rs reads it, no JVM round trip); the commit
-state comes from the timeline's file names (hudi_cdc/instants.py).
+state comes from the timeline's file names (hudi_cdc/common/instants.py).
 """
 
 from __future__ import annotations
@@ -10,15 +10,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from hudi_cdc import checkpoints, s3, storage
-from hudi_cdc.causes import first_line
-from hudi_cdc.instants import completed_write_times
-from hudi_cdc.properties import local_path
-
-from .errors import TableReadError
+from hudi_cdc.common import checkpoints, s3, storage
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.common.instants import completed_write_times
+from hudi_cdc.common.properties import local_path
+from hudi_cdc.jobs.stream.errors import TableReadError
 
 # where this streamer keeps its checkpoint in the commit metadata (HoodieStreamer 1.x's V2 key);
-# every key Hudi has used is read (hudi_cdc/checkpoints.py), so a table HoodieStreamer or
+# every key Hudi has used is read (hudi_cdc/common/checkpoints.py), so a table HoodieStreamer or
 # HoodieDeltaStreamer wrote resumes where it stopped
 CHECKPOINT_KEY = checkpoints.KEY_V2
 LEGACY_CHECKPOINT_KEYS = tuple(k for k in checkpoints.CHECKPOINT_KEYS if k != CHECKPOINT_KEY)

@@ -26,7 +26,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import JobInputError
+from hudi_cdc.jobs.stream.errors import JobInputError
 
 DEFAULT_PLACEHOLDER = "__debezium_unavailable_value"
 PLACEHOLDER_PROP = "hoodie.streamer.hudi_cdc.toast.placeholder"
@@ -149,7 +149,7 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     # 2. the stored row, for the keys that still may need it
     stored_cols: list[str] = []
     if base_path is not None:
-        from .redelivery import stored_for_round
+        from hudi_cdc.jobs.stream.redelivery import stored_for_round
 
         table_cols = set(spark.read.format("hudi").load(base_path).columns)
         stored_cols = [c for c in cols if c in table_cols]

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from hudi_cdc import storage
-from hudi_cdc.instants import completed_write_times
-from hudi_cdc.properties import local_path
+from hudi_cdc.common import storage
+from hudi_cdc.common.instants import completed_write_times
+from hudi_cdc.common.properties import local_path
 
 if TYPE_CHECKING:
     from pyspark.sql import Column

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 
-from hudi_cdc import storage
-from hudi_cdc.properties import local_path
+from hudi_cdc.common import storage
+from hudi_cdc.common.properties import local_path
 
 OP_FIELD = "__op"
 TRUNCATE_OP = "t"

@@ -1,5 +1,5 @@
 """Typed columns every round: the landed Debezium encodings (int days, long micros, ISO strings,
-{scale, value} numerics, ...) become the lake types of hudi_cdc/lake_types.py, the same for a bootstrap's
+{scale, value} numerics, ...) become the lake types of hudi_cdc/common/lake_types.py, the same for a bootstrap's
 snapshot and for streamed events, CoW and MoR.
 
 A table bootstrapped before typed columns keeps its encodings: per column, a round converts only when
@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from hudi_cdc import lake_types
-from hudi_cdc.causes import first_line
-from hudi_cdc.spark_conf import TYPED_LAKE_CONF
-
-from .errors import JobInputError, TableReadError
-from .table import has_completed_commit
+from hudi_cdc.common import lake_types
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.common.spark_conf import TYPED_LAKE_CONF
+from hudi_cdc.jobs.stream.errors import JobInputError, TableReadError
+from hudi_cdc.jobs.stream.table import has_completed_commit
 
 
 def round_schema(file_schemas: list[tuple[str, dict]], registry_schema: str | None) -> dict | None:
@@ -68,7 +67,7 @@ def _arrow_matches(arrow_type, lake_type: str) -> bool:
 
 def stored_schema(base_path: str):
     """The table's arrow schema (hudi-rs), None for a table without one."""
-    from hudi_cdc import s3
+    from hudi_cdc.common import s3
 
     try:
         return s3.hudi_table_builder(base_path).build().get_schema()
@@ -92,7 +91,7 @@ CONVERSION_MARK = "hudi-cdc: "
 def raise_if_conversion_failed(exc: BaseException) -> None:
     """A value the typed conversion refused (lake_types' raise_error: a numeric that does not fit, a date
     PostgreSQL cannot hold) as one line naming table and column; nothing was written."""
-    from hudi_cdc.causes import root_cause
+    from hudi_cdc.common.causes import root_cause
 
     cause = root_cause(exc, 600)
     at = cause.find(CONVERSION_MARK)

@@ -7,8 +7,8 @@ import os
 import re
 from collections.abc import Iterable
 
-from ...config import Pipeline
-from ...errors import AwsError, ConfigError
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import AwsError, ConfigError
 
 # Hudi that each EMR release installs with Spark/Hive (AWS "Hudi release history", EMR Release Guide).
 EMR_HUDI = {

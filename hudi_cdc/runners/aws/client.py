@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import AwsError
+from hudi_cdc.errors import AwsError
 
 TOOL = "hudi-cdc"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...errors import AwsError
+from hudi_cdc.errors import AwsError
 
 
 class JobFailed(AwsError):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ... import render as rnd
-from ...config import TYPE_SUFFIX, Pipeline
-from ...errors import AwsError, ConfigError
-from ...render import Job
-from .client import TOOL
+from hudi_cdc.config import TYPE_SUFFIX, Pipeline
+from hudi_cdc.core import render as rnd
+from hudi_cdc.core.render import Job
+from hudi_cdc.errors import AwsError, ConfigError
+from hudi_cdc.runners.aws.client import TOOL
 
 
 def table_key(pipeline: Pipeline, table: str, table_type: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 from typing import Any
 
-from ...errors import AwsError
-from .layout import split_s3
+from hudi_cdc.errors import AwsError
+from hudi_cdc.runners.aws.layout import split_s3
 
 
 def read_log_tail(s3: Any, uri: str, lines: int) -> str | None:

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .client import error
-from .errors import WaitTimeout
+from hudi_cdc.runners.aws.client import error
+from hudi_cdc.runners.aws.errors import WaitTimeout
 
 Probe = Callable[[], tuple[str, dict[str, Any], bool]]
 

@@ -17,20 +17,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...causes import first_line, root_cause
-from ...config import Pipeline
-from ...engines.deltastreamer import typed_render
-from ...errors import AwsError, DataError
-from ...profiles import HUDI_CDC, engine_for
-from ...render import Job
-from ...text import log_progress
-from .checks import check_runs_on_aws, hudi_mismatch, scrub
-from .client import DryRunClient, aws_client, call, check_credentials
-from .errors import AlreadyRunning, JobCancelled, JobFailed
-from .layout import job_name, owns_name, properties_root, writes_table
-from .logs import read_log_tail
-from .poll import Probe, poll
-from .upload import upload_rendered
+from hudi_cdc.common.causes import first_line, root_cause
+from hudi_cdc.common.text import log_progress
+from hudi_cdc.config import Pipeline
+from hudi_cdc.core.profiles import HUDI_CDC, engine_for
+from hudi_cdc.core.render import Job
+from hudi_cdc.errors import AwsError, DataError
+from hudi_cdc.runners.aws.checks import check_runs_on_aws, hudi_mismatch, scrub
+from hudi_cdc.runners.aws.client import DryRunClient, aws_client, call, check_credentials
+from hudi_cdc.runners.aws.errors import AlreadyRunning, JobCancelled, JobFailed
+from hudi_cdc.runners.aws.layout import job_name, owns_name, properties_root, writes_table
+from hudi_cdc.runners.aws.logs import read_log_tail
+from hudi_cdc.runners.aws.poll import Probe, poll
+from hudi_cdc.runners.aws.upload import upload_rendered
+from hudi_cdc.runners.deltastreamer import typed_render
 
 LOG_TAIL_LINES = 40
 Echo = Callable[[str], None]

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ... import render as rnd
-from ...config import Pipeline
-from ...job_package import JOB_ZIP_NAME, job_files
-from .checks import check_no_secrets
-from .client import call
-from .layout import properties_root, split_s3
+from hudi_cdc.config import Pipeline
+from hudi_cdc.core import render as rnd
+from hudi_cdc.job_package import JOB_ZIP_NAME, job_files
+from hudi_cdc.runners.aws.checks import check_no_secrets
+from hudi_cdc.runners.aws.client import call
+from hudi_cdc.runners.aws.layout import properties_root, split_s3
 
 
 def upload_rendered(pipeline: Pipeline, s3: Any, echo: Callable[[str], None], dry_run: bool,

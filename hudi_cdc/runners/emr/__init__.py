@@ -1,6 +1,6 @@
 """The EMR runner: one step per job on a running cluster; step JSON for `render --emr-steps`."""
 
-from .plan import steps_json, steps_text, to_cli_step
-from .runner import EmrRunner
+from hudi_cdc.runners.emr.plan import steps_json, steps_text, to_cli_step
+from hudi_cdc.runners.emr.runner import EmrRunner
 
 __all__ = ["EmrRunner", "steps_json", "steps_text", "to_cli_step"]

@@ -7,13 +7,13 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ... import render as rnd
-from ...config import Pipeline
-from ...errors import AwsError, ConfigError
-from ...render import Job
-from ..aws.checks import check_no_secrets, check_runs_on_aws
-from ..aws.client import TOOL
-from ..aws.layout import job_argv, job_name, job_props_uri
+from hudi_cdc.config import Pipeline
+from hudi_cdc.core import render as rnd
+from hudi_cdc.core.render import Job
+from hudi_cdc.errors import AwsError, ConfigError
+from hudi_cdc.runners.aws.checks import check_no_secrets, check_runs_on_aws
+from hudi_cdc.runners.aws.client import TOOL
+from hudi_cdc.runners.aws.layout import job_argv, job_name, job_props_uri
 
 TARGET = "emr"
 COMMAND_RUNNER = "command-runner.jar"
@@ -35,7 +35,7 @@ def step_definition(pipeline: Pipeline, job: Job, names: Iterable[str] | None = 
 def all_tables_step(pipeline: Pipeline, names: Iterable[str] | None = None) -> dict[str, Any]:
     """`stream --all` as ONE step: every table and type in one continuous application of hudi-cdc's
     streamer (hudi.engine: hudi-cdc), each table in a loop of its own (jobs/stream/loops.py)."""
-    from ...profiles import HUDI_CDC, engine_for
+    from hudi_cdc.core.profiles import HUDI_CDC, engine_for
 
     if engine_for(pipeline.hudi.version, TARGET, pipeline.hudi.engine) != HUDI_CDC:
         raise ConfigError(f"stream --all as one EMR step runs hudi-cdc's streamer: set hudi.engine: hudi-cdc "

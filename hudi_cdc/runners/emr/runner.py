@@ -13,14 +13,14 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...errors import AwsError
-from ...render import Job
-from ..aws.checks import check_no_secrets
-from ..aws.client import items
-from ..aws.layout import props_arg, require
-from ..aws.poll import Probe, waiter_attempt
-from ..aws.runner import AwsRunner, RunResult
-from .plan import TARGET, step_definition
+from hudi_cdc.core.render import Job
+from hudi_cdc.errors import AwsError
+from hudi_cdc.runners.aws.checks import check_no_secrets
+from hudi_cdc.runners.aws.client import items
+from hudi_cdc.runners.aws.layout import props_arg, require
+from hudi_cdc.runners.aws.poll import Probe, waiter_attempt
+from hudi_cdc.runners.aws.runner import AwsRunner, RunResult
+from hudi_cdc.runners.emr.plan import TARGET, step_definition
 
 
 class EmrRunner(AwsRunner):

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ...config import Pipeline
-from ...errors import AwsError
-from ...render import Job
-from ..aws.layout import job_argv, job_name
+from hudi_cdc.config import Pipeline
+from hudi_cdc.core.render import Job
+from hudi_cdc.errors import AwsError
+from hudi_cdc.runners.aws.layout import job_argv, job_name
 
 TARGET = "emr-serverless"
 

@@ -14,14 +14,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...errors import AwsError
-from ...render import Job
-from ..aws.checks import check_no_secrets
-from ..aws.client import items
-from ..aws.layout import log_root, props_arg, require
-from ..aws.poll import Probe, describe_until
-from ..aws.runner import AwsRunner, RunResult
-from .plan import TARGET, argv_of, start_request
+from hudi_cdc.core.render import Job
+from hudi_cdc.errors import AwsError
+from hudi_cdc.runners.aws.checks import check_no_secrets
+from hudi_cdc.runners.aws.client import items
+from hudi_cdc.runners.aws.layout import log_root, props_arg, require
+from hudi_cdc.runners.aws.poll import Probe, describe_until
+from hudi_cdc.runners.aws.runner import AwsRunner, RunResult
+from hudi_cdc.runners.emr_serverless.plan import TARGET, argv_of, start_request
 
 
 class EmrServerlessRunner(AwsRunner):

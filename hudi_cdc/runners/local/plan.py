@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ... import jars as jarcache
-from ...config import Pipeline
-from ...jobs import streamer
-from ...render import Job, local_argv
+from hudi_cdc.config import Pipeline
+from hudi_cdc.core.render import Job, local_argv
+from hudi_cdc.jobs import streamer
+from hudi_cdc.toolchain import jars as jarcache
 
 
 def job_script() -> str:

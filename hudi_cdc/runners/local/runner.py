@@ -14,23 +14,23 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from ... import jars as jarcache
-from ... import launch
-from ...config import Pipeline
-from ...engines.deltastreamer.engine import DeltaStreamerEngine
-from ...errors import DataError, EnvironmentProblem, HudiCdcError, JobError, RegistryError
-from ...java_spark import find_java, spark_home, spark_submit
-from ...jobs.stream.errors import DISK_FULL
-from ...profiles import HOODIESTREAMER, engine_for
-from ...registry.credentials import registry_env
-from ...registry.errors import RegistryUnavailable
-from ...render import Job, write_properties
-from ...s3 import endpoint_env as s3_endpoint_env
-from ...status import failures_dir, record_failure
-from ...storage import check_roots
-from ...text import log_progress
-from ..base import NotSupported
-from . import plan
+from hudi_cdc.common.s3 import endpoint_env as s3_endpoint_env
+from hudi_cdc.common.storage import check_roots
+from hudi_cdc.common.text import log_progress
+from hudi_cdc.config import Pipeline
+from hudi_cdc.core.profiles import HOODIESTREAMER, engine_for
+from hudi_cdc.core.render import Job, write_properties
+from hudi_cdc.errors import DataError, EnvironmentProblem, HudiCdcError, JobError, RegistryError
+from hudi_cdc.jobs.stream.errors import DISK_FULL
+from hudi_cdc.lake.status import failures_dir, record_failure
+from hudi_cdc.registry.credentials import registry_env
+from hudi_cdc.registry.errors import RegistryUnavailable
+from hudi_cdc.runners.base import NotSupported
+from hudi_cdc.runners.deltastreamer.engine import DeltaStreamerEngine
+from hudi_cdc.runners.local import plan
+from hudi_cdc.spark import launch
+from hudi_cdc.toolchain import jars as jarcache
+from hudi_cdc.toolchain.java_spark import find_java, spark_home, spark_submit
 
 Progress = Callable[[str], None]
 

@@ -1,0 +1,63 @@
+"""The Spark settings every Hudi session needs: Kryo with Hudi's registrator, Hudi's SQL extension
+and catalog. One place for the local job, the query engine, the thrift server and rendered argv.
+
+Standard library only: the local streamer job (hudi_cdc/jobs/) imports it in the Spark driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# What the typed lake (hudi_cdc/common/lake_types.py, docs/types.md) needs of every session that writes or
+# reads it: arrays holding NULL elements written in Parquet's 3-level list form (the old 2-level form
+# refuses them: "Array contains a null element"); pre-1582 and BC dates and timestamps written and read
+# as they are (proleptic Gregorian, as PostgreSQL has them), never rebased or refused; UTC as the
+# session time zone, so what Spark shows of a timestamp is the wall clock / UTC instant stored.
+TYPED_LAKE_CONF: dict[str, str] = {
+    "spark.hadoop.parquet.avro.write-old-list-structure": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
+    "spark.sql.avro.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.avro.datetimeRebaseModeInRead": "CORRECTED",
+}
+# Kryo with Hudi's registrator and Hudi's SQL extension, and the typed lake's settings (what the EMR
+# steps pass)
+HUDI_EXTENSION_CONF: dict[str, str] = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    **TYPED_LAKE_CONF,
+}
+# ... and Hudi's catalog as the session catalog (local jobs, queries, the thrift server)
+HUDI_SESSION_CONF: dict[str, str] = {
+    **HUDI_EXTENSION_CONF,
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+}
+
+
+def local_conf(parallelism: int = 2, host: str = "127.0.0.1") -> dict[str, str]:
+    """A local (or driver-side) session's defaults: small shuffles for a small machine, no UI, the driver
+    bound to one address. One place for the local job, the query engine, the Iceberg apply, the thrift
+    server and the tests' shared session."""
+    return {
+        "spark.sql.shuffle.partitions": str(parallelism),
+        "spark.default.parallelism": str(parallelism),
+        "spark.ui.enabled": "false",
+        "spark.driver.host": host,
+        "spark.driver.bindAddress": host,
+    }
+
+
+def as_pairs(conf: Mapping[str, str]) -> list[str]:
+    """key=value strings, as spark-submit's --conf takes them."""
+    return [f"{k}={v}" for k, v in conf.items()]
+
+
+def configure(builder, conf: Mapping[str, str] = HUDI_SESSION_CONF):
+    """A SparkSession builder with every setting of conf."""
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    return builder

@@ -1,0 +1,270 @@
+"""`hudi-cdc status`: how far behind its source each table is, from the timeline and the landing
+area only (no JVM).
+
+Per table and type: the last commit and its age, the newest source event applied (the streamer
+writes the largest `__source_ts_ms` and ordering value of every round into the commit metadata),
+freshness = now - that event time, the landing backlog (files and bytes newer than the checkpoint),
+MoR compaction state (pending compactions, delta commits since the last completed one), small
+files, the last failed round the local runner recorded, and whether a writer holds the table (its
+lock, probed without taking it: pid, host, command, age). `breaches()` names every bound a table
+exceeds, so schedulers can alert on the exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from hudi_cdc.common import checkpoints, storage
+from hudi_cdc.config import TYPE_SUFFIX, Pipeline, is_s3_uri, uri_to_path
+from hudi_cdc.core.lock import probe
+from hudi_cdc.errors import TableStateError
+from hudi_cdc.jobs import streamer
+from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD
+from hudi_cdc.lake.metadata import commit_metadata
+from hudi_cdc.lake.table import Table, open_table
+from hudi_cdc.lake.timeline import completed_writes, read_timeline
+
+SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)
+FAILURES_DIR = ("state", "failures")  # under the pipeline's work dir (.hudi-cdc/)
+
+
+@dataclass
+class Bounds:
+    """Limits beyond which `status` exits non-zero; None = not checked."""
+
+    max_freshness_seconds: float | None = None
+    max_backlog_files: int | None = None
+
+
+@dataclass
+class TableStatus:
+    table: str
+    table_type: str
+    base_path: str
+    exists: bool
+    last_commit: str | None = None
+    last_commit_action: str | None = None
+    last_commit_age_seconds: float | None = None
+    commits: int = 0
+    checkpoint: str | None = None
+    source_ts_ms: int | None = None
+    source_ordering: str | None = None
+    # where source_ts_ms comes from: "commit" (hudi-cdc's streamer records it) or "landing" (the
+    # newest landed file the checkpoint covers, for tables HoodieStreamer/HoodieDeltaStreamer wrote)
+    source_ts_from: str | None = None
+    freshness_seconds: float | None = None
+    backlog_files: int = 0
+    backlog_bytes: int = 0
+    pending_compactions: int | None = None
+    deltacommits_since_compaction: int | None = None
+    files: int = 0
+    small_files: int = 0
+    avg_file_bytes: float | None = None
+    inflight: list[str] = field(default_factory=list)
+    last_failure: dict | None = None
+    writer_held: bool = False
+    writer: dict | None = None  # the holder while writer_held: pid, host, command, age_seconds
+    breaches: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def text_row(self) -> dict:
+        """as_dict with the writer as one phrase, for the text and csv tables."""
+        row = self.as_dict()
+        w = self.writer
+        row["writer"] = (f"pid {w['pid']} on {w['host']} ({w['command'] or '?'}), {w['age_seconds']:.0f}s"
+                         if w else "-")
+        return row
+
+
+def instant_epoch(instant: str) -> float:
+    """Seconds since the epoch of a Hudi instant time (yyyyMMddHHmmss[SSS], UTC on this project's writers)."""
+    fmt = "%Y%m%d%H%M%S%f" if len(instant) > 14 else "%Y%m%d%H%M%S"
+    digits = instant[:14] + (instant[14:17].ljust(6, "0") if len(instant) > 14 else "")
+    return datetime.strptime(digits, fmt).replace(tzinfo=timezone.utc).timestamp()
+
+
+def failures_dir(pipeline: Pipeline) -> Path:
+    """Where failed rounds are recorded: by the local runner, and by a `stream --all` job per table."""
+    return Path(pipeline.work_dir, *FAILURES_DIR)
+
+
+def _failure_file(pipeline: Pipeline, table: str, table_type: str) -> Path:
+    return failures_dir(pipeline) / f"{table}_{TYPE_SUFFIX[table_type]}.json"
+
+
+def record_failure(pipeline: Pipeline, table: str, table_type: str, label: str, message: str) -> None:
+    """Remember a failed round (the runner calls this); `status` shows it until a later commit."""
+    path = _failure_file(pipeline, table, table_type)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"label": label, "message": message, "at": time.time()}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload))
+    tmp.replace(path)
+
+
+def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_epoch: float | None) -> dict | None:
+    path = _failure_file(pipeline, table, table_type)
+    if not path.exists():
+        return None
+    failure = json.loads(path.read_text())
+    if last_commit_epoch is not None and failure.get("at", 0) < last_commit_epoch:
+        return None  # a later round committed: the failure is history
+    return failure
+
+
+LANDING_TS_FILES = 16  # at most this many landed files are read for a table's newest source event time
+
+
+def landed_files(landing: str) -> list[tuple[str, int, int]]:
+    """(path, modification time ms, size) of every landed file of a topic; [] when there is no folder."""
+    local = landing if is_s3_uri(landing) else str(uri_to_path(landing))
+    return storage.walk_files(local) if storage.is_dir(local) else []
+
+
+def landed_source_ts(landing: str, checkpoint: str | None, field_name: str = SOURCE_TS_FIELD,
+                     files: list[tuple[str, int, int]] | None = None) -> int | None:
+    """The newest source event time (ms) in the landed files a checkpoint covers: the largest
+    `field_name` of the newest files at or before the checkpoint (modification time, as the
+    streamers pick them), read newest first until a file with records gives one. None when the
+    files carry no such field or no file is covered. `files`: the landing's listing, if made."""
+    if checkpoint in (None, "") or not str(checkpoint).isdigit():
+        return None
+    listing = landed_files(landing) if files is None else files
+    covered = sorted((f for f in listing if f[1] <= int(str(checkpoint))),
+                     key=lambda f: f[1], reverse=True)[:LANDING_TS_FILES]
+    for path, _mtime, _size in covered:
+        ts = _max_field(path, field_name)
+        if ts is not None:
+            return ts
+    return None
+
+
+def _max_field(path: str, field_name: str) -> int | None:
+    import io
+
+    import fastavro
+
+    data = storage.read_bytes(path)
+    if not data:
+        return None
+    try:
+        values = [r.get(field_name) for r in fastavro.reader(io.BytesIO(data)) if isinstance(r, dict)]
+    except Exception:  # not an Avro file (or corrupt): it says nothing about event times
+        return None
+    ints = [int(v) for v in values if isinstance(v, int | float)]
+    return max(ints) if ints else None
+
+
+def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | None = None) -> TableStatus:
+    now = time.time() if now is None else now
+    base = pipeline.base_path(table, table_type)
+    st = TableStatus(table=table, table_type=table_type, base_path=base, exists=False)
+    _writer(pipeline, table, table_type, st, now)
+    try:
+        tbl = open_table(base)
+    except TableStateError:
+        _backlog(pipeline, table, None, st)  # not bootstrapped yet: everything landed is backlog
+        return st
+    timeline = read_timeline(tbl)
+    writes = completed_writes(timeline)
+    st.exists = bool(writes)
+    st.commits = len(writes)
+    st.inflight = [i.requested_time for i in timeline if not i.is_completed]
+    last_epoch = None
+    if writes:
+        last = writes[-1]
+        st.last_commit, st.last_commit_action = last.requested_time, last.action
+        last_epoch = instant_epoch(last.completion_time or last.requested_time)
+        st.last_commit_age_seconds = round(now - last_epoch, 3)
+        metas = list(reversed(commit_metadata(tbl, writes)))  # newest first
+        found = checkpoints.newest_checkpoint(metas)
+        st.checkpoint = found.value if found else None
+        ts = checkpoints.newest_value(metas, checkpoints.SOURCE_TS_KEY)
+        st.source_ts_ms = int(ts) if ts else None
+        st.source_ts_from = "commit" if ts else None
+        st.source_ordering = checkpoints.newest_value(metas, checkpoints.SOURCE_ORDERING_KEY)
+        if st.source_ts_ms is None:
+            st.source_ts_ms = landed_source_ts(pipeline.topic_dir(table), st.checkpoint)
+            st.source_ts_from = "landing" if st.source_ts_ms is not None else None
+        if st.source_ts_ms is not None:
+            st.freshness_seconds = round(now - st.source_ts_ms / 1000.0, 3)
+        _file_figures(tbl, st)
+    _backlog(pipeline, table, st.checkpoint, st)
+    if tbl.is_mor:
+        compactions = [i for i in timeline if i.is_compaction]
+        st.pending_compactions = sum(1 for i in compactions if not i.is_completed)
+        done = [i.requested_time for i in compactions if i.is_completed]
+        since = done[-1] if done else ""
+        st.deltacommits_since_compaction = sum(
+            1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
+    st.last_failure = _last_failure(pipeline, table, table_type, last_epoch)
+    return st
+
+
+def _writer(pipeline: Pipeline, table: str, table_type: str, st: TableStatus, now: float) -> None:
+    """Who holds the table's writer lock (local tables; S3 tables rely on Hudi's own lock providers)."""
+    if not st.base_path.startswith("file://") or is_s3_uri(pipeline.lake_root):
+        return
+    state = probe(pipeline, table, table_type)
+    st.writer_held = state.held
+    st.writer = state.as_dict(now) if state.held else None
+
+
+def _backlog(pipeline: Pipeline, table: str, checkpoint: str | None, st: TableStatus) -> None:
+    """Landed files newer than the checkpoint: what the next rounds will read."""
+    landing = pipeline.topic_dir(table)
+    if not storage.is_dir(landing if is_s3_uri(landing) else str(uri_to_path(landing))):
+        return
+    pending, _ = streamer.list_source_files(landing, checkpoint, 1 << 62)
+    st.backlog_files, st.backlog_bytes = len(pending), sum(f[2] for f in pending)
+
+
+def _file_figures(tbl: Table, st: TableStatus) -> None:
+    sizes = []
+    for fs in tbl.hudi.get_file_slices():
+        if fs.base_file_name:
+            sizes.append(int(fs.base_file_size))
+        sizes.extend(int(s) for s in fs.log_file_sizes)
+    st.files = len(sizes)
+    st.small_files = sum(1 for s in sizes if s < SMALL_FILE_BYTES)
+    st.avg_file_bytes = round(sum(sizes) / len(sizes), 1) if sizes else None
+
+
+def breaches(st: TableStatus, bounds: Bounds) -> list[str]:
+    out = []
+    label = f"{st.table} ({st.table_type})"
+    if bounds.max_freshness_seconds is not None:
+        if st.freshness_seconds is None:
+            out.append(f"{label}: no source event time applied yet")
+        elif st.freshness_seconds > bounds.max_freshness_seconds:
+            out.append(f"{label}: freshness {st.freshness_seconds:.0f}s > {bounds.max_freshness_seconds:.0f}s")
+    if bounds.max_backlog_files is not None and st.backlog_files > bounds.max_backlog_files:
+        out.append(f"{label}: backlog {st.backlog_files} file(s) > {bounds.max_backlog_files}")
+    if st.last_failure:
+        out.append(f"{label}: last round failed: {st.last_failure.get('message')}")
+    return out
+
+
+def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: str | None = None,
+                    bounds: Bounds | None = None, now: float | None = None) -> list[TableStatus]:
+    bounds = bounds or Bounds()
+    out = []
+    for name, tt in pipeline.targets(table):
+        if table_type and tt != table_type:
+            continue
+        st = table_status(pipeline, name, tt, now)
+        st.breaches = breaches(st, bounds)
+        out.append(st)
+    return out
+
+
+COLUMNS: Sequence[str] = ("table", "table_type", "last_commit", "last_commit_age_seconds", "freshness_seconds",
+                          "backlog_files", "backlog_bytes", "pending_compactions", "deltacommits_since_compaction",
+                          "files", "small_files", "last_failure", "writer")

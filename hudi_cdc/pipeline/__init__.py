@@ -1,0 +1,211 @@
+"""bootstrap and stream: plan the jobs of a command, check the tables' state, hand them to a runner."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+
+from hudi_cdc.common import storage
+from hudi_cdc.common.text import log_progress
+from hudi_cdc.config import Pipeline, is_s3_uri, uri_to_path
+from hudi_cdc.core.lock import table_locks
+from hudi_cdc.core.render import Job
+from hudi_cdc.errors import DataError, TableStateError
+from hudi_cdc.jobs.streamer import has_completed_commit
+from hudi_cdc.registry.preflight import check_subjects
+from hudi_cdc.runners import Runner, make_runner
+from hudi_cdc.runners.local.plan import work_dir
+from hudi_cdc.runners.supervise import JOB_DIED, Stopper, stop_file_for, supervise
+
+Progress = Callable[[str], None]
+
+
+def _is_local(uri: str) -> bool:
+    return uri.startswith("file://")
+
+
+def _readable(pipeline: Pipeline, target: str, uri: str) -> bool:
+    """Can this process look at uri? Local paths always; s3:// when the run is local (the endpoint and
+    credentials of the local run are this process's); other targets check on their own side."""
+    return _is_local(uri) or (is_s3_uri(uri) and target == "local")
+
+
+def table_exists(pipeline: Pipeline, table: str, table_type: str, target: str = "local") -> bool:
+    base = pipeline.base_path(table, table_type)
+    return _readable(pipeline, target, base) and has_completed_commit(base)
+
+
+def check_landing(pipeline: Pipeline, table: str, target: str = "local") -> None:
+    d = pipeline.topic_dir(table)
+    if not _readable(pipeline, target, d):
+        return
+    if is_s3_uri(d):
+        storage.check_roots(pipeline)  # a missing bucket or an endpoint that is down: one line
+        missing = not storage.is_dir(d)
+    else:
+        missing = not uri_to_path(d).is_dir()
+    if missing:
+        shown = d if is_s3_uri(d) else uri_to_path(d)
+        raise DataError(f"table {table}: landing directory {shown} does not exist "
+                        f"(topic {pipeline.table(table).topic}; land data first, e.g. `hudi-cdc sample moma`)")
+
+
+def plan_bootstrap(pipeline: Pipeline, table: str | None = None, force: bool = False,
+                   target: str = "local") -> list[Job]:
+    jobs = []
+    for name, tt in pipeline.targets(table):
+        check_landing(pipeline, name, target)
+        if table_exists(pipeline, name, tt, target) and not force:
+            raise TableStateError(
+                f"table {name} ({tt}) already exists at {pipeline.base_path(name, tt)}; "
+                "bootstrap refuses to overwrite it (use --force to rebuild it from the landed files)")
+        jobs.append(Job(name, tt, "BULK_INSERT"))
+    return jobs
+
+
+def _set_aside(pipeline: Pipeline, jobs: list[Job], progress: Progress) -> list[tuple]:
+    """Move what a forced re-bootstrap replaces (or what a failed first bootstrap left: a table
+    folder without a completed commit holds no data) out of the way, to restore on failure."""
+    moved = []  # tables on S3 (the AWS runners' preflight insists on it) are not set aside
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for job in jobs:
+        base = pipeline.base_path(job.table, job.table_type)
+        path = uri_to_path(base) if _is_local(base) else None
+        if path is not None and path.exists():
+            aside = path.with_name(f".{path.name}.replaced-{stamp}")
+            progress(f"setting {path} aside until the new bootstrap commits")
+            path.rename(aside)
+            moved.append((path, aside))
+    return moved
+
+
+def _restore(moved: list[tuple], progress: Progress) -> None:
+    for path, aside in moved:
+        if path.exists():
+            shutil.rmtree(path)
+        aside.rename(path)
+        progress(f"restored {path}")
+
+
+def _check_registry(pipeline: Pipeline, jobs: list[Job], target: str) -> None:
+    """A local job's registry subjects, before Spark starts (an AWS job reaches the registry from
+    the cluster, which this machine may not)."""
+    if target == "local":
+        check_subjects(pipeline, [job.table for job in jobs])
+
+
+def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = False, target: str = "local",
+              dry_run: bool = False, progress: Progress = log_progress, runner: Runner | None = None,
+              show: Progress | None = None) -> list[dict]:
+    if dry_run:
+        jobs = plan_bootstrap(pipeline, table, force, target)
+        return (runner or make_runner(pipeline, target, progress, dry_run, show)).plan(jobs, "bootstrap")
+    # one writer per table: refused while another bootstrap/stream writes one of the tables
+    with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets(table)), "bootstrap", progress):
+        jobs = plan_bootstrap(pipeline, table, force, target)
+        runner = runner or make_runner(pipeline, target, progress, dry_run, show)
+        runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
+        _check_registry(pipeline, jobs, target)
+        moved = _set_aside(pipeline, jobs, progress)
+        try:
+            results = runner.run(jobs, "bootstrap")
+        except BaseException:
+            _restore(moved, progress)
+            raise
+        for _, aside in moved:
+            shutil.rmtree(aside, ignore_errors=True)
+        return results
+
+
+def _local_targets(pipeline: Pipeline, target: str, targets: list[tuple]) -> list[tuple]:
+    """The (table, type) pairs whose writer lock this command takes: local runs of local tables."""
+    if target != "local":
+        return []
+    return [(t, tt) for t, tt in targets if _is_local(pipeline.base_path(t, tt))]
+
+
+def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | None = None,
+                target: str = "local") -> list[Job]:
+    t = pipeline.table(table)
+    check_landing(pipeline, table, target)
+    jobs = []
+    for tt in t.table_types:
+        if table_type and tt != table_type:
+            continue
+        base = pipeline.base_path(table, tt)
+        if _readable(pipeline, target, base) and not table_exists(pipeline, table, tt, target):
+            raise TableStateError(f"table {table} ({tt}) does not exist at {base}; run `hudi-cdc bootstrap` first")
+        jobs.append(Job(table, tt, "UPSERT", continuous=not once))
+    return jobs
+
+
+def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: str | None = None,
+           target: str = "local", dry_run: bool = False, progress: Progress = log_progress,
+           runner: Runner | None = None, show: Progress | None = None) -> list[dict]:
+    label = f"stream-{table}"
+    if dry_run:
+        jobs = plan_stream(pipeline, table, once, table_type, target)
+        return (runner or make_runner(pipeline, target, progress, dry_run, show)).plan(jobs, label)
+    wanted = [(table, tt) for tt in pipeline.table(table).table_types if not table_type or tt == table_type]
+    with table_locks(pipeline, _local_targets(pipeline, target, wanted), "stream", progress):
+        jobs = plan_stream(pipeline, table, once, table_type, target)
+        runner = runner or make_runner(pipeline, target, progress, dry_run, show)
+        runner.preflight()
+        _check_registry(pipeline, jobs, target)
+        if once or target != "local" or getattr(runner, "delegate", None) is not None:
+            return runner.run(jobs, label)  # the real HoodieDeltaStreamer (engines/) runs unsupervised
+        # continuous on hudi-cdc's streamer: restarted when it crashes, stopped cleanly by SIGTERM/Ctrl-C
+        settings = pipeline.stream
+        with Stopper(runner, stop_file_for(work_dir(pipeline), label), settings.stop_timeout_seconds,
+                     progress) as stopper:
+            return supervise(lambda: runner.run(jobs, label), settings, label, progress, stopper)
+
+
+ALL_LABEL = "stream-all"
+
+
+def plan_stream_all(pipeline: Pipeline, once: bool, target: str = "local") -> list[Job]:
+    """Every table and type of the pipeline; each must have been bootstrapped."""
+    jobs = []
+    for name in pipeline.tables:
+        jobs += [Job(j.table, j.table_type, j.op, j.continuous, all_tables=not once)
+                 for j in plan_stream(pipeline, name, once, None, target)]
+    return jobs
+
+
+def stream_all(pipeline: Pipeline, *, once: bool = False, target: str = "local", dry_run: bool = False,
+               progress: Progress = log_progress, runner: Runner | None = None,
+               stopper_hook: Callable[[Stopper], None] | None = None) -> list[dict]:
+    """`stream --all`: every table and type in ONE Spark application (jobs/stream/loops.py): rounds of
+    different tables run side by side, a failing table backs off and is reported while the others go on.
+    Continuous runs are supervised as `stream`'s are: the application is restarted when its JVM dies
+    (not for a table's own failures: the job retries those per table), and SIGTERM/Ctrl-C stop it after
+    the rounds in flight. ``stopper_hook``: called with the Stopper (`run` shares its stop with capture)."""
+    if dry_run:
+        jobs = plan_stream_all(pipeline, once, target)
+        return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, ALL_LABEL)
+    if target != "local" and not once:
+        from hudi_cdc.errors import ConfigError
+
+        raise ConfigError(f"stream --all on {target}: add its ONE step from `hudi-cdc render --emr-steps --all` "
+                          "(aws emr add-steps), or stream each --table; docs/stream-all.md")
+    with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets()), "stream --all", progress):
+        jobs = plan_stream_all(pipeline, once, target)
+        runner = runner or make_runner(pipeline, target, progress, dry_run)
+        if not once and getattr(runner, "delegate", None) is not None:
+            from hudi_cdc.errors import ConfigError
+
+            raise ConfigError(f"stream --all runs on hudi-cdc's streamer; hudi.version {pipeline.hudi.version} "
+                              "runs the real HoodieDeltaStreamer, one JVM per table: stream each --table")
+        runner.preflight()
+        _check_registry(pipeline, jobs, target)
+        if once:
+            return runner.run(jobs, ALL_LABEL)
+        settings = pipeline.stream
+        with Stopper(runner, stop_file_for(work_dir(pipeline), ALL_LABEL), settings.stop_timeout_seconds,
+                     progress) as stopper:
+            if stopper_hook is not None:
+                stopper_hook(stopper)
+            return supervise(lambda: runner.run(jobs, ALL_LABEL), settings, ALL_LABEL, progress, stopper,
+                             restartable=JOB_DIED)

@@ -1,0 +1,1 @@
+"""How hudi-cdc starts a Spark JVM (spark-submit): one launcher."""

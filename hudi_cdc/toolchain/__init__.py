@@ -1,0 +1,1 @@
+"""Java, Spark's spark-submit, Maven artifacts and the jar cache."""
