@@ -15,6 +15,7 @@ LONG_MODULES = {
     "hudi_cdc/capture/capture.py": "the Debezium consumer, offsets and the capture loop in one module",
     "hudi_cdc/capture/mysql.py": "MySQL-family capture: source, connector properties and checks",
     "hudi_cdc/config.py": "the whole pipeline model",
+    "hudi_cdc/common/lake_types.py": "the one PostgreSQL/MySQL -> lake type mapping (docs/types.md)",
 }
 LONG_FUNCTIONS = {
     "hudi_cdc/capture/capture.py:_capture": "one capture run: engine, offsets, landing, stop",

@@ -168,7 +168,8 @@ def db_row(server: LocalMariaDB, key: int) -> dict | None:
         conn.close()
 
 
-def run_mariadb_demo(directory: Path, *, keep_db: bool = False, progress: Progress = log_progress) -> dict:
+def run_mariadb_demo(directory: Path, *, keep_db: bool = False, progress: Progress = log_progress,
+                     show: Progress = log_progress) -> dict:
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
     from hudi_cdc.capture.kinds import verify
@@ -213,10 +214,10 @@ def run_mariadb_demo(directory: Path, *, keep_db: bool = False, progress: Progre
         for tt in p.table("orders").table_types:
             rows = current_rows(p, "orders", tt, keys=[str(SHOW_KEY)], columns=cols)
             progress(f"order {SHOW_KEY} in {p.base_path('orders', tt)} (read with hudi-rs):")
-            print(text_table(rows, cols))
+            show(text_table(rows, cols))
         row = db_row(server, SHOW_KEY)
         progress(f"order {SHOW_KEY} in the database ({DATABASE}.orders):")
-        print(text_table([row] if row else [], cols))
+        show(text_table([row] if row else [], cols))
     finally:
         if keep_db:
             progress(f"MariaDB left running on 127.0.0.1:{server.port} (--keep-db; a run without it stops it)")

@@ -184,7 +184,7 @@ def demo_cmd(directory, registry, metastore, from_postgres, pg_dsn, password_env
             raise click.UsageError(f"{', '.join(given)}: not with --from-mariadb")
         from hudi_cdc.demo.mariadb import run_mariadb_demo
 
-        run_mariadb_demo(Path(directory), keep_db=keep_db, progress=progress)
+        run_mariadb_demo(Path(directory), keep_db=keep_db, progress=progress, show=click.echo)
         return
     if not from_postgres:
         given = [o for o, v in (("--pg-dsn", pg_dsn), ("--password-env", password_env), ("--keep-db", keep_db)) if v]
