@@ -24,6 +24,15 @@ def local(uri: str) -> str:
     return uri[len("file://"):] if uri.startswith("file://") else uri
 
 
+def normalize(uri: str) -> str:
+    """An absolute local path for local tables (~ expanded); s3:// URIs stay as they are (without a
+    trailing /)."""
+    uri = local(uri)
+    if "://" in uri:
+        return uri.rstrip("/")
+    return os.path.abspath(os.path.expanduser(uri))
+
+
 def join(base: str, *parts: str) -> str:
     if s3.is_s3(base):
         return "/".join([base.rstrip("/"), *[p.strip("/") for p in parts if p]])
@@ -50,6 +59,20 @@ def listdir(uri: str) -> list[str]:
         return [o["Key"][len(prefix):] for o in s3.list_objects(uri, delimiter="/")]
     d = local(uri)
     return os.listdir(d) if os.path.isdir(d) else []
+
+
+def list_files(uri: str) -> list[tuple[str, int]]:
+    """(name, size) of the files directly in a folder; [] when the folder does not exist."""
+    if s3.is_s3(uri):
+        bucket, prefix = s3.split(uri)
+        prefix = prefix.rstrip("/") + "/"
+        return [(o["Key"][len(prefix):], o["Size"])
+                for o in s3.list_objects(f"s3://{bucket}/{prefix}", delimiter="/")]
+    try:
+        with os.scandir(local(uri)) as it:
+            return [(e.name, e.stat().st_size) for e in it if e.is_file()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def _ignored(rel_parts: Iterable[str]) -> bool:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 from typing import cast
 
+from hudi_cdc.common import storage
 from hudi_cdc.errors import TableStateError
-from hudi_cdc.lake import storage
 from hudi_cdc.lake.table import Table, hudi_rs_errors
 from hudi_cdc.lake.timeline import read_timeline
 

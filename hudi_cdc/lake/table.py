@@ -8,11 +8,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
 
-from hudi_cdc.common import s3
+from hudi_cdc.common import s3, storage
 from hudi_cdc.common.causes import first_line
 from hudi_cdc.common.properties import parse_properties
 from hudi_cdc.errors import TableStateError
-from hudi_cdc.lake import storage
 
 SUPPORTED_VERSIONS = (6, 8, 9)  # what hudi-rs 0.5 reads
 F = TypeVar("F", bound=Callable)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from hudi_cdc.common import storage
 from hudi_cdc.common.instants import COMPLETED, COMPLETES_AS, INFLIGHT, REQUESTED, Instant, parse_instant_file
-from hudi_cdc.lake import storage
 from hudi_cdc.lake.table import Table
 
 _RANK = {REQUESTED: 0, INFLIGHT: 1, COMPLETED: 2}
