@@ -385,7 +385,8 @@ def test_truncated_offsets_file_is_restored_not_resnapshotted(tmp_path, pg_datab
     """Kafka's FileOffsetBackingStore writes its file in place and loads a truncated one as "no
     offsets": a kill during that write would make the next capture take a new snapshot, and rows deleted
     meanwhile would never get their delete events. The copy of the last finished run is restored."""
-    from hudi_cdc.capture.capture import capture_once, offsets_file
+    from hudi_cdc.capture.capture import capture_once
+    from hudi_cdc.capture.offsets import offsets_file
 
     db = pg_database("cap_trunc")
     _sql(db, ARTISTS_DDL, ARTWORKS_DDL,

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from hudi_cdc.capture.capture import offsets_file
+from hudi_cdc.capture.offsets import offsets_file
 from hudi_cdc.cli import main
 from tests.test_capture import _files, _load_moma, _records, _write_pipeline
 

@@ -58,7 +58,7 @@ def offsets_binlog_file(path: Path) -> str | None:
 def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
     import pymysql
 
-    from hudi_cdc.capture.capture import offsets_file
+    from hudi_cdc.capture.offsets import offsets_file
 
     name, _, host = str(_rows(conn, "SELECT CURRENT_USER()")[0][0]).rpartition("@")
     user = f"'{name}'@'{host}'"  # as GRANT ... TO names it

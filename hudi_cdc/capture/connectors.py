@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hudi_cdc.capture.capture import CONNECTOR, DEFAULT_FLUSH_SIZE, TYPE_HANDLING, UNWRAP, marker_prefix
+from hudi_cdc.capture.capture import CONNECTOR, DEFAULT_FLUSH_SIZE, TYPE_HANDLING, UNWRAP
 from hudi_cdc.capture.heartbeat import heartbeat_properties
+from hudi_cdc.capture.postgres_source import marker_prefix
 from hudi_cdc.capture.source import source_tables, topic_prefix
 from hudi_cdc.config import Pipeline, is_s3_uri
 

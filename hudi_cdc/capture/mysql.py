@@ -312,7 +312,7 @@ def offset_of(record) -> dict[str, str]:
 
 
 class BinlogSource:
-    """capture's per-kind part for mysql / mariadb (capture._Postgres is PostgreSQL's)."""
+    """capture's per-kind part for mysql / mariadb (postgres_source.PostgresSource is PostgreSQL's)."""
 
     def __init__(self, pipeline: Pipeline, work_dir: Path, offsets: Path):
         self.pipeline = pipeline

@@ -1,0 +1,124 @@
+"""The Python side of Debezium's embedded engine: the ChangeConsumer that lands records and marks what
+is durable (see capture.py for the order of durability), and the completion callback."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from hudi_cdc.capture import signals
+from hudi_cdc.capture.landing import Landing
+from hudi_cdc.capture.txn import Cuts
+from hudi_cdc.capture.unwrap import Unwrap
+
+
+class Consumer:
+    """Debezium's ChangeConsumer: lands records, marks what is durable, spots where a --once run ends."""
+
+    def __init__(self, landing: Landing, source, continuous: bool = False, unwrap: Unwrap | None = None):
+        self.landing = landing
+        self.unwrap = unwrap  # the unwrap SMT, applied here so TRUNCATE survives (unwrap.py)
+        self.continuous = continuous
+        self.lock = threading.Lock()  # the engine's thread lands, the main thread rotates by time
+        self.source = source
+        self.seq = 0
+        self.pending: deque = deque()
+        self.done = threading.Event()
+        self.reached = False
+        self.error: BaseException | None = None
+        self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
+        self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
+
+    def handle_batch(self, records, committer) -> None:
+        with self.lock:
+            self._handle_batch(records, committer)
+
+    def rotate(self, seconds: float) -> int:
+        with self.lock:
+            return self.cuts.rotate() if self.cuts is not None else self.landing.rotate(seconds)
+
+    def _handle_batch(self, records, committer) -> None:
+        if self.done.is_set():
+            return  # after the marker: leave the rest unmarked, the next run gets it again
+        landing = self.landing
+        reached = False
+        try:
+            for event in records:
+                record = event.sourceRecord()
+                topic = str(record.topic())
+                value = record.value()
+                if self.cuts is not None:
+                    self.cuts.observe(record, topic, value)
+                verdict = self.source.verdict(record, topic, value, landing.topic_dirs, self.continuous)
+                if verdict == "before":  # committed after the run started: unmarked, the next run's
+                    landing.flush_all()
+                    reached = True
+                    break
+                self.seq += 1
+                self.pending.append((self.seq, event))
+                if verdict == "land":
+                    if value is not None:
+                        out = self.unwrap.apply(record) if self.unwrap is not None else record
+                        if out is not None and out.value() is not None:
+                            if self.snapshots is not None:
+                                self.snapshots.rewrite(record, out)
+                            landing.append(self.seq, topic, *self.source.rewrite(out.valueSchema(), out.value()))
+                        if self.cuts is not None:
+                            self.cuts.landed(record, value)
+                elif verdict == "reached":
+                    if self.cuts is not None:
+                        self.cuts.cut()  # every file, and the cut naming them
+                    else:
+                        landing.flush_all()
+                    reached = True
+                    break
+                elif self.snapshots is not None:
+                    self.snapshots.observe(topic, value)
+            mark = None
+            wm = landing.watermark(self.seq)
+            while self.pending and self.pending[0][0] <= wm:
+                mark = self.pending.popleft()[1]
+            if mark is not None:
+                committer.markProcessed(mark)
+            committer.markBatchFinished()  # offsets committed: only now may the engine stop
+            if reached:
+                self.reached = True
+                self.done.set()
+        except BaseException as exc:
+            self.error = exc
+            self.done.set()
+            raise
+
+
+def make_java_consumer(consumer: Consumer):
+    from jpype import JImplements, JOverride
+
+    @JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
+    class ChangeConsumer:
+        @JOverride
+        def handleBatch(self, records, committer):
+            consumer.handle_batch(records, committer)
+
+        @JOverride
+        def supportsTombstoneEvents(self):
+            return False
+
+    return ChangeConsumer()
+
+
+def make_completion(state: dict):
+    from jpype import JImplements, JOverride
+
+    @JImplements("io.debezium.engine.DebeziumEngine$CompletionCallback")
+    class Completion:
+        @JOverride
+        def handle(self, success, message, error):
+            state["success"] = bool(success)
+            state["message"] = str(message) if message is not None else ""
+            if error is not None:
+                cause = error
+                while cause.getCause() is not None and cause.getCause() is not cause:
+                    cause = cause.getCause()
+                state["error"] = f"{error.getMessage()} (cause: {cause.getMessage()})"
+
+    return Completion()

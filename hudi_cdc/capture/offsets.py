@@ -1,0 +1,68 @@
+"""Debezium's offsets file of a capture: where it lives, the copy saved after the last finished run,
+and the check before the engine starts that it is not truncated."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import SourceError
+
+Progress = Callable[[str], None]
+
+
+def work_dir(pipeline: Pipeline) -> Path:
+    return pipeline.work_dir / "capture"
+
+
+def offsets_file(pipeline: Pipeline) -> Path:
+    return work_dir(pipeline) / f"offsets-{pipeline.slot_name}.dat"
+
+
+def good_copy(pipeline: Pipeline) -> Path:
+    f = offsets_file(pipeline)
+    return f.with_name(f.name + ".good")
+
+
+def offsets_loadable(path: Path) -> bool:
+    """Kafka's FileOffsetBackingStore writes its file in place: a kill during the write leaves it
+    truncated, and its load() then silently starts from no offsets (a new snapshot, whose rows deleted
+    meanwhile never get their delete events). Read it as the store does (needs the JVM)."""
+    from jpype import JClass
+
+    try:
+        stream = JClass("java.io.ObjectInputStream")(JClass("java.io.FileInputStream")(str(path)))
+        try:
+            stream.readObject()
+        finally:
+            stream.close()
+        return True
+    except Exception:  # noqa: BLE001 - EOFException, StreamCorruptedException, ...: not loadable
+        return False
+
+
+def guard_offsets(pipeline: Pipeline, progress: Progress) -> None:
+    """Before the engine starts: a truncated offsets file is replaced by the copy saved after the last
+    run that finished (older offsets: the changes since come again, which the Hudi side absorbs); with
+    no such copy, refuse rather than take a new snapshot silently."""
+    f, good = offsets_file(pipeline), good_copy(pipeline)
+    if not f.exists() or offsets_loadable(f):
+        return
+    if good.exists() and offsets_loadable(good):
+        tmp = f.with_name(f.name + ".restore")
+        tmp.write_bytes(good.read_bytes())
+        tmp.replace(f)
+        progress(f"{f.name} was truncated (a kill while Debezium wrote it): restored the copy of the last "
+                 "finished run; the changes since come again")
+        return
+    raise SourceError(f"{f}: Debezium's offsets file is truncated (a kill while it was written) and there is no "
+                      "good copy; capture --drop-slot and capture again would take a new snapshot")
+
+
+def save_good_copy(pipeline: Pipeline) -> None:
+    f, good = offsets_file(pipeline), good_copy(pipeline)
+    if f.exists() and offsets_loadable(f):
+        tmp = good.with_name(good.name + ".tmp")
+        tmp.write_bytes(f.read_bytes())
+        tmp.replace(good)
