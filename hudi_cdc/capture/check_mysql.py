@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hudi_cdc.capture import mysql
+from hudi_cdc.capture import mysql, mysql_settings
 from hudi_cdc.capture.check import Check
 from hudi_cdc.capture.source import SourceTable, source_tables
 from hudi_cdc.config import Pipeline
@@ -63,7 +63,7 @@ def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
     name, _, host = str(_rows(conn, "SELECT CURRENT_USER()")[0][0]).rpartition("@")
     user = f"'{name}'@'{host}'"  # as GRANT ... TO names it
     grants = [str(r[0]) for r in _rows(conn, "SHOW GRANTS FOR CURRENT_USER()")]
-    settings = mysql.server_settings(conn)
+    settings = mysql_settings.server_settings(conn)
     rds = any(r for r in _rows(conn, "SHOW VARIABLES WHERE Variable_name IN ('aurora_version', 'rds_version')")) or \
         settings.get("basedir", "").startswith("/rdsdbbin")
     facts = Facts(user, settings, grants, rds)
@@ -109,11 +109,11 @@ def _has(grants: list[str], privilege: str, schema: str | None = None) -> bool:
 def _server_checks(f: Facts) -> list[Check]:
     s = f.settings
     out = []
-    for name, want in mysql.REQUIRED.items():
+    for name, want in mysql_settings.REQUIRED.items():
         got = s.get(name, "not set")
         ok = got.upper() == want
         out.append(Check(name, "ok" if ok else "fail", f"{got} (capture needs {want})",
-                         None if ok else mysql.FIXES[name]))
+                         None if ok else mysql_settings.FIXES[name]))
     sid = s.get("server_id", "0")
     sid_fix = ("set server_id to a non-zero value unique among the servers and replicas "
                f"(my.cnf: server_id=1; {PARAMETER_GROUP})")

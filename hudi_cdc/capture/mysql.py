@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hudi_cdc.capture import source as src
+from hudi_cdc.capture.mysql_settings import check_binlog_settings
 from hudi_cdc.config import DatabaseSettings, Pipeline
 from hudi_cdc.errors import SourceError
 from hudi_cdc.toolchain.maven import Artifact
@@ -363,33 +364,6 @@ class BinlogSource:
         if self._records is None:
             self._records = Records()
         return self._records.rewrite(schema, value)
-
-
-REQUIRED = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL"}
-FIXES = {
-    "log_bin": "start the server with log_bin (on RDS/Aurora MySQL: a backup retention period above 0 turns "
-               "binary logging on)",
-    "binlog_format": "SET GLOBAL binlog_format = 'ROW' (my.cnf: binlog_format=ROW; on RDS/Aurora: binlog_format=ROW "
-                     "in the DB (cluster) parameter group)",
-    "binlog_row_image": "SET GLOBAL binlog_row_image = 'FULL' (my.cnf: binlog_row_image=FULL; on RDS/Aurora: "
-                        "binlog_row_image=full in the parameter group)",
-}
-
-
-def server_settings(conn) -> dict[str, str]:
-    names = ("log_bin", "binlog_format", "binlog_row_image", "server_id", "gtid_mode", "gtid_strict_mode",
-             "binlog_expire_logs_seconds", "expire_logs_days", "version", "basedir")
-    with conn.cursor() as cur:
-        cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(names)) + ")", names)
-        return {str(k).lower(): str(v) for k, v in cur.fetchall()}
-
-
-def check_binlog_settings(conn) -> None:
-    """The settings capture cannot run without; one line with the fix."""
-    got = server_settings(conn)
-    for name, want in REQUIRED.items():
-        if got.get(name, "").upper() != want:
-            raise SourceError(f"{name} is {got.get(name, 'not set')}, change capture needs {want}: {FIXES[name]}")
 
 
 def drop_state(pipeline: Pipeline, work_dir: Path, offsets: Path, good_copy: Path, progress) -> dict[str, bool]:
