@@ -1,12 +1,13 @@
-"""The type mapping itself (hudi_cdc/common/lake_types.py): landed Avro field -> lake type, the expressions'
-shape, reader and target schemas, the per-table numeric scale. No JVM: Spark runs them in
-tests/test_types_real.py."""
+"""The type mapping itself (hudi_cdc/common/lake_types.py, expressions in lake_types_sql.py): landed Avro
+field -> lake type, the expressions' shape, reader and target schemas, the per-table numeric scale. No JVM:
+Spark runs them in tests/test_types_real.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from hudi_cdc.common import lake_types as lt
+from hudi_cdc.common import lake_types_sql as lts
 
 DATE = {"connect.version": 1, "connect.name": "io.debezium.time.Date", "type": "int"}
 MICRO_TS = {"connect.version": 1, "connect.name": "io.debezium.time.MicroTimestamp", "type": "long"}
@@ -68,7 +69,7 @@ def test_expressions_do_not_depend_on_the_session_time_zone():
         assert tz_dependent not in sql
     assert "timestamp_micros(`ts`)" in c["ts"].expr and "timestamp_millis(`ts3`)" in c["ts3"].expr
     assert "date_from_unix_date(`d`)" in c["d"].expr
-    assert f"timestamp_micros({lt.TS_MAX_MICROS})" in c["ts"].expr  # +infinity by policy
+    assert f"timestamp_micros({lts.TS_MAX_MICROS})" in c["ts"].expr  # +infinity by policy
     assert "transform(`darr`, e0 ->" in c["darr"].expr and "e0 IS NULL THEN NULL" in c["darr"].expr
 
 
@@ -111,13 +112,13 @@ def test_typed_schema_and_transformer_sql():
 def test_policy_values_and_sentinels():
     from datetime import date, datetime, timezone
 
-    assert lt.DATE_MAX_DAYS == (date(9999, 12, 31) - date(1970, 1, 1)).days
-    assert lt.DATE_MIN_DAYS == (date(1, 1, 1) - date(1970, 1, 1)).days
+    assert lts.DATE_MAX_DAYS == (date(9999, 12, 31) - date(1970, 1, 1)).days
+    assert lts.DATE_MIN_DAYS == (date(1, 1, 1) - date(1970, 1, 1)).days
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
     top = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc) - epoch
-    assert lt.TS_MAX_MICROS == (top.days * 86400 + top.seconds) * 1_000_000 + top.microseconds
-    expr = lt.date_expr("x", "t.d")
-    for v in (*lt.DATE_POS_INF, *lt.DATE_NEG_INF):
+    assert lts.TS_MAX_MICROS == (top.days * 86400 + top.seconds) * 1_000_000 + top.microseconds
+    expr = lts.date_expr("x", "t.d")
+    for v in (*lts.DATE_POS_INF, *lts.DATE_NEG_INF):
         assert str(v) in expr or str(v - 2) in expr
 
 

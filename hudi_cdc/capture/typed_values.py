@@ -15,7 +15,7 @@ import re
 import struct
 from decimal import Decimal, InvalidOperation
 
-from hudi_cdc.common.lake_types import DATE_MAX_DAYS, DATE_MIN_DAYS, TS_MAX_MICROS, TS_MIN_MICROS
+from hudi_cdc.common.lake_types_sql import DATE_MAX_DAYS, DATE_MIN_DAYS, TS_MAX_MICROS, TS_MIN_MICROS
 
 UNTYPED = "<untyped>"
 SESSION_SQL = ("SET TIME ZONE 'UTC'", "SET DateStyle = 'ISO, YMD'", "SET IntervalStyle = 'iso_8601'",

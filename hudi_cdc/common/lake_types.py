@@ -2,8 +2,8 @@
 ``connect.name`` and ``connect.parameters``) to the type a lake user reads and the Spark SQL expression
 that turns the encoding into it. Every engine uses it: hudi-cdc's streamer every round
 (jobs/stream/typed.py), the 0.14 HoodieDeltaStreamer and EMR's HoodieStreamer through the transformer
-SQL rendered from the landed schema, and ``verify`` (the kinds it compares). docs/types.md is the
-user's page of the same rules.
+SQL rendered from the landed schema, and ``verify`` (the kinds it compares). The expressions themselves
+are in lake_types_sql.py. docs/types.md is the user's page of the same rules.
 
 The expressions never depend on Spark's session time zone (timestamp_micros, date_from_unix_date and
 ISO strings carrying their offset), so a job in any time zone writes the same instants.
@@ -24,22 +24,19 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-MAX_PRECISION = 38
+from hudi_cdc.common.lake_types_sql import (
+    MAX_PRECISION,
+    bits_expr,
+    date_expr,
+    decimal_from_bytes_expr,
+    duration_expr,
+    time_expr,
+    timestamp_expr,
+    zoned_timestamp_expr,
+)
+
 DEFAULT_NUMERIC_SCALE = 18
 NUMERIC_SCALE_KEY = "hoodie.streamer.hudi_cdc.numeric.scale"
-
-# days since 1970-01-01 / microseconds since 1970-01-01T00:00:00 of the policy's infinity values
-DATE_MAX_DAYS, DATE_MIN_DAYS = 2_932_896, -719_162  # 9999-12-31, 0001-01-01
-TS_MAX_MICROS, TS_MIN_MICROS = 253_402_300_799_999_999, -62_135_596_800_000_000
-# PostgreSQL's earliest date (4714-11-24 BC, Julian day 0) in days since 1970: anything below is no date
-PG_MIN_DAYS = -2_440_588
-# What Debezium 3 emits for PostgreSQL's infinities (measured, docs/types.md): pgjdbc's
-# DATE_POSITIVE/NEGATIVE_INFINITY (9223372036825200000 / -9223372036832400000) as microseconds
-# (MicroTimestamp), milliseconds / 1000 (Timestamp); a date is the int overflow of those
-# (snapshot and array elements, +-2 days by the JVM's time zone) or PostgreSQL's own +-2^31 (streamed).
-TS_POS_INF_MICROS, TS_NEG_INF_MICROS = 9_223_372_036_825_200_000, -9_223_372_036_832_400_000
-DATE_POS_INF = (-622_191_233, -2_147_472_692)
-DATE_NEG_INF = (-625_821_271, -2_147_472_691)
 
 PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 _SPARK_PRIMITIVE = {"boolean": "boolean", "int": "int", "long": "bigint", "float": "float", "double": "double",
@@ -74,10 +71,6 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _sql_text(s: str) -> str:
-    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def _unwrap(t):
     """The non-null branch of ["null", X] (X itself otherwise)."""
     if isinstance(t, list):
@@ -110,105 +103,6 @@ def _collect_names(t, names: dict) -> None:
             _collect_names(t.get("items"), names)
         if t.get("type") == "map":
             _collect_names(t.get("values"), names)
-
-
-# ---------------------------------------------------------------- expressions over one value x
-def _fail(label: str, what: str, value_sql: str) -> str:
-    return f"raise_error(concat({_sql_text(f'hudi-cdc: {label}: ')}, {value_sql}, {_sql_text(' ' + what)}))"
-
-
-def date_expr(x: str, label: str) -> str:
-    pos = " OR ".join(f"{x} BETWEEN {v - 2} AND {v + 2}" if v > -2_000_000_000 else f"{x} = {v}"
-                      for v in DATE_POS_INF)
-    neg = " OR ".join(f"{x} BETWEEN {v - 2} AND {v + 2}" if v > -2_000_000_000 else f"{x} = {v}"
-                      for v in DATE_NEG_INF)
-    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {PG_MIN_DAYS} THEN date_from_unix_date({x}) "
-            f"WHEN {pos} THEN date_from_unix_date({DATE_MAX_DAYS}) "
-            f"WHEN {neg} THEN date_from_unix_date({DATE_MIN_DAYS}) "
-            f"ELSE {_fail(label, 'is no date PostgreSQL holds (io.debezium.time.Date days)', f'CAST({x} AS STRING)')} "
-            "END")
-
-
-def timestamp_expr(x: str, unit: str) -> str:
-    """millis | micros | nanos since the epoch -> timestamp (the wall clock as that instant at UTC)."""
-    if unit == "nanos":
-        micros = f"(CAST({x} DIV 1000 AS BIGINT) - CASE WHEN {x} % 1000 < 0 THEN 1 ELSE 0 END)"
-        return f"CASE WHEN {x} IS NULL THEN NULL ELSE timestamp_micros({micros}) END"
-    div = 1000 if unit == "millis" else 1
-    pos, neg = TS_POS_INF_MICROS // div, TS_NEG_INF_MICROS // div
-    fn = "timestamp_millis" if unit == "millis" else "timestamp_micros"
-    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {pos} THEN timestamp_micros({TS_MAX_MICROS}) "
-            f"WHEN {x} <= {neg} THEN timestamp_micros({TS_MIN_MICROS}) ELSE {fn}({x}) END")
-
-
-def zoned_timestamp_expr(x: str, label: str) -> str:
-    """Debezium's ISO-8601 string (UTC, 'Z') -> timestamp (that instant); PostgreSQL's infinities by policy."""
-    parsed = f"CAST({x} AS TIMESTAMP)"
-    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} = 'infinity' THEN timestamp_micros({TS_MAX_MICROS}) "
-            f"WHEN {x} = '-infinity' THEN timestamp_micros({TS_MIN_MICROS}) "
-            f"ELSE coalesce({parsed}, {_fail(label, 'is no ISO-8601 timestamp', x)}) END")
-
-
-def time_expr(x: str, unit: str) -> str:
-    """millis | micros | nanos since midnight -> '[-]HH:MM:SS.ffffff' (24:00:00 kept, as PostgreSQL has it;
-    MySQL's TIME spans -838:59:59 to 838:59:59, so hours may have three digits and a sign)."""
-    us = {"millis": f"(CAST({x} AS BIGINT) * 1000)", "micros": f"CAST({x} AS BIGINT)",
-          "nanos": f"(CAST({x} AS BIGINT) DIV 1000)"}[unit]
-    a = f"abs({us})"
-    return (f"CASE WHEN {x} IS NULL THEN NULL ELSE concat(CASE WHEN {us} < 0 THEN '-' ELSE '' END, "
-            f"format_string('%02d:%02d:%02d.%06d', {a} DIV 3600000000, ({a} DIV 60000000) % 60, "
-            f"({a} DIV 1000000) % 60, {a} % 1000000)) END")
-
-
-def duration_expr(x: str) -> str:
-    """io.debezium.time.MicroDuration (microseconds, a month taken as 30.4375 days by Debezium) -> 'PT<s>S'."""
-    return (f"CASE WHEN {x} IS NULL THEN NULL ELSE concat('PT', "
-            f"CAST(CAST({x} AS DECIMAL(38,6)) / 1000000 AS DECIMAL(38,6)), 'S') END")
-
-
-UNBOUNDED_BITS = 2147483647  # the length Debezium gives an unbounded varbit
-
-
-def bits_expr(x: str, length: int) -> str:
-    """io.debezium.data.Bits (java BitSet bytes: bit i in byte i/8, bit i%8) -> PostgreSQL's text form
-    '10110001': `length` characters, bit length-1 first (exact for bit(n); Debezium does not carry a
-    varbit value's own length, so varbit(n) is padded to n with leading zeros, and an unbounded varbit
-    drops its leading zeros)."""
-    unbounded = length <= 0 or length >= UNBOUNDED_BITS
-    n = f"(length({x}) * 8)" if unbounded else str(length)
-    byte = f"coalesce(CAST(conv(hex(substring({x}, CAST(bitpos DIV 8 AS INT) + 1, 1)), 16, 10) AS INT), 0)"
-    text = (f"concat_ws('', transform(sequence({n} - 1, 0, -1), bitpos -> "
-            f"CAST(shiftright({byte}, CAST(bitpos % 8 AS INT)) & 1 AS STRING)))")
-    if unbounded:
-        text = f"regexp_replace({text}, '^0+', '')"
-    return f"CASE WHEN {x} IS NULL THEN NULL WHEN {n} = 0 THEN '' ELSE {text} END"
-
-
-def _byte(b: str, i: str) -> str:
-    return f"CAST(conv(hex(substring({b}, {i}, 1)), 16, 10) AS INT)"
-
-
-def unscaled_expr(b: str) -> str:
-    """Big-endian two's-complement bytes -> their integer as decimal(38,0) (NULL when it has > 38 digits)."""
-    neg = f"({_byte(b, '1')} >= 128)"
-    mag = (f"aggregate(sequence(1, length({b})), CAST(0 AS DECIMAL(38,0)), (acc, i) -> "
-           f"CAST(acc * 256 + CASE WHEN {neg} THEN 255 - {_byte(b, 'i')} ELSE {_byte(b, 'i')} END AS DECIMAL(38,0)))")
-    return (f"CASE WHEN length({b}) = 0 THEN CAST(0 AS DECIMAL(38,0)) "
-            f"WHEN {neg} THEN CAST(-({mag} + 1) AS DECIMAL(38,0)) ELSE {mag} END")
-
-
-def decimal_from_bytes_expr(b: str, scale: str, target_scale: int, label: str, how: str,
-                            null_when: str | None = None, precision: int = MAX_PRECISION) -> str:
-    """(two's-complement unscaled bytes, scale) -> decimal(precision, target_scale), exactly or a failed round."""
-    u = unscaled_expr(b)
-    text = f"concat(CAST({u} AS STRING), 'E', CAST(-({scale}) AS STRING))"
-    exact = (f"({scale} <= {target_scale} OR "
-             f"right(CAST(abs({u}) AS STRING), {scale} - {target_scale}) RLIKE '^0+$')")
-    shown = (f"concat('numeric ', coalesce(CAST({u} AS STRING), concat('0x', hex({b}))), 'E-', "
-             f"CAST({scale} AS STRING))")
-    fail = _fail(label, f"does not fit decimal({precision},{target_scale}) exactly ({how})", shown)
-    return (f"CASE WHEN {null_when or b + ' IS NULL'} THEN NULL WHEN {u} IS NOT NULL AND {exact} "
-            f"THEN coalesce(CAST({text} AS DECIMAL({precision},{target_scale})), {fail}) ELSE {fail} END")
 
 
 def numeric_scale(props: Mapping[str, str] | None, column: str) -> int:
