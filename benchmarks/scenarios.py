@@ -304,7 +304,7 @@ def latency(ctx: Ctx) -> dict:
                                  str(events[-1][stream.KEY]), "-o", "json"),
                            capture_output=True, text=True, env=procs.env())
     q = statistics.quantiles(lat, n=20) if len(lat) >= 2 else lat * 19
-    from hudi_cdc.config import StreamSettings
+    from hudi_cdc.config.settings import StreamSettings
 
     interval = ctx.sync_interval if ctx.sync_interval is not None else StreamSettings().min_sync_interval_seconds
     return {"interval_s": interval,

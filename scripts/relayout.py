@@ -103,8 +103,8 @@ BECOME_PACKAGES = ("cli", "pipeline", "hive", "demo", "sample")
 # packages the moves empty (only __init__.py left): removed
 REMOVE_PACKAGES = ("engines",)
 # what may stay at the top of hudi_cdc/ afterwards
-TOP_MODULES = ("__init__", "errors", "config", "http", "job_package")
-TOP_PACKAGES = ("cli", "common", "core", "pipeline", "spark", "toolchain", "hive", "demo", "sample", "lake",
+TOP_MODULES = ("__init__", "errors", "http", "job_package")
+TOP_PACKAGES = ("cli", "common", "config", "core", "pipeline", "spark", "toolchain", "hive", "demo", "sample", "lake",
                 "capture", "inspect", "query", "report", "sinks", "registry", "stack", "runners", "jobs",
                 "data", "templates")
 # the kernel: what the Spark job (jobs/) may import besides itself

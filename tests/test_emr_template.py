@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from hudi_cdc.config import EmrSettings, parse_pipeline
+from hudi_cdc.config import parse_pipeline
+from hudi_cdc.config.settings import EmrSettings
 from hudi_cdc.runners.aws import layout
 from tests.plugins.aws_fixtures import pipeline_data
 from tests.shared import missing

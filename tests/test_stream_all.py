@@ -210,7 +210,7 @@ def test_run_couples_capture_and_stream_stops(tmp_path: Path, monkeypatch):
     capture's error; the stream ending stops capture; a capture failure that a restart cures is retried."""
     from hudi_cdc.capture import capture as cap
     from hudi_cdc.capture import run as run_mod
-    from hudi_cdc.config import StreamSettings
+    from hudi_cdc.config.settings import StreamSettings
     from hudi_cdc.errors import SourceError
     from hudi_cdc.runners.supervise import Stopper
 

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from hudi_cdc.config import StreamSettings
+from hudi_cdc.config.settings import StreamSettings
 from hudi_cdc.errors import ConfigError, DataError, JobError
 from hudi_cdc.jobs.stream import main as stream_main
 from hudi_cdc.runners.supervise import Stopper, supervise

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from hudi_cdc.config import DatabaseSettings, Pipeline
+from hudi_cdc.config import Pipeline
+from hudi_cdc.config.settings import DatabaseSettings
 
 HEARTBEAT_TOPIC_PREFIX = "__debezium-heartbeat"
 HEARTBEAT_TABLE = "hudi_cdc_heartbeat"

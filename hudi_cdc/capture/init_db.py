@@ -24,7 +24,8 @@ from hudi_cdc.capture import catalog, history
 from hudi_cdc.capture.db_tables import DbTable
 from hudi_cdc.capture.identity import unique_index
 from hudi_cdc.capture.source import connect_to, source_tables, topic_prefix
-from hudi_cdc.config import DatabaseSettings, Pipeline, load_pipeline, parse_pipeline
+from hudi_cdc.config import Pipeline, load_pipeline, parse_pipeline
+from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import ConfigError
 
 PIPELINE_FILE = "hudi-cdc.yaml"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from hudi_cdc.capture.db_tables import DbTable
 from hudi_cdc.capture.identity import UniqueIndex
-from hudi_cdc.config import DatabaseSettings
+from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import ConfigError
 
 CANDIDATE_TYPES = ("varchar", "char", "text", "tinytext", "date", "enum", "tinyint", "smallint", "mediumint", "int",

@@ -31,7 +31,8 @@ from pathlib import Path
 
 from hudi_cdc.capture import source as src
 from hudi_cdc.capture.mysql_settings import check_binlog_settings
-from hudi_cdc.config import DatabaseSettings, Pipeline
+from hudi_cdc.config import Pipeline
+from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import SourceError
 from hudi_cdc.toolchain.maven import Artifact
 

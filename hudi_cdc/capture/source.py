@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from hudi_cdc.config import DatabaseSettings, Pipeline
+from hudi_cdc.config import Pipeline
+from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import ConfigError, SourceError
 
 

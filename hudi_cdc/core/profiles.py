@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hudi_cdc.common.spark_conf import HUDI_EXTENSION_CONF, as_pairs
-from hudi_cdc.config import CURRENT_HUDI, SEED_HUDI, V014_HUDI
+from hudi_cdc.config.settings import CURRENT_HUDI, SEED_HUDI, V014_HUDI
 from hudi_cdc.errors import ConfigError
 
 

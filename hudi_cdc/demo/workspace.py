@@ -45,7 +45,7 @@ DEFAULT_LANDING = Path("landing/topics")
 
 def sample_pipeline_text(registry: str = "", metastore: str = "", database: str = "") -> str:
     """The sample's pipeline file; ``database``: a source.database line (flow style, without indent)."""
-    from hudi_cdc.config import CURRENT_HUDI
+    from hudi_cdc.config.settings import CURRENT_HUDI
 
     return SAMPLE_PIPELINE.format(
         version=CURRENT_HUDI,

@@ -92,7 +92,7 @@ def start_session(pipeline=None, app_name: str = "hudi-cdc-query"):
     from pyspark.sql import SparkSession
 
     from hudi_cdc.common import s3
-    from hudi_cdc.config import CURRENT_HUDI
+    from hudi_cdc.config.settings import CURRENT_HUDI
     from hudi_cdc.core import render
     from hudi_cdc.toolchain import jars
 

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception, wait_exponential
 
-from hudi_cdc.config import StreamSettings
+from hudi_cdc.config.settings import StreamSettings
 from hudi_cdc.errors import DataError, JobError
 from hudi_cdc.registry.errors import RegistryUnavailable
 

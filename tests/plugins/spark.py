@@ -13,7 +13,7 @@ def spark(tmp_path_factory):
     from pyspark.sql import SparkSession
 
     from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, configure, local_conf
-    from hudi_cdc.config import CURRENT_HUDI
+    from hudi_cdc.config.settings import CURRENT_HUDI
     from hudi_cdc.toolchain import jars
 
     paths = ",".join(str(p) for p in jars.ensure_jars(CURRENT_HUDI))

@@ -1,22 +1,13 @@
-"""The pipeline file (hudi-cdc.yaml): pydantic models, validated once at load.
-
-Every problem is reported as ``<key path>: <message> (<file>)`` so a user can find it.
-"""
+"""The sections of the pipeline file (hudi-cdc.yaml) as pydantic models; hudi_cdc/config/__init__.py
+holds the whole file (Pipeline) and its loading."""
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from hudi_cdc.common.table_types import TYPE_SUFFIX  # re-exported: config.TYPE_SUFFIX
-from hudi_cdc.errors import ConfigError
-
-DEFAULT_CONFIG = "hudi-cdc.yaml"
 CURRENT_HUDI = "1.2.0"
 SEED_HUDI = "0.9.0"
 V014_HUDI = "0.14.0"  # EMR 6.15's Hudi: its real HoodieDeltaStreamer also runs locally
@@ -24,14 +15,15 @@ SUPPORTED_HUDI = (SEED_HUDI, V014_HUDI, CURRENT_HUDI)
 
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
 TABLE_TYPES: tuple[TableType, ...] = ("COPY_ON_WRITE", "MERGE_ON_READ")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class _Model(BaseModel):
+class Model(BaseModel):
+    """The pipeline file's sections: unknown keys refused, frozen once validated."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class HudiSettings(_Model):
+class HudiSettings(Model):
     version: str = CURRENT_HUDI
     # Hudi's metadata table: worth it for large tables on object stores; off by default, as on a
     # 2-core machine it more than doubles the time of every small commit.
@@ -57,7 +49,7 @@ SourceKind = Literal["postgresql", "mysql", "mariadb"]
 DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 
 
-class DatabaseSettings(_Model):
+class DatabaseSettings(Model):
     """The database the changes are captured from (hudi-cdc capture / verify): PostgreSQL, or a
     MySQL-family server (MySQL, Aurora MySQL, MariaDB: hudi_cdc/capture/mysql.py)."""
 
@@ -105,7 +97,7 @@ class DatabaseSettings(_Model):
         return v
 
 
-class ConnectSettings(_Model):
+class ConnectSettings(Model):
     """A Kafka Connect cluster the connectors are deployed to (hudi-cdc connectors deploy|status|...)."""
 
     url: str | None = Field(None, description="a worker's REST URL, e.g. http://127.0.0.1:8083")
@@ -126,7 +118,7 @@ class ConnectSettings(_Model):
         return v.rstrip("/")
 
 
-class SourceSettings(_Model):
+class SourceSettings(Model):
     root: str = Field(description="<root>/<topic>/partition=<n>/*.avro (file://, plain path or s3://)")
     partition: int = 0
     schema_registry: str | None = None
@@ -137,7 +129,7 @@ class SourceSettings(_Model):
     connect: ConnectSettings | None = None  # where `connectors deploy|status|restart|delete|validate` go
 
 
-class LakeSettings(_Model):
+class LakeSettings(Model):
     root: str
     hive_database: str = "default"
     hive_metastore: str | None = None  # thrift://127.0.0.1:9083 ; enables Hive sync when set
@@ -164,7 +156,7 @@ class LakeSettings(_Model):
         return bool(self.hive_metastore) if self.hive_sync is None else self.hive_sync
 
 
-class SparkSettings(_Model):
+class SparkSettings(Model):
     master: str = "local[2]"
     driver_memory: str = "2g"
     executor_memory: str = "2g"
@@ -172,7 +164,7 @@ class SparkSettings(_Model):
     conf: dict[str, str] = Field(default_factory=dict)
 
 
-class StreamSettings(_Model):
+class StreamSettings(Model):
     source_limit: int = Field(256 * 1024 * 1024, ge=1, description="bytes of landed files per sync round")
     # continuous mode: a round starts at most this often. A landed file waits on average half of it
     # before its round starts: 30 s gave a commit-to-visible p50 of 27.7 s (issue 12); an empty round
@@ -192,7 +184,7 @@ class StreamSettings(_Model):
     max_parallel_rounds: int = Field(2, ge=1)
 
 
-class TableSettings(_Model):
+class TableSettings(Model):
     topic: str
     record_key: str | list[str]
     ordering_field: str | list[str] = "__lsn"
@@ -221,7 +213,7 @@ class TableSettings(_Model):
         return [self.ordering_field] if isinstance(self.ordering_field, str) else list(self.ordering_field)
 
 
-class StorageSettings(_Model):
+class StorageSettings(Model):
     """How local runs and readers reach s3:// roots (EMR uses EMRFS and ignores this).
 
     Credentials never go here: the AWS default chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, ...)."""
@@ -239,7 +231,7 @@ class StorageSettings(_Model):
         return v
 
 
-class EmrSettings(_Model):
+class EmrSettings(Model):
     """Where the AWS runners put things; credentials only through boto3's standard chain."""
 
     region: str = "us-east-1"
@@ -252,176 +244,3 @@ class EmrSettings(_Model):
     serverless_execution_role_arn: str | None = None
     poll_seconds: int = Field(15, ge=1)
     timeout_seconds: int = Field(3600, ge=1)
-
-
-class Pipeline(_Model):
-    pipeline: str
-    hudi: HudiSettings = Field(default_factory=HudiSettings)
-    source: SourceSettings
-    lake: LakeSettings
-    spark: SparkSettings = Field(default_factory=SparkSettings)
-    stream: StreamSettings = Field(default_factory=StreamSettings)
-    emr: EmrSettings = Field(default_factory=EmrSettings)
-    storage: StorageSettings = Field(default_factory=StorageSettings)
-    tables: dict[str, TableSettings]
-    # Where the pipeline file lives; relative paths are resolved against it.
-    base_dir: str = Field(default=".", exclude=True)
-    source_file: str = Field(default=DEFAULT_CONFIG, exclude=True)
-
-    @field_validator("pipeline")
-    @classmethod
-    def _pipeline_name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError("must be letters, digits and _ (it names Hive databases)")
-        return v
-
-    @field_validator("tables")
-    @classmethod
-    def _tables(cls, v: dict[str, TableSettings]) -> dict[str, TableSettings]:
-        if not v:
-            raise ValueError("at least one table is needed")
-        for name in v:
-            if not _NAME.match(name):
-                raise ValueError(f"table name {name!r} must be letters, digits and _")
-        return v
-
-    @model_validator(mode="after")
-    def _registry_auth_pairs(self) -> Pipeline:
-        s = self.source
-        if bool(s.registry_username_env) != bool(s.registry_password_env):
-            raise ValueError("source.registry_username_env and source.registry_password_env go together")
-        return self
-
-    # ---- derived, never stored -------------------------------------------------
-    @property
-    def slot_name(self) -> str:
-        db = self.source.database
-        return (db.slot if db and db.slot else f"hudi_cdc_{self.pipeline}").lower()
-
-    @property
-    def publication_name(self) -> str:
-        db = self.source.database
-        return (db.publication if db and db.publication else f"hudi_cdc_{self.pipeline}").lower()
-
-    def table(self, name: str) -> TableSettings:
-        try:
-            return self.tables[name]
-        except KeyError:
-            known = ", ".join(sorted(self.tables))
-            raise ConfigError(f"unknown table {name!r} in {self.source_file}; tables: {known}") from None
-
-    def resolve_uri(self, value: str) -> str:
-        """A plain or relative path becomes an absolute file:// URI; s3:// and file:// stay."""
-        if re.match(r"^[a-z][a-z0-9+.-]*://", value):
-            if value.startswith("file://"):
-                p = Path(value[len("file://"):])
-                if not p.is_absolute():
-                    p = Path(self.base_dir) / p
-                return "file://" + str(p.resolve())
-            return value.rstrip("/")
-        p = Path(value)
-        if not p.is_absolute():
-            p = Path(self.base_dir) / p
-        return "file://" + str(p.resolve())
-
-    @property
-    def work_dir(self) -> Path:
-        """``<pipeline dir>/.hudi-cdc``: logs, capture offsets, failures, job files (never in the lake)."""
-        return Path(self.base_dir) / ".hudi-cdc"
-
-    @property
-    def source_root(self) -> str:
-        return self.resolve_uri(self.source.root)
-
-    @property
-    def lake_root(self) -> str:
-        return self.resolve_uri(self.lake.root)
-
-    @property
-    def uses_s3(self) -> bool:
-        return is_s3_uri(self.source_root) or is_s3_uri(self.lake_root)
-
-    def s3_endpoint(self):
-        """The S3 endpoint of local runs and readers (hudi_cdc.common.s3.Endpoint)."""
-        from hudi_cdc.common import s3
-
-        st = self.storage
-        return s3.endpoint(st.s3_endpoint, st.s3_region, st.s3_path_style)
-
-    def topic_dir(self, table: str) -> str:
-        return f"{self.source_root}/{self.table(table).topic}/partition={self.source.partition}"
-
-    def base_path(self, table: str, table_type: str) -> str:
-        return f"{self.lake_root}/{table}_{TYPE_SUFFIX[table_type]}"
-
-    def hive_db(self, table_type: str) -> str:
-        return f"{self.lake.hive_database}_{TYPE_SUFFIX[table_type]}"
-
-    def targets(self, table: str | None = None) -> list[tuple]:
-        names = [table] if table else list(self.tables)
-        out = []
-        for name in names:
-            for tt in self.table(name).table_types:
-                out.append((name, tt))
-        return out
-
-
-def is_s3_uri(uri: str) -> bool:
-    return uri.startswith(("s3://", "s3a://"))
-
-
-def uri_to_path(uri: str) -> Path:
-    if uri.startswith("file://"):
-        return Path(uri[len("file://"):])
-    if "://" in uri:
-        raise ConfigError(f"{uri} is not a local path")
-    return Path(uri)
-
-
-def _loc(loc: tuple) -> str:
-    return ".".join(str(p) for p in loc) or "<top>"
-
-
-def format_validation_error(err: ValidationError, path: str) -> str:
-    """One line per problem, each naming the key path and the file."""
-    lines = []
-    for e in err.errors():
-        msg = e["msg"]
-        if e["type"] == "missing":
-            msg = "field required"
-        elif e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
-        lines.append(f"{_loc(e['loc'])}: {msg} ({path})")
-    return "; ".join(lines)
-
-
-def parse_pipeline(data: object, path: str = DEFAULT_CONFIG, base_dir: str = ".") -> Pipeline:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the pipeline file must be a YAML mapping")
-    try:
-        return Pipeline(**data, base_dir=str(base_dir), source_file=str(path))
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, str(path))) from None
-    except TypeError as exc:  # e.g. duplicate keyword from a key named base_dir
-        raise ConfigError(f"{path}: {exc}") from None
-
-
-def load_pipeline(path: str | os.PathLike | None = None) -> Pipeline:
-    p = Path(path or DEFAULT_CONFIG)
-    if not p.exists():
-        raise ConfigError(f"{p}: pipeline file not found (create one with `hudi-cdc init`, or pass --config FILE)")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{p}:{where}: malformed YAML: {problem}") from None
-    pipeline = parse_pipeline(data, str(p), str(p.resolve().parent))
-    if pipeline.storage.s3_endpoint:  # readers and checks in this process reach S3 there
-        from hudi_cdc.common import s3
-
-        s3.use(pipeline.s3_endpoint())
-    return pipeline
