@@ -240,18 +240,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     is_delete = "_hoodie_is_deleted" in df.columns
     deleted_keys: list[dict] = []
     if is_delete:
-        # Hard deletes leave no row to compare a late event with, so the keys and ordering values
-        # of deletes are kept as tombstones; a later round drops events no newer than them.
-        if summary.get("deletes"):
-            deleted_keys = [r.asDict() for r in
-                            df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
-        result.deletes = len(deleted_keys)
-        tombstones = read_tombstones(t.target_base_path, checkpoint) if t.op != "BULK_INSERT" else []
-        if tombstones and ordering:
-            df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
-            if result.stale_ignored:
-                log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) "
-                    "for keys deleted by a newer change")
+        df, deleted_keys = _deletes(spark, t, df, summary, record_keys, ordering, checkpoint, result, log)
         clock = result.lap("tombstones", clock)
     located = None
     overwrite = result.truncated_at is not None and existing and t.op != "BULK_INSERT"
@@ -259,19 +248,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         # Nothing to delete in a new table, or in one a TRUNCATE empties: a deleted row is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted")) if is_delete else df
     if t.op != "BULK_INSERT" and existing and ordering and not overwrite:
-        # hudi-cdc finds each key's file group itself (located.py) when it can, else Hudi's index does
-        shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
-        located = locate(spark, df, t.target_base_path, shape, ordering) if shape else None
-        if located is not None:
-            df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
-            result.ignored_deletes = located.ignored_deletes
-        else:
-            if shape is not None:
-                why_not = "a stored record key or partition path differs from the one computed for it"
-            log(f"{t.target_table}: keys located by Hudi's index ({why_not})")
-            df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
-        if result.unchanged_ignored:
-            log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
+        df, located = _locate_keys(spark, t, props, df, record_keys, ordering, result, log)
         clock = result.lap("locate" if located else "redelivery", clock)
     if bulk:
         result.records_written = int(summary["n"]) - result.deletes
@@ -280,48 +257,13 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         result.records_written = df.count() - result.moves
     clock = result.lap("count", clock)
 
-    opts = writer_options(props, t)
-    opts["hoodie.datasource.write.operation"] = truncate.OVERWRITE_OPERATION if overwrite else t.op.lower()
-    if t.filter_dupes and t.op != "BULK_INSERT":
-        # BULK_INSERT goes into a new table and the batch is de-duplicated by key above, which is
-        # what --filter-dupes means there (Hudi's row-writer bulk insert refuses drop.duplicates).
-        opts["hoodie.datasource.write.insert.drop.duplicates"] = "true"
-    opts["hoodie.datasource.write.commitmeta.key.prefix"] = "streamer."
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
-    opts[CHECKPOINT_KEY] = new_cp
-    opts.update(source_position(summary))
-    opts.update(cut_meta)
-    # before the commit: a crash after it must not lose them (tombstones.py). Not into a table Hudi has
-    # not created yet (a bootstrap whose landed files hold deletes): Hudi refuses a .hoodie folder
-    # without hoodie.properties, so a new table's tombstones follow its first commit.
-    tombstones_first = bool(deleted_keys) and is_initialized(t.target_base_path)
-    if tombstones_first:
-        write_tombstones(t.target_base_path, new_cp, deleted_keys)
-    if result.truncated_at is not None:
-        opts[truncate.TRUNCATED_AT_KEY] = ",".join(str(v) for v in result.truncated_at)
-        log(f"{t.target_table}: TRUNCATE at {ordering} = {result.truncated_at}: the table is replaced by "
-            "the round's events after it")
-    floor_first = result.truncated_at is not None and is_initialized(t.target_base_path)
-    if floor_first and result.truncated_at is not None:
-        truncate.write_floor(t.target_base_path, new_cp, ordering, result.truncated_at)
+    opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta)
+    tombstones_first, floor_first = _side_files_first(t, opts, new_cp, deleted_keys, ordering, result, log)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
-        if located is not None:
-            opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
-            opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
-            parts = [df]  # every delete carries its event's ordering value: one commit
-        elif overwrite:
-            parts = [df]  # no deletes: the whole table is replaced
-        else:
-            parts = delete_block_safe_parts(df, t.table_type)
-        for i, part in enumerate(parts):
-            # the round's metadata (checkpoint, source position) goes with the last commit only:
-            # a crash in between re-reads the files, and what the first commit wrote is then unchanged
-            last = i == len(parts) - 1
-            part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
-            part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
-            clock = result.lap("write" if i == 0 else f"write {i + 1}", clock)
+        _write(df, t, opts, located, overwrite, result, clock)
     except Exception as exc:
         _raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
@@ -338,3 +280,98 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp} "
         f"({', '.join(f'{k} {v:.1f} s' for k, v in result.phases.items())})")
     return result
+
+
+def _deletes(spark, t: Target, df, summary: dict, record_keys: list[str], ordering: list[str],
+             checkpoint, result: RoundResult, log) -> tuple[object, list[dict]]:
+    """Hard deletes leave no row to compare a late event with, so the keys and ordering values of deletes
+    are kept as tombstones (returned, written around the commit); events no newer than an earlier
+    round's tombstones are dropped."""
+    from pyspark.sql import functions as F
+
+    deleted_keys: list[dict] = []
+    if summary.get("deletes"):
+        deleted_keys = [r.asDict() for r in
+                        df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
+    result.deletes = len(deleted_keys)
+    tombstones = read_tombstones(t.target_base_path, checkpoint) if t.op != "BULK_INSERT" else []
+    if tombstones and ordering:
+        df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
+        if result.stale_ignored:
+            log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) "
+                "for keys deleted by a newer change")
+    return df, deleted_keys
+
+
+def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[str], ordering: list[str],
+                 result: RoundResult, log):
+    """Events no newer than the stored row dropped: hudi-cdc finds each key's file group itself
+    (located.py) when it can (returned, the records then carry their locations), else Hudi's index does."""
+    shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
+    located = locate(spark, df, t.target_base_path, shape, ordering) if shape else None
+    if located is not None:
+        df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
+        result.ignored_deletes = located.ignored_deletes
+    else:
+        if shape is not None:
+            why_not = "a stored record key or partition path differs from the one computed for it"
+        log(f"{t.target_table}: keys located by Hudi's index ({why_not})")
+        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
+    if result.unchanged_ignored:
+        log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
+    return df, located
+
+
+def _write_options(props: dict[str, str], t: Target, overwrite: bool, new_cp: str, summary: dict,
+                   cut_meta: dict[str, str]) -> dict[str, str]:
+    """The Hudi writer's options of this round's commit, with its checkpoint and source position."""
+    opts = writer_options(props, t)
+    opts["hoodie.datasource.write.operation"] = truncate.OVERWRITE_OPERATION if overwrite else t.op.lower()
+    if t.filter_dupes and t.op != "BULK_INSERT":
+        # BULK_INSERT goes into a new table and the batch is de-duplicated by key above, which is
+        # what --filter-dupes means there (Hudi's row-writer bulk insert refuses drop.duplicates).
+        opts["hoodie.datasource.write.insert.drop.duplicates"] = "true"
+    opts["hoodie.datasource.write.commitmeta.key.prefix"] = "streamer."
+    opts[CHECKPOINT_KEY] = new_cp
+    opts.update(source_position(summary))
+    opts.update(cut_meta)
+    return opts
+
+
+def _side_files_first(t: Target, opts: dict[str, str], new_cp: str, deleted_keys: list[dict], ordering: list[str],
+                      result: RoundResult, log) -> tuple[bool, bool]:
+    """Before the commit: a crash after it must not lose them (tombstones.py). Not into a table Hudi has
+    not created yet (a bootstrap whose landed files hold deletes): Hudi refuses a .hoodie folder
+    without hoodie.properties, so a new table's tombstones follow its first commit. Returns whether the
+    tombstones and the TRUNCATE floor were written (else they follow the commit)."""
+    tombstones_first = bool(deleted_keys) and is_initialized(t.target_base_path)
+    if tombstones_first:
+        write_tombstones(t.target_base_path, new_cp, deleted_keys)
+    if result.truncated_at is not None:
+        opts[truncate.TRUNCATED_AT_KEY] = ",".join(str(v) for v in result.truncated_at)
+        log(f"{t.target_table}: TRUNCATE at {ordering} = {result.truncated_at}: the table is replaced by "
+            "the round's events after it")
+    floor_first = result.truncated_at is not None and is_initialized(t.target_base_path)
+    if floor_first and result.truncated_at is not None:
+        truncate.write_floor(t.target_base_path, new_cp, ordering, result.truncated_at)
+    return tombstones_first, floor_first
+
+
+def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result: RoundResult,
+           clock: float) -> None:
+    """The round's commit(s): one, or a delete-block-safe split of it (delete_block_safe_parts)."""
+    if located is not None:
+        opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
+        opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
+        parts = [df]  # every delete carries its event's ordering value: one commit
+    elif overwrite:
+        parts = [df]  # no deletes: the whole table is replaced
+    else:
+        parts = delete_block_safe_parts(df, t.table_type)
+    for i, part in enumerate(parts):
+        # the round's metadata (checkpoint, source position) goes with the last commit only:
+        # a crash in between re-reads the files, and what the first commit wrote is then unchanged
+        last = i == len(parts) - 1
+        part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
+        part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
+        clock = result.lap("write" if i == 0 else f"write {i + 1}", clock)
