@@ -62,6 +62,12 @@ class Consumer:
                     if self.snapshots is not None:
                         self.snapshots.observe(topic, value)
                     continue
+                if verdict == "other" and self.cuts is not None and not self.cuts.between():
+                    # not landed (a transaction's BEGIN, a heartbeat, a message) inside a transaction or
+                    # the snapshot: its offset lies past changes not landed yet. Never a commit point.
+                    if self.snapshots is not None:
+                        self.snapshots.observe(topic, value)
+                    continue
                 self.seq += 1
                 self.pending.append((self.seq, event))
                 if verdict == "land":
