@@ -345,9 +345,6 @@ def _kill_after_files(base: Path, pipeline, table: str, files: int):
 
 @pytest.mark.postgres
 @pytest.mark.spark
-@pytest.mark.xfail(strict=False, reason="KNOWN OPEN BUG (docs/troubleshooting.md): a kill -9 during the initial "
-                   "snapshot sometimes (4 of 11 runs on 2026-11-24) leaves an offset with which the next run skips "
-                   "the rest of the snapshot; cause not found yet")
 def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
     """kill -9 of `capture --once` during the snapshot and again while streaming changes; the next
     run resumes from the committed offsets. Replaying every landed event (duplicates allowed, at

@@ -31,7 +31,7 @@ from hudi_cdc.capture import source as src
 from hudi_cdc.capture.consumer import Consumer, make_completion, make_java_consumer
 from hudi_cdc.capture.heartbeat import heartbeat_prefix, heartbeat_properties
 from hudi_cdc.capture.landing import Landing
-from hudi_cdc.capture.offsets import good_copy, guard_offsets, offsets_file, save_good_copy, work_dir
+from hudi_cdc.capture.offsets import GoodCopies, good_copy, guard_offsets, offsets_file, save_good_copy, work_dir
 from hudi_cdc.capture.postgres_source import PostgresSource, marker_prefix
 from hudi_cdc.capture.registrar import Registrar
 from hudi_cdc.capture.txn import TXN_PROPERTIES, Cuts, transaction_topic
@@ -194,6 +194,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     # the unwrap SMT runs here, not in the engine, so TRUNCATE survives (unwrap.py)
     engine_props, smt = split_transforms(props)
     consumer = Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
+    consumer.before_batch = GoodCopies(pipeline)
     if isinstance(kind, PostgresSource):
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
         consumer.cuts = Cuts(landing, storage.local(pipeline.source_root),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 
 from hudi_cdc.capture import signals
 from hudi_cdc.capture.landing import Landing
@@ -28,8 +29,12 @@ class Consumer:
         self.error: BaseException | None = None
         self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
         self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
+        # called first in every batch (offsets.GoodCopies: the last commit is whole then)
+        self.before_batch: Callable[[], None] | None = None
 
     def handle_batch(self, records, committer) -> None:
+        if self.before_batch is not None:
+            self.before_batch()
         with self.lock:
             self._handle_batch(records, committer)
 

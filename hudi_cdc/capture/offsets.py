@@ -3,6 +3,7 @@ and the check before the engine starts that it is not truncated."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -53,16 +54,46 @@ def guard_offsets(pipeline: Pipeline, progress: Progress) -> None:
         tmp = f.with_name(f.name + ".restore")
         tmp.write_bytes(good.read_bytes())
         tmp.replace(f)
-        progress(f"{f.name} was truncated (a kill while Debezium wrote it): restored the copy of the last "
-                 "finished run; the changes since come again")
+        progress(f"{f.name} was truncated (a kill while Debezium wrote it): restored the last good copy "
+                 "(taken after every committed batch); the changes since come again")
         return
-    raise SourceError(f"{f}: Debezium's offsets file is truncated (a kill while it was written) and there is no "
-                      "good copy; capture --drop-slot and capture again would take a new snapshot")
+    if not good.exists():
+        # a good copy is taken before Debezium writes the file a second time (GoodCopies): none means the
+        # kill hit the very first write, so no offsets were ever committed and the snapshot starts over
+        f.unlink()
+        progress(f"{f.name} was truncated in its first write (a kill during the first batch): no offsets were "
+                 "committed yet, so Debezium takes the snapshot again")
+        return
+    raise SourceError(f"{f}: Debezium's offsets file and its good copy are both unreadable; capture --drop-slot "
+                      "and capture again would take a new snapshot")
 
 
-def save_good_copy(pipeline: Pipeline) -> None:
+def save_good_copy(pipeline: Pipeline) -> bool:
+    """Copy the offsets file to its good copy when it is whole (written by Debezium, loadable); True if copied."""
     f, good = offsets_file(pipeline), good_copy(pipeline)
     if f.exists() and offsets_loadable(f):
         tmp = good.with_name(good.name + ".tmp")
         tmp.write_bytes(f.read_bytes())
         tmp.replace(good)
+        return True
+    return False
+
+
+class GoodCopies:
+    """Takes the good copy while capture runs: Debezium commits offsets after a batch, in the engine's
+    thread, before it hands over the next batch; at the start of a batch the file is whole. Copied at most
+    every `interval` seconds, and always while no good copy exists yet (so a truncated file without a good
+    copy can only come from the very first write)."""
+
+    def __init__(self, pipeline: Pipeline, interval: float = 1.0):
+        self.pipeline = pipeline
+        self.interval = interval
+        self.last = 0.0
+        self.have = good_copy(pipeline).exists()
+
+    def __call__(self) -> None:
+        now = time.monotonic()
+        if self.have and now - self.last < self.interval:
+            return
+        if save_good_copy(self.pipeline):
+            self.have, self.last = True, now
