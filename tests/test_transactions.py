@@ -99,14 +99,20 @@ def test_rounds_end_on_the_newest_cut(tmp_path):
     kept, c, waiting = cuts.trim(files, str(a))
     assert [Path(f[0]).name for f in kept] == [f.name for f in fa[:3]] and c["cut"] == 3 and not waiting
     log: list[str] = []
-    kept, new_cp, meta = cuts.apply(files, cp, str(a), None, "a", log.append)
+    now = 1010 * 1000  # the files landed seconds ago
+    kept, new_cp, meta = cuts.apply(files, cp, str(a), None, "a", log.append, now_ms=now)
     assert new_cp == str(kept[-1][1])
     assert meta == {"streamer.hudi_cdc.cut": "3", "streamer.hudi_cdc.complete_lsn": "103",
                     "streamer.hudi_cdc.last_file": fa[2].name}
     assert "1 newer file(s) wait" in log[-1]
     after, _ = list_source_files(str(a), new_cp, 10**9)  # only the file after the cut
-    assert cuts.apply(after, new_cp, str(a), new_cp, "a", log.append)[:2] == ([], new_cp)
+    assert cuts.apply(after, new_cp, str(a), new_cp, "a", log.append, now_ms=now)[:2] == ([], new_cp)
     assert "wait for capture's next transaction cut" in log[-1]
+    # no cut came for them in NO_CUT_AFTER_MS (another writer after a capture that died): applied, no cut
+    late = 1003 * 1000 + cuts.NO_CUT_AFTER_MS
+    assert cuts.apply(after, new_cp, str(a), new_cp, "a", log.append, now_ms=late) == (after, new_cp, {})
+    assert "got no transaction cut" in log[-1]
+    assert cuts.apply(files, cp, str(a), None, "a", log.append, now_ms=late) == (files, cp, {})
 
 
 def test_history_replay_and_key():

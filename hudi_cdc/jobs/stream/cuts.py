@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 
 from hudi_cdc.common import storage
 
 CUTS_DIR = "_hudi_cdc_cuts"
+# files landed this long ago with no cut naming them never get one (a capture that died between landing
+# and its cut, then a writer that writes no cuts, e.g. Kafka Connect): applied without a cut
+NO_CUT_AFTER_MS = 300_000
 _NAME = re.compile(r"^cut-(\d{12})\.json$")
 _OFFSET = re.compile(r"\+(\d+)\.avro$")
 
@@ -102,12 +106,19 @@ def trim(files: list, dfs_root: str) -> tuple[list, dict | None, bool]:
 
 
 def apply(files: list, new_cp: str | None, dfs_root: str, checkpoint: str | None, table: str,
-          log=print) -> tuple[list, str | None, dict[str, str]]:
+          log=print, now_ms: int | None = None) -> tuple[list, str | None, dict[str, str]]:
     """The round's hook: its files ending on a cut, its checkpoint, and the commit metadata naming
-    the cut (empty when no cut applies)."""
+    the cut (empty when no cut applies). Files past the newest cut that landed NO_CUT_AFTER_MS ago or
+    earlier will never get one: the round takes them too, without a cut (capture writes its cut right
+    after the files; only a capture that died in between, followed by another writer, leaves them)."""
     from hudi_cdc.common import checkpoints
 
     kept, cut, waiting = trim(files, dfs_root)
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    if len(kept) < len(files) and int(files[-1][1]) <= now_ms - NO_CUT_AFTER_MS:
+        log(f"{table}: {len(files) - len(kept)} landed file(s) got no transaction cut in "
+            f"{NO_CUT_AFTER_MS // 1000} s (a writer that writes no cuts?): applied without one")
+        return files, new_cp, {}
     if waiting:
         log(f"{table}: {len(files)} landed file(s) wait for capture's next transaction cut")
         return [], checkpoint, {}
