@@ -360,8 +360,14 @@ def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
          "FROM generate_series(1, 6000) g")
     p = _write_pipeline(tmp_path, db, flush_size=500)
     killed_snapshot = _kill_after_files(tmp_path, p, "artists", 2)
-    capture_once(p, progress=lambda m: None, timeout_seconds=600)
+    # rows the killed snapshot landed, deleted before the snapshot is taken again: the new snapshot has
+    # no delete events for them, the truncate capture lands before it removes them (refill.py)
+    _sql(db, "DELETE FROM artists WHERE artist_id <= 50")
+    notes: list[str] = []
+    capture_once(p, progress=notes.append, timeout_seconds=600)
     assert _landed_state(p, "artists", "artist_id") == _db_state(db, "artists", "artist_id")
+    if killed_snapshot:
+        assert any("snapshot taken again: landed a truncate of artists" in n for n in notes), notes
     log: list[str] = []
     pipe.bootstrap(p, "artists", progress=log.append)  # artworks is empty: nothing landed for it
 
@@ -373,11 +379,11 @@ def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
     assert _landed_state(p, "artists", "artist_id") == _db_state(db, "artists", "artist_id")
     assert killed_snapshot or killed_stream, "capture finished before it could be killed: make the tables larger"
     events = len(_records(_files(p, "artists")))
-    assert events >= 6000 + 6000 + 600  # everything at least once (redelivered events come on top)
+    assert events >= 5950 + 5950 + 595  # everything at least once (redelivered events come on top)
     pipe.stream(p, "artists", once=True, progress=log.append)
     for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         r = verify(p, "artists", tt)
-        assert r.equal and r.db_rows == 5400, r.summary()
+        assert r.equal and r.db_rows == 5355, r.summary()
 
 
 @pytest.mark.postgres

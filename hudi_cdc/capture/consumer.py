@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from hudi_cdc.capture import signals
 from hudi_cdc.capture.landing import Landing
-from hudi_cdc.capture.txn import Cuts
+from hudi_cdc.capture.txn import Cuts, initial_snapshot_row, record_lsn
 from hudi_cdc.capture.unwrap import Unwrap
 
 
@@ -29,6 +29,8 @@ class Consumer:
         self.error: BaseException | None = None
         self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
         self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
+        # topics with files landed before this run: an initial snapshot taken again lands a truncate first
+        self.refill: set[str] = {t for t, offset in landing.offsets.items() if offset > 0}
         # called first in every batch (offsets.GoodCopies: the last commit is whole then)
         self.before_batch: Callable[[], None] | None = None
 
@@ -76,6 +78,12 @@ class Consumer:
                 self.seq += 1
                 self.pending.append((self.seq, event))
                 if verdict == "land":
+                    if topic in self.refill and self.snapshots is not None and initial_snapshot_row(value):
+                        # a snapshot taken again (a kill during the first, offsets lost): rows the earlier
+                        # one landed and the database deleted since would stay; a truncate just before
+                        # this snapshot's rows removes them (the snapshot then refills the table)
+                        self.refill.discard(topic)
+                        self.snapshots.truncate_before_snapshot(self, topic, record_lsn(record))
                     if value is not None:
                         out = self.unwrap.apply(record) if self.unwrap is not None else record
                         if out is not None and out.value() is not None:

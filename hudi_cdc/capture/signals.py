@@ -40,6 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hudi_cdc.capture import refill
 from hudi_cdc.capture import source as src
 from hudi_cdc.capture.catalog import primary_key
 from hudi_cdc.capture.identity import refuse_unusable
@@ -293,42 +294,12 @@ class Snapshots:
         self.progress(f"capture snapshot: signalled Debezium to snapshot {t.qualified} (incremental, rows ordered "
                       f"at LSN {self.state[table]['floor']})")
 
+    def truncate_before_snapshot(self, consumer, topic: str, lsn: int | None) -> None:
+        """An initial snapshot taken again over the files of an earlier one (refill.py)."""
+        refill.truncate_before_snapshot(consumer, self.pipeline, topic, lsn, self.progress)
+
     def _land_truncate(self, consumer, t, lsn: int) -> None:
-        """A truncate row of the table in its newest landed file's schema (nothing landed: nothing to replace)."""
-        import fastavro
-        from jpype import JClass, JLong
-
-        from hudi_cdc.capture.unwrap import TRUNCATE_OP, zero_value
-        from hudi_cdc.common import storage
-
-        landing = consumer.landing
-        topic_dir = landing.topic_dirs[t.topic]
-        names = sorted(n for n in storage.listdir(topic_dir) if n.endswith(".avro") and not n.startswith("."))
-        if not names:
-            self.progress(f"capture snapshot --replace: nothing landed for {t.name} yet, nothing to replace")
-            return
-        import io
-
-        data = storage.read_bytes(storage.join(topic_dir, names[-1])) or b""
-        text = fastavro.reader(io.BytesIO(data)).metadata["avro.schema"]
-        schema = landing.avro_data.toConnectSchema(JClass("org.apache.avro.Schema$Parser")().parse(text))
-        row = JClass("org.apache.kafka.connect.data.Struct")(schema)
-        for f in schema.fields():
-            if not f.schema().isOptional():
-                row.put(f, zero_value(f.schema()))
-        values = {"__op": TRUNCATE_OP, "__deleted": "true", "__db": src.database(self.pipeline).name,
-                  "__schema": t.schema, "__table": t.table}
-        for name, value in values.items():
-            if schema.field(name) is not None:
-                row.put(name, value)
-        if schema.field("__lsn") is not None:
-            row.put("__lsn", JClass("java.lang.Long")(JLong(lsn)))
-        if schema.field("__source_ts_ms") is not None:
-            row.put("__source_ts_ms", JClass("java.lang.Long")(JLong(int(time.time() * 1000))))
-        consumer.seq += 1
-        landing.append(consumer.seq, t.topic, schema, row)
-        landing.flush_all()
-        self.progress(f"capture snapshot --replace: landed a truncate of {t.name} at LSN {lsn}")
+        refill.land_truncate(consumer, self.pipeline, t, lsn, self.progress, "capture snapshot --replace")
 
     # -------------------------------------------------------------- the engine's thread
     def rewrite(self, record, out) -> None:

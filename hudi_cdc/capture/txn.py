@@ -52,6 +52,17 @@ def _lsn(record) -> int | None:
         return None
 
 
+def initial_snapshot_row(value) -> bool:
+    """A row of an initial (blocking) snapshot, not of an incremental one nor a streamed change."""
+    source = value.getStruct("source") if value is not None else None
+    snap = str(source.getString("snapshot") or "false") if source is not None else "false"
+    return snap in _IN_SNAPSHOT or snap == "last"
+
+
+def record_lsn(record) -> int | None:
+    return _lsn(record)
+
+
 class Cuts:
     """Tracks transaction boundaries in the record stream and cuts the landing there."""
 

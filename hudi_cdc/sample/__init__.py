@@ -226,11 +226,17 @@ def expected_state(root: Path, table: str) -> dict[int, dict]:
 
 
 def replay(events: list[dict], key: str, ordering=("__lsn",)) -> dict[int, dict]:
+    """Latest event per key wins, deletes remove; a TRUNCATE row (``__op='t'``) removes every event at
+    or before its position (the newest truncate counts: what the lake applies, jobs/stream/truncate.py)."""
     state: dict[Any, dict] = {}
     best: dict[Any, tuple] = {}
+    truncates = [tuple(ev.get(o) or 0 for o in ordering) for ev in events if ev.get("__op") == "t"]
+    floor = max(truncates) if truncates else None
     for ev in events:
         k = ev[key]
         order = tuple(ev.get(o) or 0 for o in ordering)
+        if floor is not None and order <= floor:
+            continue  # truncated (the truncate rows themselves too)
         if k in best and best[k] > order:
             continue  # a stale event never overwrites a newer one
         best[k] = order
