@@ -15,23 +15,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import yaml
+if __package__ in (None, ""):  # python benchmarks/capture_throughput.py
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    __package__ = "benchmarks"
 
-ROOT = Path(__file__).resolve().parents[1]
-PASSWORD_ENV = "HUDI_CDC_BENCH_PGPASSWORD"
+from benchmarks import pg as bench_pg  # noqa: E402
+from benchmarks import procs  # noqa: E402
 
 
 def _capture(config: Path, env: dict) -> dict:
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "hudi_cdc.cli", "--config", str(config), "capture", "--once",
-                           "-o", "json"], env=env, capture_output=True, text=True, cwd=config.parent)
+    proc = subprocess.run(procs.hudi_cdc("--config", str(config), "capture", "--once", "-o", "json"),
+                          env=env, capture_output=True, text=True, cwd=config.parent)
     wall = time.perf_counter() - t
     if proc.returncode != 0:
         raise SystemExit(f"capture failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}")
@@ -50,36 +51,16 @@ def main(argv: list[str] | None = None) -> int:
 
     import psycopg
 
-    from hudi_cdc.capture import pg_local
-
     work = args.work or Path(tempfile.mkdtemp(prefix="hudi-cdc-capture-bench-", dir="/tmp"))
     work.mkdir(parents=True, exist_ok=True)
     os.chmod(work, 0o755)
-    password = secrets.token_hex(12)
-    env = {**os.environ, PASSWORD_ENV: password, "PYTHONPATH": str(ROOT)}
-    pg = pg_local.LocalPostgres(work / "pg")
-    pg.start()
+    pg, password = bench_pg.bench_postgres(work)
+    env = {**procs.env(), bench_pg.PASSWORD_ENV: password}
     try:
-        with psycopg.connect(pg.dsn(), autocommit=True) as conn:
-            conn.execute(f"CREATE ROLE bench LOGIN REPLICATION PASSWORD '{password}'")
-            conn.execute("CREATE DATABASE bench OWNER bench")
-        with psycopg.connect(pg.dsn("bench"), autocommit=True) as conn:
-            conn.execute("CREATE TABLE customers (customer_id bigint PRIMARY KEY, name text, country text, "
-                         "balance numeric(12,2), updated_at timestamp)")
-            conn.execute("ALTER TABLE customers OWNER TO bench")
-            t = time.perf_counter()
-            conn.execute("INSERT INTO customers SELECT g, 'customer ' || g, 'C' || (g %% 20), g * 0.01, "
-                         "now() FROM generate_series(1, %s) g", (args.rows,))
-            load_s = time.perf_counter() - t
-        config = work / "hudi-cdc.yaml"
-        config.write_text(yaml.safe_dump({
-            "pipeline": "bench",
-            "source": {"root": str(work / "landing" / "topics"),
-                       "database": {"host": "127.0.0.1", "port": pg.port, "name": "bench", "user": "bench",
-                                    "password_env": PASSWORD_ENV, "flush_size": args.flush_size}},
-            "lake": {"root": str(work / "lake")},
-            "tables": {"customers": {"topic": "bench.public.customers", "record_key": "customer_id",
-                                     "partition_field": "country"}}}, sort_keys=False))
+        load_s = bench_pg.load_customers(pg, "customer_id bigint PRIMARY KEY, name text, country text, "
+                                         "balance numeric(12,2), updated_at timestamp",
+                                         "g, 'customer ' || g, 'C' || (g %% 20), g * 0.01, now()", args.rows)
+        config = bench_pg.write_pipeline(work, pg.port, args.flush_size)
         snapshot = _capture(config, env)
         with psycopg.connect(pg.dsn("bench"), autocommit=True) as conn:
             conn.execute("UPDATE customers SET balance = balance + 1, updated_at = now()")

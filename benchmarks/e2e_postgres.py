@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -31,12 +29,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     __package__ = "benchmarks"
 
-import yaml  # noqa: E402
-
+from benchmarks import pg as bench_pg  # noqa: E402
 from benchmarks import procs, report  # noqa: E402
-from benchmarks.sustained import Monitor, _cpu_seconds, weighted  # noqa: E402
-
-PASSWORD_ENV = "HUDI_CDC_BENCH_PGPASSWORD"
+from benchmarks.procs import cpu_seconds, start, stop  # noqa: E402
+from benchmarks.sustained import Monitor, weighted  # noqa: E402
 
 
 def progress(msg: str) -> None:
@@ -45,24 +41,6 @@ def progress(msg: str) -> None:
 
 def cli(config: Path, *args: str) -> list[str]:
     return procs.hudi_cdc("--config", str(config), *args)
-
-
-def start(argv: list[str], log: Path, env: dict) -> tuple[subprocess.Popen, object]:
-    fh = log.open("w")
-    proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=log.parent)
-    return proc, fh
-
-
-def stop(proc: subprocess.Popen, fh) -> int:
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    fh.close()
-    return proc.returncode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,42 +58,22 @@ def main(argv: list[str] | None = None) -> int:
 
     import psycopg
 
-    from hudi_cdc.capture import pg_local
-
     work = Path(args.work)
     if work.exists():
         subprocess.run(["rm", "-rf", str(work)], check=True)
     work.mkdir(parents=True)
     os.chmod(work, 0o755)
-    password = secrets.token_hex(12)
-    env = {**procs.env(), PASSWORD_ENV: password}
     command = "python -m benchmarks.e2e_postgres " + " ".join(argv if argv is not None else sys.argv[1:])
     results: dict = {"command": command,
                      "machine": report.machine(), "rows": args.rows, "steps": []}
-    pg = pg_local.LocalPostgres(work / "pg")
-    pg.start()
+    pg, password = bench_pg.bench_postgres(work)
+    env = {**procs.env(), bench_pg.PASSWORD_ENV: password}
     procs_up: list = []
     try:
-        with psycopg.connect(pg.dsn(), autocommit=True) as conn:
-            conn.execute(f"CREATE ROLE bench LOGIN REPLICATION PASSWORD '{password}'")
-            conn.execute("CREATE DATABASE bench OWNER bench")
-        with psycopg.connect(pg.dsn("bench"), autocommit=True) as conn:
-            conn.execute("CREATE TABLE customers (customer_id bigint PRIMARY KEY, name text, country text, "
-                         "segment text, balance bigint)")
-            conn.execute("ALTER TABLE customers OWNER TO bench")
-            conn.execute("INSERT INTO customers SELECT g, 'customer ' || g, 'C' || lpad((g %% 20)::text, 2, '0'), "
-                         "(ARRAY['retail','smb','enterprise'])[1 + g %% 3], g FROM generate_series(1, %s) g",
-                         (args.rows,))
-        config = work / "hudi-cdc.yaml"
-        config.write_text(yaml.safe_dump({
-            "pipeline": "bench",
-            "source": {"root": str(work / "landing" / "topics"),
-                       "database": {"host": "127.0.0.1", "port": pg.port, "name": "bench", "user": "bench",
-                                    "password_env": PASSWORD_ENV, "flush_size": args.flush_size}},
-            "lake": {"root": str(work / "lake")},
-            "tables": {"customers": {"topic": "bench.public.customers", "record_key": "customer_id",
-                                     "partition_field": "country", "table_types": ["MERGE_ON_READ"]}}},
-            sort_keys=False))
+        bench_pg.load_customers(pg, "customer_id bigint PRIMARY KEY, name text, country text, segment text, "
+                                "balance bigint", "g, 'customer ' || g, 'C' || lpad((g %% 20)::text, 2, '0'), "
+                                "(ARRAY['retail','smb','enterprise'])[1 + g %% 3], g", args.rows)
+        config = bench_pg.write_pipeline(work, pg.port, args.flush_size, table_types=["MERGE_ON_READ"])
         logs = work / "logs"
         logs.mkdir()
         m = procs.run(cli(config, "capture", "--once"), logs / "capture-snapshot.log", extra_env=env)
@@ -151,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             for rate in (int(r) for r in args.rates.split(",")):
                 txns: list[tuple[int, int]] = []  # (wall ms just before COMMIT, rows)
                 load0 = os.getloadavg()[0]
-                cpu0 = [_cpu_seconds(p.pid) for p, _ in procs_up]
+                cpu0 = [cpu_seconds(p.pid) for p, _ in procs_up]
                 t0 = time.time() + 0.5
                 late = 0.0
                 for i in range(args.step_seconds):
@@ -189,13 +147,12 @@ def main(argv: list[str] | None = None) -> int:
                        "max_s": round(max(f for f, _ in fresh), 1),
                        "applied_rate": round(events / max(1e-9, done - t0)) if drained else None,
                        "load_avg_start": round(load0, 2), "load_avg_end": round(os.getloadavg()[0], 2),
-                       "cpu_s": {name: round(_cpu_seconds(p.pid) - c0, 1)
+                       "cpu_s": {name: round(cpu_seconds(p.pid) - c0, 1)
                                  for name, (p, _), c0 in zip(("capture", "stream"), procs_up, cpu0, strict=True)}}
                 res["sustained"] = bool(drained and res["p95_s"] <= args.p95_bound and late < 5)
                 results["steps"].append(res)
                 progress(f"rate {rate:,}/s: {json.dumps(res)}")
-                if args.out:
-                    Path(args.out).write_text(json.dumps(results, indent=2))
+                report.save(results, args.out)
                 if not drained:
                     break
         mon.stop()
@@ -203,16 +160,11 @@ def main(argv: list[str] | None = None) -> int:
         results["peak_rss_mb"] = {"capture": round(rss[0].stop()), "stream": round(rss[1].stop())}
     finally:
         for p, fh in reversed(procs_up):
-            stop(p, fh)
+            stop(p)
+            fh.close()
         pg.remove()
-    ok = [s["offered_rate"] for s in results["steps"] if s["sustained"]]
-    results["highest_sustained_rate"] = max(ok) if ok else None
-    results["per_core"] = round(max(ok) / (os.cpu_count() or 1)) if ok else None
-    text = json.dumps(results, indent=2)
-    if args.out:
-        Path(args.out).write_text(text)
-    print(text)
-    return 0
+    report.sustained_summary(results)
+    return report.finish(results, args.out)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ table by `stream --table --once`; events/s of each (whole processes, JVM start i
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import time
@@ -102,11 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                   "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg, "cpu_s": m.cpu_s}
     progress(f"one table: {res['one']}")
     res["ratio_many_over_one"] = round(res["many"]["events_per_s"] / res["one"]["events_per_s"], 2)
-    text = json.dumps(res, indent=2)
-    if args.out:
-        Path(args.out).write_text(text)
-    print(text)
-    return 0
+    return report.finish(res, args.out)
 
 
 if __name__ == "__main__":

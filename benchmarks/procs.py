@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -93,3 +94,35 @@ def run(argv: list[str], log: Path, cwd: Path | None = None, check: bool = True,
         tail = log.read_text(errors="replace").splitlines()[-15:]
         raise RuntimeError(f"{' '.join(argv[:6])}... exited {rc} after {seconds:.1f}s; log {log}:\n" + "\n".join(tail))
     return Measured(seconds, peak, rc, str(log), round(os.getloadavg()[0], 2), round(rss.cpu_seconds, 1))
+
+
+def start(argv: list[str], log: Path, env: dict[str, str]) -> tuple[subprocess.Popen, object]:
+    """A long-running process (cwd: the log's folder), its output in ``log``: (the process, the log's file)."""
+    fh = log.open("w")
+    proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=log.parent)
+    return proc, fh
+
+
+def stop(proc: subprocess.Popen, timeout: float = 300) -> int | None:
+    """SIGTERM (a clean stop after the round in flight), then a kill after ``timeout`` s; the exit code."""
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, reaped children's included) of a process and its descendants now."""
+    p = psutil.Process(pid)
+    total = 0.0
+    for q in [p, *p.children(recursive=True)]:
+        try:
+            t = q.cpu_times()
+            total += t.user + t.system + getattr(t, "children_user", 0) + getattr(t, "children_system", 0)
+        except psutil.Error:
+            pass
+    return total

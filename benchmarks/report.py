@@ -224,3 +224,23 @@ def write(results: dict, out: Path) -> Path:
     path = out / "report.md"
     path.write_text(markdown(results, pngs))
     return path
+
+
+def save(results: dict, out: str | None) -> None:
+    """A benchmark's results as JSON in ``out`` (when given): after each step, so a partial run survives."""
+    if out:
+        Path(out).write_text(json.dumps(results, indent=2))
+
+
+def finish(results: dict, out: str | None) -> int:
+    """The results saved (``save``) and printed as JSON on stdout; the benchmark's exit code (0)."""
+    save(results, out)
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+def sustained_summary(results: dict) -> None:
+    """A rate ladder's verdict: the highest offered rate of its steps that was sustained, and it per core."""
+    ok = [s["offered_rate"] for s in results["steps"] if s["sustained"]]
+    results["highest_sustained_rate"] = max(ok) if ok else None
+    results["per_core"] = round(max(ok) / (os.cpu_count() or 1)) if ok else None

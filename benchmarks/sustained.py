@@ -22,7 +22,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -171,7 +170,7 @@ def step(mon: Monitor, proc, landing: stream.Landing, files: list[tuple[Path, in
          file_seconds: float, drain: float, bound: float) -> dict:
     landed: list[tuple[int, float, int]] = []  # (mtime ms, wall time landed, events)
     load_start = os.getloadavg()[0]
-    cpu0 = _cpu_seconds(proc.pid)
+    cpu0 = procs.cpu_seconds(proc.pid)
     t0 = time.time() + 0.5
     for i, (path, count) in enumerate(files):
         delay = t0 + i * file_seconds - time.time()
@@ -183,7 +182,7 @@ def step(mon: Monitor, proc, landing: stream.Landing, files: list[tuple[Path, in
             raise RuntimeError(f"the continuous stream exited {proc.returncode}")
     fed_s = time.time() - t0
     drained = wait_covered(mon, landed[-1][0], drain, proc)
-    cpu1 = _cpu_seconds(proc.pid)
+    cpu1 = procs.cpu_seconds(proc.pid)
     fresh = []
     for mtime_ms, _wall, count in landed:
         seen = mon.covered_at(mtime_ms)
@@ -199,20 +198,6 @@ def step(mon: Monitor, proc, landing: stream.Landing, files: list[tuple[Path, in
            "load_avg_start": round(load_start, 2), "load_avg_end": round(os.getloadavg()[0], 2)}
     res["sustained"] = bool(drained and res["p95_s"] <= bound)
     return res
-
-
-def _cpu_seconds(pid: int) -> float:
-    import psutil
-
-    p = psutil.Process(pid)
-    total = 0.0
-    for q in [p, *p.children(recursive=True)]:
-        try:
-            t = q.cpu_times()
-            total += t.user + t.system + getattr(t, "children_user", 0) + getattr(t, "children_system", 0)
-        except psutil.Error:
-            pass
-    return total
 
 
 def round_phases_since(log: Path, offset: int) -> dict[str, float]:
@@ -293,8 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             res["phases_s"] = round_phases_since(log_path, offset)
             results["steps"].append(res)
             progress(f"rate {rate:,}/s: {json.dumps(res)}")
-            if args.out:
-                Path(args.out).write_text(json.dumps(results, indent=2))
+            report.save(results, args.out)
             if not res["drained"]:
                 progress("backlog not drained: stopping the ladder")
                 break
@@ -302,23 +286,12 @@ def main(argv: list[str] | None = None) -> int:
                 break
     finally:
         mon.stop()
-        os.kill(proc.pid, signal.SIGTERM)  # a clean stop after the round in flight
-        try:
-            proc.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        procs.stop(proc)  # a clean stop after the round in flight
         results["continuous_peak_rss_mb"] = round(rss.stop())
         log.close()
-    ok = [s["offered_rate"] for s in results["steps"] if s["sustained"]]
-    results["highest_sustained_rate"] = max(ok) if ok else None
-    cores = os.cpu_count() or 1
-    results["per_core"] = round(results["highest_sustained_rate"] / cores) if ok else None
+    report.sustained_summary(results)
     results["commits"] = mon.commits
-    text = json.dumps(results, indent=2)
-    if args.out:
-        Path(args.out).write_text(text)
-    print(text)
-    return 0
+    return report.finish(results, args.out)
 
 
 if __name__ == "__main__":

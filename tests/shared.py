@@ -1,6 +1,6 @@
 """What tests share: where the project's shared material lives (fixture tables, seed texts:
-$HUDI_CDC_SHARED, else `shared/` beside the checkout), and the one way a test says a component it
-needs is missing.
+$HUDI_CDC_SHARED, else `shared/` beside the checkout), the one way a test says a component it
+needs is missing, and `connectors render` run in-process on a pipeline text.
 
 ``missing(reason)`` skips on a developer's machine, but FAILS when the ``CI`` environment variable is
 true (as `.ci/run` gets it): a CI run on a machine without PostgreSQL, Kafka Connect, the 0.14.0 runtime,
@@ -9,6 +9,7 @@ the fixture tables or the seed texts must not turn green by skipping what it cou
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import NoReturn
@@ -34,3 +35,26 @@ def require(ok: object, reason: str) -> None:
     """``missing(reason)`` unless ``ok``."""
     if not ok:
         missing(reason)
+
+
+def seed_text(number: str) -> str:
+    """The text of seed NUMBER (e.g. "001") in $HUDI_CDC_SHARED/seeds; ``missing`` when it is not there."""
+    files = sorted((SHARED / "seeds").glob(f"{number}_*.txt"))
+    if not files:
+        missing(f"seed {number} not in {SHARED / 'seeds'}")
+    return files[0].read_text(encoding="utf-8")
+
+
+def render_connectors_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                          pipeline_text: str) -> tuple[list[dict], str, list[str]]:
+    """`connectors render` (in-process, exit 0 asserted) on ``pipeline_text`` written to tmp_path/hudi-cdc.yaml:
+    its printed JSON, its stderr, and the file names `connectors render --seed --out tmp_path/c` printed."""
+    from hudi_cdc.cli import main
+
+    cfg = tmp_path / "hudi-cdc.yaml"
+    cfg.write_text(pipeline_text)
+    assert main(["-c", str(cfg), "connectors", "render"]) == 0
+    out, err = capsys.readouterr()
+    assert main(["-c", str(cfg), "connectors", "render", "--seed", "--out", str(tmp_path / "c")]) == 0
+    names = [Path(p).name for p in capsys.readouterr().out.split()]
+    return json.loads(out), err, names

@@ -115,3 +115,26 @@ def test_sustained_freshness_mapping(tmp_path):
     assert mon.covered_by_source_ts(3_000) == 110.0 and mon.covered_by_source_ts(8_001) is None
     assert weighted([(1.0, 90), (50.0, 10)], 0.95) == 50.0
     assert weighted([(1.0, 96), (50.0, 4)], 0.95) == 1.0
+
+
+def test_stop_a_process_and_end_a_rate_ladder(tmp_path, capsys):
+    """procs.stop ends a running process with SIGTERM (one already ended is left as it is); a rate
+    ladder's summary is its highest sustained rate, and its results are saved and printed as one JSON."""
+    import signal
+
+    from benchmarks import procs, report
+
+    proc, fh = procs.start([sys.executable, "-c", "import time; time.sleep(120)"], tmp_path / "p.log", procs.env())
+    try:
+        assert procs.cpu_seconds(proc.pid) >= 0
+        assert procs.stop(proc) == -signal.SIGTERM
+        assert procs.stop(proc) == -signal.SIGTERM
+    finally:
+        fh.close()
+    results: dict = {"steps": [{"offered_rate": 8, "sustained": True}, {"offered_rate": 16, "sustained": False}]}
+    report.sustained_summary(results)
+    assert results["highest_sustained_rate"] == 8 and results["per_core"] == round(8 / (os.cpu_count() or 1))
+    assert report.finish(results, str(tmp_path / "r.json")) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads((tmp_path / "r.json").read_text()) == results
+    report.sustained_summary(none := {"steps": [{"offered_rate": 8, "sustained": False}]})
+    assert none["highest_sustained_rate"] is None and none["per_core"] is None

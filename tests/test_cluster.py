@@ -9,26 +9,18 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from hudi_cdc import sample
-from hudi_cdc.common import storage
 from hudi_cdc.config import load_pipeline
-from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.cli import run_cli
+from tests.plugins.s3 import assert_artists_equal_the_replay, download, run_sample_steps, sample_pipeline_on_s3
 
 pytestmark = [pytest.mark.cluster, pytest.mark.s3, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[1]
 
-PIPELINE = """\
-pipeline: moma
-source:
-  root: s3://{bucket}/landing/topics
-lake:
-  root: s3://{bucket}/lake
+SETTINGS = """\
 storage:
   s3_endpoint: {endpoint}
 spark:
@@ -38,50 +30,31 @@ spark:
   shuffle_partitions: 2
   conf:
     spark.cores.max: "1"
-tables:
-  artists:
-    topic: moma.public.artists
-    record_key: artist_id
-    ordering_field: __lsn
-    partition_field: nationality
-    table_types: [COPY_ON_WRITE, MERGE_ON_READ]
-    deletes: hard
 """
 
 
 def _cli(base: Path, *args) -> subprocess.CompletedProcess:
+    _assert_driver_has_the_keys()
+    return run_cli(*args, cwd=base, timeout=1500)
+
+
+def _assert_driver_has_the_keys() -> None:
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         assert key in os.environ  # the driver's own S3 calls (listing, checkpoint) find them here
-    return run_cli(*args, cwd=base, timeout=1500)
 
 
 def _assert_artists_equal_the_replay(p, landing: Path) -> None:
     """Both artists tables (on s3://) equal the replay of the landed events (copied to `landing` to replay)."""
-    for uri, _, _ in storage.walk_files(p.source_root):
-        path = landing / uri[len(p.source_root) + 1:]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(storage.read_bytes(uri) or b"")
-    want = sample.expected_state(landing, "artists")
-    cols = [c for c in next(iter(want.values())) if c != "__source_ts_ms"]
+    download(p.source_root, landing)
     for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-        got = rows_by_key(read_table(p.base_path("artists", table_type)), "artist_id")
-        assert set(got) == set(want), table_type
-        bad = [k for k in want if any(got[k][c] != want[k][c] for c in cols)]
-        assert not bad, f"{table_type}: {len(bad)} rows differ, e.g. {bad[:3]}"
+        assert_artists_equal_the_replay(p.base_path("artists", table_type), landing)
 
 
 def test_bootstrap_and_stream_on_a_standalone_cluster(spark_cluster, s3_endpoint, s3_bucket, tmp_path):
-    (tmp_path / "hudi-cdc.yaml").write_text(PIPELINE.format(bucket=s3_bucket, endpoint=s3_endpoint,
-                                                            master=spark_cluster.master_url))
-    times = {}
-    for step, args in (("sample", ("sample", "moma", "--stage", "snapshot")),
-                       ("bootstrap", ("bootstrap",)),
-                       ("changes", ("sample", "moma", "--stage", "changes")),
-                       ("stream", ("stream", "--table", "artists", "--once"))):
-        t0 = time.monotonic()
-        proc = _cli(tmp_path, *args)
-        times[step] = round(time.monotonic() - t0, 1)
-        assert proc.returncode == 0, f"{step} failed ({proc.returncode}): {proc.stderr[-3000:]}"
+    (tmp_path / "hudi-cdc.yaml").write_text(sample_pipeline_on_s3(s3_bucket, SETTINGS.format(
+        endpoint=s3_endpoint, master=spark_cluster.master_url)))
+    _assert_driver_has_the_keys()
+    times = run_sample_steps(tmp_path, timeout=1500)
     print(f"standalone cluster on S3, seconds: {times}")
 
     logs = sorted((tmp_path / ".hudi-cdc" / "logs").glob("*.log"))
@@ -95,12 +68,7 @@ def test_bootstrap_and_stream_on_a_standalone_cluster(spark_cluster, s3_endpoint
     _assert_artists_equal_the_replay(p, tmp_path / "landing")
 
 
-EMR_PIPELINE = """\
-pipeline: moma
-source:
-  root: s3://{bucket}/landing/topics
-lake:
-  root: s3://{bucket}/lake
+EMR_SETTINGS = """\
 emr:
   region: us-east-1
   bucket: {bucket}
@@ -108,14 +76,6 @@ emr:
   cluster_id: j-LOCALSTANDALONE
 spark:
   shuffle_partitions: 2
-tables:
-  artists:
-    topic: moma.public.artists
-    record_key: artist_id
-    ordering_field: __lsn
-    partition_field: nationality
-    table_types: [COPY_ON_WRITE, MERGE_ON_READ]
-    deletes: hard
 """
 
 
@@ -153,7 +113,7 @@ def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_clust
     from hudi_cdc.runners.emr_serverless.plan import argv_of, start_request
     from hudi_cdc.toolchain.java_spark import find_java, spark_home, spark_submit
 
-    (tmp_path / "hudi-cdc.yaml").write_text(EMR_PIPELINE.format(bucket=s3_bucket))
+    (tmp_path / "hudi-cdc.yaml").write_text(sample_pipeline_on_s3(s3_bucket, EMR_SETTINGS.format(bucket=s3_bucket)))
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
     assert engine_for(p.hudi.version, "emr") == engine_for(p.hudi.version, "emr-serverless") == HUDI_CDC
     conf_dir = tmp_path / "emr-conf"

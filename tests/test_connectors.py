@@ -8,13 +8,11 @@ key and in order. Property names were checked against debezium/debezium and Conf
 from __future__ import annotations
 
 import json
-import re
 
 from hudi_cdc.capture.capture import engine_properties
 from hudi_cdc.capture.connectors import native_registry_url, render_connectors
-from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline
-from tests.shared import SHARED, missing
+from tests.shared import render_connectors_cli, seed_text
 
 MOMA_TABLES = {"artists": {"topic": "moma.public.artists", "record_key": "artist_id"},
                "artworks": {"topic": "moma.public.artworks", "record_key": "artwork_id"}}
@@ -27,10 +25,7 @@ def _pipeline(tmp_path, db: dict, **source):
 
 
 def _seed_json(after: str) -> dict:
-    files = sorted((SHARED / "seeds").glob("001_*.txt"))
-    if not files:
-        missing(f"seed 001 not in {SHARED / 'seeds'}")
-    text = files[0].read_text()
+    text = seed_text("001")
     start = text.index("{", text.index(after))
     return json.JSONDecoder().raw_decode(text[start:])[0]
 
@@ -91,17 +86,11 @@ def test_local_endpoint_and_registry_urls(tmp_path):
 
 
 def test_cli_prints_and_writes_the_configs(tmp_path, capsys):
-    cfg = tmp_path / "hudi-cdc.yaml"
-    cfg.write_text("pipeline: moma\nsource:\n  root: landing/topics\n  database: {name: moma, user: u, "
-                   "password_env: PGPASSWORD}\nlake: {root: lake}\ntables:\n"
-                   "  artists: {topic: moma.public.artists, record_key: artist_id}\n")
-    assert main(["-c", str(cfg), "connectors", "render"]) == 0
-    out, err = capsys.readouterr()
-    doc = json.loads(out)
+    doc, err, written = render_connectors_cli(
+        tmp_path, capsys, "pipeline: moma\nsource:\n  root: landing/topics\n  database: {name: moma, user: u, "
+        "password_env: PGPASSWORD}\nlake: {root: lake}\ntables:\n"
+        "  artists: {topic: moma.public.artists, record_key: artist_id}\n")
     assert [c["name"] for c in doc] == ["hudi-cdc-moma-source", "hudi-cdc-moma-s3-sink"]
     assert "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider" in err
-    assert main(["-c", str(cfg), "connectors", "render", "--seed", "--out", str(tmp_path / "c")]) == 0
-    paths = capsys.readouterr().out.split()
-    assert [re.sub(r".*/", "", p) for p in paths] == ["source_connector_moma_postgres_kafka.json",
-                                                      "sink_connector_moma_kafka_s3.json"]
+    assert written == ["source_connector_moma_postgres_kafka.json", "sink_connector_moma_kafka_s3.json"]
     assert json.loads((tmp_path / "c" / "sink_connector_moma_kafka_s3.json").read_text())["tasks.max"] == 1

@@ -15,16 +15,8 @@ import re
 
 from hudi_cdc.capture import mysql
 from hudi_cdc.capture.connectors import notes, render_connectors
-from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline
-from tests.shared import SHARED, missing
-
-
-def _seed_text() -> str:
-    files = sorted((SHARED / "seeds").glob("004_*.txt"))
-    if not files:
-        missing(f"seed 004 not in {SHARED / 'seeds'}")
-    return files[0].read_text()
+from tests.shared import render_connectors_cli, seed_text
 
 
 def _pipeline(tmp_path, db: dict, tables: dict, **source):
@@ -33,7 +25,7 @@ def _pipeline(tmp_path, db: dict, tables: dict, **source):
 
 
 def test_seed_flavour_is_seed_004s_connector(tmp_path):
-    text = _seed_text()
+    text = seed_text("004")
     # what the seed says, read from its text
     host = re.search(r"mysql -f -u (\S+) -h (\S+)", text)
     user, hostname = host.group(1), host.group(2)
@@ -130,16 +122,11 @@ def test_binlog_position_fields_order_as_the_binlog():
 
 
 def test_cli_renders_a_mysql_source_with_the_ordering_note(tmp_path, capsys):
-    cfg = tmp_path / "hudi-cdc.yaml"
-    cfg.write_text("pipeline: shop\nsource:\n  root: landing/topics\n  database: {kind: mysql, name: shop, user: u, "
-                   "password_env: SHOP_PW}\nlake: {root: lake}\ntables:\n"
-                   "  orders: {topic: shop.shop.orders, record_key: order_id}\n")
-    assert main(["-c", str(cfg), "connectors", "render"]) == 0
-    out, err = capsys.readouterr()
-    doc = json.loads(out)
+    doc, err, written = render_connectors_cli(
+        tmp_path, capsys, "pipeline: shop\nsource:\n  root: landing/topics\n  database: {kind: mysql, name: shop, "
+        "user: u, password_env: SHOP_PW}\nlake: {root: lake}\ntables:\n"
+        "  orders: {topic: shop.shop.orders, record_key: order_id}\n")
     assert [c["name"] for c in doc] == ["hudi-cdc-shop-source", "hudi-cdc-shop-s3-sink"]
     assert doc[0]["config"]["connector.class"] == "io.debezium.connector.mysql.MySqlConnector"
     assert "ordering_field: [__file, __pos, __row]" in err and "EnvVarConfigProvider" in err
-    assert main(["-c", str(cfg), "connectors", "render", "--seed", "--out", str(tmp_path / "c")]) == 0
-    paths = capsys.readouterr().out.split()
-    assert [re.sub(r".*/", "", p) for p in paths] == ["source_connector_shop_mysql_msk.json"]
+    assert written == ["source_connector_shop_mysql_msk.json"]

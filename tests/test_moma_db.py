@@ -13,7 +13,7 @@ from hudi_cdc import sample
 from hudi_cdc.capture import moma_db
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.errors import ConfigError
-from tests.shared import SHARED, missing
+from tests.shared import seed_text
 
 _STATEMENT = re.compile(r"^(?:UPDATE (?:public\.)?(\w+) SET (\w+) = (.+) WHERE (\w+) = (\d+)|"
                         r"DELETE FROM (?:public\.)?(\w+) WHERE (\w+) = (\d+));$")
@@ -51,10 +51,7 @@ def test_seed_statements_are_the_sample_change_events():
 
 
 def test_seed_statements_are_the_seeds_text():
-    files = sorted((SHARED / "seeds").glob("001_*.txt"))
-    if not files:
-        missing(f"seed 001 not in {SHARED / 'seeds'}")
-    text = " ".join(files[0].read_text(encoding="utf-8").split())
+    text = " ".join(seed_text("001").split())
     for st in moma_db.SEED_STATEMENTS:
         if "date = 1960" in st:
             assert "changing the date field from 1959 to 1960" in text  # the seed says it in prose only

@@ -10,34 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from hudi_cdc import sample
-from hudi_cdc.common import s3, storage
+from hudi_cdc.common import s3
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.cli import run_cli
+from tests.plugins.s3 import assert_artists_equal_the_replay, download, run_sample_steps, sample_pipeline_on_s3
 
 pytestmark = pytest.mark.s3
 
-PIPELINE = """\
-pipeline: moma
-source:
-  root: s3://{bucket}/landing/topics
-lake:
-  root: s3://{bucket}/lake
+SETTINGS = """\
 storage:
   s3_endpoint: {endpoint}
 spark:
   master: local[2]
   driver_memory: 2g
   shuffle_partitions: 2
-tables:
-  artists:
-    topic: moma.public.artists
-    record_key: artist_id
-    ordering_field: __lsn
-    partition_field: nationality
-    table_types: [COPY_ON_WRITE, MERGE_ON_READ]
-    deletes: hard
 """
 
 
@@ -46,20 +33,12 @@ def cli(*args, cwd, check=False, env=None):
 
 
 def _workspace(tmp: Path, bucket: str, endpoint: str) -> Path:
-    (tmp / "hudi-cdc.yaml").write_text(PIPELINE.format(bucket=bucket, endpoint=endpoint))
+    (tmp / "hudi-cdc.yaml").write_text(sample_pipeline_on_s3(bucket, SETTINGS.format(endpoint=endpoint)))
     return tmp
 
 
 def _objects(bucket: str) -> list[str]:
     return [o["Key"] for o in s3.list_objects(f"s3://{bucket}")]
-
-
-def _download(root_uri: str, dest: Path) -> Path:
-    for uri, _, _ in storage.walk_files(root_uri):
-        path = dest / uri[len(root_uri) + 1:]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(storage.read_bytes(uri) or b"")
-    return dest
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +47,7 @@ def s3_run(s3_endpoint, tmp_path_factory):
     bucket = f"e2e-{int(time.time())}"
     s3.client().create_bucket(Bucket=bucket)
     d = _workspace(tmp_path_factory.mktemp("s3run"), bucket, s3_endpoint)
-    times = {}
-    for step, args in (("sample", ("sample", "moma", "--stage", "snapshot")),
-                       ("bootstrap", ("bootstrap",)),
-                       ("changes", ("sample", "moma", "--stage", "changes")),
-                       ("stream", ("stream", "--table", "artists", "--once"))):
-        t0 = time.monotonic()
-        cli(*args, cwd=d, check=True)
-        times[step] = round(time.monotonic() - t0, 1)
+    times = run_sample_steps(d)
     print(f"S3 run seconds: {times}")
     return d, bucket, times
 
@@ -93,12 +65,7 @@ def test_tables_on_s3_equal_the_replayed_events(s3_run, table_type, tmp_path):
     p = load_pipeline(d / "hudi-cdc.yaml")
     base = p.base_path("artists", table_type)
     assert base.startswith(f"s3://{bucket}/lake/")
-    want = sample.expected_state(_download(p.source_root, tmp_path / "landing"), "artists")
-    got = rows_by_key(read_table(base), "artist_id")
-    assert set(got) == set(want)
-    cols = [c for c in next(iter(want.values())) if c != "__source_ts_ms"]
-    bad = [k for k in want if any(got[k][c] != want[k][c] for c in cols)]
-    assert not bad, f"{len(bad)} rows differ, e.g. {bad[:3]}"
+    assert_artists_equal_the_replay(base, download(p.source_root, tmp_path / "landing"))
 
 
 def test_show_and_inspect_read_s3_tables(s3_run):
@@ -153,7 +120,7 @@ def test_missing_bucket_is_one_line_and_nothing_is_written(s3_endpoint, s3_bucke
     line = proc.stderr.strip()
     assert line.count("\n") == 0 and "no-such-bucket-here" in line and s3_endpoint in line
     # landing in a bucket that exists, lake in one that does not: refused before anything runs
-    (d / "hudi-cdc.yaml").write_text(PIPELINE.format(bucket=s3_bucket, endpoint=s3_endpoint)
+    (d / "hudi-cdc.yaml").write_text(sample_pipeline_on_s3(s3_bucket, SETTINGS.format(endpoint=s3_endpoint))
                                      .replace(f"s3://{s3_bucket}/lake", "s3://no-such-lake-bucket/lake"))
     cli("sample", "moma", cwd=d, check=True)
     before = _objects(s3_bucket)

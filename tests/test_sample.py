@@ -49,3 +49,21 @@ def test_expected_state_follows_the_seed(tmp_path):
     assert 299 not in sample.expected_state(tmp_path, "artists")
     w = sample.expected_state(tmp_path, "artworks")[128447]
     assert (w["date"], w["acquisition_date"]) == (1960, "2009-04-19") and " in (" in w["dimensions"]
+
+
+def test_the_sample_pipelines_tables_are_the_samples():
+    """The sample's pipeline file (hudi-cdc init) names each sample table by its topic, keyed and
+    partitioned by fields of its schema; one table's section alone is that table's entry."""
+    import yaml
+
+    from hudi_cdc.config import parse_pipeline
+    from hudi_cdc.demo.workspace import SAMPLE_TABLES, sample_pipeline_text, sample_tables_text
+
+    doc = yaml.safe_load(sample_pipeline_text())
+    p = parse_pipeline(doc, "hudi-cdc.yaml")
+    assert list(p.tables) == list(SAMPLE_TABLES) == ["artists", "artworks"]
+    for name in SAMPLE_TABLES:
+        fields = {f["name"] for f in sample.schema(name)["fields"]}
+        t = p.table(name)
+        assert t.topic == f"moma.public.{name}" and set(t.record_keys) | {t.partition_field} <= fields
+        assert yaml.safe_load(sample_tables_text(name)) == {"tables": {name: doc["tables"][name]}}

@@ -16,7 +16,7 @@ from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.sinks import ENGINES, render_sql
-from tests.shared import SHARED, missing
+from tests.shared import seed_text
 
 # statements sqlglot keeps as an opaque Command (valid Redshift it does not model)
 OPAQUE = {("redshift", "create_external_schema"), ("redshift", "call_procedure")}
@@ -137,13 +137,6 @@ def test_cli_render_sql_reads_the_landed_schema(tmp_path, capsys):
 
 # ---- golden: the seed flavour against the seed texts ------------------------------------------
 
-def _seed(prefix: str) -> str:
-    files = sorted((SHARED / "seeds").glob(f"{prefix}_*.txt"))
-    if not files:
-        missing(f"seed {prefix} not in {SHARED / 'seeds'}")
-    return files[0].read_text()
-
-
 def norm(text: str) -> str:
     text = re.sub(r"//.*?//", " ", text)  # the seed's own editorial // ... // notes
     return re.sub(r"\s+", " ", text).strip().lower().rstrip(";").strip()
@@ -161,7 +154,7 @@ def avro(fields: list[tuple[str, str]]) -> dict:
 
 
 def test_seed_000_trino_merge_is_the_seed_text(tmp_path):
-    seed = _seed("000")
+    seed = seed_text("000")
     want = seed[seed.index("MERGE INTO <consume_table>"):seed.index("**The above")]
     schema = avro([("custkey", "string"), ("first_name", "string"), ("city", "string"), ("state", "string"),
                    ("fico", "int"), ("registration_date", {"type": "int", "logicalType": "date"})])
@@ -181,7 +174,7 @@ def test_seed_000_trino_merge_is_the_seed_text(tmp_path):
 
 
 def test_seed_004_redshift_statements_are_the_seed_text(tmp_path):
-    seed = _seed("004")
+    seed = seed_text("004")
     schema = avro([("CUST_ID", "string"), ("NAME", "string"), ("MKTSEGMENT", "string")])
     p = seed_pipeline(tmp_path, "customer", "CUST_ID", "__lsn", db="myschema")
     got = {s.name: s.sql for s in render_sql(p, "redshift", seed=True, schema=schema)}
@@ -209,7 +202,7 @@ def test_seed_004_redshift_statements_are_the_seed_text(tmp_path):
 
 
 def test_seed_001_athena_latest_state_is_the_seed_query(tmp_path):
-    seed = _seed("001")
+    seed = seed_text("001")
     i = seed.index("SELECT address_id, address, address2, city, state_province,\npostal_code, country, last_update\n"
                    "FROM (SELECT *, ROW_NUMBER()")
     want = norm(seed[i:seed.index(";", i)])

@@ -22,25 +22,24 @@ source:
   master: local[2]
   driver_memory: 2g
   shuffle_partitions: 4
-tables:
-  artists:
-    topic: moma.public.artists
-    record_key: artist_id
-    ordering_field: __lsn
-    partition_field: nationality
-    table_types: [COPY_ON_WRITE, MERGE_ON_READ]
-    deletes: hard
-  artworks:
-    topic: moma.public.artworks
-    record_key: artwork_id
-    ordering_field: __lsn
-    partition_field: classification
-    table_types: [COPY_ON_WRITE, MERGE_ON_READ]
-    deletes: hard
-"""
+{tables}"""
 
 PIPELINE_FILE = "hudi-cdc.yaml"
 DEFAULT_LANDING = Path("landing/topics")
+# The sample's tables: name -> (record key, partition field); topics moma.public.<name>.
+SAMPLE_TABLES = {"artists": ("artist_id", "nationality"), "artworks": ("artwork_id", "classification")}
+
+
+def sample_tables_text(*names: str) -> str:
+    """The `tables:` section of the sample's pipeline file, for NAMES (every sample table when none):
+    both table types, ordered by __lsn, hard deletes."""
+    text = "tables:\n"
+    for name in names or tuple(SAMPLE_TABLES):
+        key, partition = SAMPLE_TABLES[name]
+        text += (f"  {name}:\n    topic: moma.public.{name}\n    record_key: {key}\n    ordering_field: __lsn\n"
+                 f"    partition_field: {partition}\n    table_types: [COPY_ON_WRITE, MERGE_ON_READ]\n"
+                 "    deletes: hard\n")
+    return text
 
 
 def sample_pipeline_text(registry: str = "", metastore: str = "", database: str = "") -> str:
@@ -52,6 +51,7 @@ def sample_pipeline_text(registry: str = "", metastore: str = "", database: str 
         registry=f"  schema_registry: {registry}\n" if registry else "",
         database=f"  {database}\n" if database else "",
         metastore=f"  hive_metastore: {metastore}\n" if metastore else "",
+        tables=sample_tables_text(),
     )
 
 
