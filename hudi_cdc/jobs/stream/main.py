@@ -55,7 +55,10 @@ def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
                                    ) from exc
                 raise
         rounds += 1
-        if not continuous or (max_rounds is not None and rounds >= max_rounds) or stop_requested():
+        if not continuous or (max_rounds is not None and rounds >= max_rounds):
+            return out
+        if stop_requested():
+            log("stop requested: exiting between rounds")
             return out
         while time.time() - started < interval:
             if stop_requested():
