@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -100,14 +101,17 @@ def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_clust
     """The EMR steps `hudi-cdc --target emr` submits for hudi-cdc's streamer (the current profile's
     default engine on EMR), argv unchanged but for spark-submit's path: the job file and its zip
     (--py-files) read from s3://, properties, landed files and tables on s3://, on a standalone
-    master + worker with EMR's cluster configuration played by spark-defaults.conf. Bootstrap,
-    then a stream round; the tables equal the replay of the landed events."""
+    master + worker with EMR's cluster configuration played by spark-defaults.conf. Bootstrap, a
+    continuous MoR step that commits the changes landed while it runs (stopped by its stop file), a
+    CoW step round and an EMR Serverless job run; the tables equal the replay of the landed events."""
     import sysconfig
 
     from hudi_cdc.common import s3
     from hudi_cdc.core import render
     from hudi_cdc.core.profiles import HUDI_CDC, engine_for
     from hudi_cdc.core.render import Job
+    from hudi_cdc.jobs.stream.main import STOP_ENV
+    from hudi_cdc.lake.status import table_status
     from hudi_cdc.runners.aws.upload import upload_rendered
     from hudi_cdc.runners.emr.plan import steps_json
     from hudi_cdc.runners.emr_serverless.plan import argv_of, start_request
@@ -149,8 +153,33 @@ def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_clust
     assert _cli(tmp_path, "sample", "moma", "--stage", "snapshot").returncode == 0
     for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         emr_step("BULK_INSERT", table_type)
-    assert _cli(tmp_path, "sample", "moma", "--stage", "changes").returncode == 0
+    # the continuous step (`stream --table artists --type mor --target emr`): running while the changes
+    # land, it commits them; stopped between rounds by the stop file its supervisor would write
+    step = steps_json(p, [Job("artists", "MERGE_ON_READ", "UPSERT", continuous=True)])[0]
+    argv = list(step["HadoopJarStep"]["Args"])
+    assert "--continuous" in argv
+    stop, log = tmp_path / "stop-continuous", tmp_path / "continuous.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen([str(spark_submit()), *argv[1:]], cwd=tmp_path, env={**env, STOP_ENV: str(stop)},
+                                stdout=fh, stderr=subprocess.STDOUT)
+    try:
+        assert _cli(tmp_path, "sample", "moma", "--stage", "changes").returncode == 0
+        deadline = time.monotonic() + 900
+        while True:  # committed every landed file: a deltacommit after the bootstrap, no backlog
+            st = table_status(p, "artists", "MERGE_ON_READ")
+            if st.commits >= 2 and st.backlog_files == 0:
+                break
+            assert proc.poll() is None, f"continuous step exited: {log.read_text(errors='replace')[-3000:]}"
+            assert time.monotonic() < deadline, f"no commit of the changes: {log.read_text(errors='replace')[-3000:]}"
+            time.sleep(2)
+        stop.touch()
+        assert proc.wait(600) == 0, log.read_text(errors="replace")[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(60)
+    assert "stop requested" in log.read_text(errors="replace")
     emr_step("UPSERT", "COPY_ON_WRITE")
-    serverless_job_run("UPSERT", "MERGE_ON_READ")
+    serverless_job_run("UPSERT", "MERGE_ON_READ")  # nothing new since the continuous step: a no-op round
 
     _assert_artists_equal_the_replay(p, tmp_path / "landing")
