@@ -332,3 +332,44 @@ def test_the_job_runs_from_the_zip_alone(tmp_path):
     want = sample.expected_state(uri_to_path(p.source_root), "artists")
     assert len(rows) == len(want) > 0
     shutil.rmtree(d / ".hudi-cdc", ignore_errors=True)
+
+
+@pytest.mark.aws
+def test_stream_all_submits_its_one_step_and_is_the_only_writer(emr_cluster, boto, state_script, echo_lines):
+    """`hudi-cdc --target emr stream --all`: ONE step (the one `render --emr-steps --all` gives), waited for
+    until RUNNING; while it runs, no step of a table of the pipeline is submitted, nor a second --all."""
+    from hudi_cdc import pipeline as pipe
+    from hudi_cdc.runners.aws import errors as aws_errors
+    from hudi_cdc.runners.emr.plan import steps_json
+
+    p = hudi_cdc_pipeline(cluster_id=emr_cluster)
+    runner = EmrRunner(p, echo=echo_lines.append, sleep=state_script.sleep, clock=state_script.clock)
+    res = pipe.stream_all(p, target="emr", runner=runner)  # moto: the cluster's first step is RUNNING
+    assert len(res) == 1 and res[0]["state"] == "RUNNING" and res[0]["table"] == "*"
+    steps = boto["emr"].list_steps(ClusterId=emr_cluster)["Steps"]
+    assert len(steps) == 1 and steps[0]["Name"] == f"hudi-cdc:{p.pipeline}:all:upsert:continuous"
+    args = boto["emr"].describe_step(ClusterId=emr_cluster, StepId=steps[0]["Id"])["Step"]["Config"]["Args"]
+    assert args == steps_json(p, [], all_tables=True)[0]["HadoopJarStep"]["Args"]
+    assert args.count("--next") == len(p.targets()) - 1 and "--all-tables" in " ".join(args)
+    with pytest.raises(aws_errors.AlreadyRunning, match=rf"step {res[0]['id']} .*all:upsert:continuous"):
+        runner.submit(render.Job("artworks", "COPY_ON_WRITE", "UPSERT", continuous=True))
+    with pytest.raises(aws_errors.AlreadyRunning, match="writes a table of the pipeline"):
+        pipe.stream_all(p, target="emr", runner=runner)
+    set_step_state(emr_cluster, res[0]["id"], "CANCELLED")
+    runner.submit(render.Job("artworks", "COPY_ON_WRITE", "UPSERT", continuous=True))  # no longer refused
+    with pytest.raises(aws_errors.AlreadyRunning, match="writes a table of the pipeline"):
+        pipe.stream_all(p, target="emr", runner=runner)  # and now that table's step holds --all back
+
+
+@pytest.mark.aws
+def test_stream_all_dry_run_shows_the_one_step(emr_cluster, boto, monkeypatch):
+    from hudi_cdc import pipeline as pipe
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # any real call would fail loudly
+    shown: list[str] = []
+    res = pipe.stream_all(hudi_cdc_pipeline(cluster_id=emr_cluster), target="emr", dry_run=True, show=shown.append)
+    assert res[0]["state"] == "DRY-RUN" and res[0]["dry_run"]
+    add = [json.loads(s.split(" ", 1)[1]) for s in shown if s.startswith("emr.add_job_flow_steps")]
+    assert len(add) == 1 and add[0]["Steps"][0]["Name"].endswith(":all:upsert:continuous")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", boto["emr"].meta.endpoint_url)
+    assert boto["emr"].list_steps(ClusterId=emr_cluster)["Steps"] == []

@@ -176,20 +176,24 @@ def plan_stream_all(pipeline: Pipeline, once: bool, target: str = "local") -> li
 
 def stream_all(pipeline: Pipeline, *, once: bool = False, target: str = "local", dry_run: bool = False,
                progress: Progress = log_progress, runner: Runner | None = None,
-               stopper_hook: Callable[[Stopper], None] | None = None) -> list[dict]:
+               stopper_hook: Callable[[Stopper], None] | None = None,
+               show: Callable[[str], None] | None = None) -> list[dict]:
     """`stream --all`: every table and type in ONE Spark application (jobs/stream/loops.py): rounds of
     different tables run side by side, a failing table backs off and is reported while the others go on.
     Continuous runs are supervised as `stream`'s are: the application is restarted when its JVM dies
     (not for a table's own failures: the job retries those per table), and SIGTERM/Ctrl-C stop it after
     the rounds in flight. ``stopper_hook``: called with the Stopper (`run` shares its stop with capture)."""
+    if target == "emr" and not once:  # ONE step runs every table (runners/emr/runner.py)
+        emr = runner or make_runner(pipeline, target, progress, dry_run, show)
+        return [emr.run_all_tables().to_dict()]  # type: ignore[attr-defined]
     if dry_run:
         jobs = plan_stream_all(pipeline, once, target)
         return (runner or make_runner(pipeline, target, progress, dry_run)).plan(jobs, ALL_LABEL)
     if target != "local" and not once:
         from hudi_cdc.errors import ConfigError
 
-        raise ConfigError(f"stream --all on {target}: add its ONE step from `hudi-cdc render --emr-steps --all` "
-                          "(aws emr add-steps), or stream each --table; docs/stream-all.md")
+        raise ConfigError(f"stream --all on {target}: one EMR Serverless job run per table (stream each --table), "
+                          "or run it on an EMR cluster (--target emr); docs/stream-all.md")
     with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets()), "stream --all", progress):
         jobs = plan_stream_all(pipeline, once, target)
         runner = runner or make_runner(pipeline, target, progress, dry_run)

@@ -126,9 +126,11 @@ def stream_cmd(ctx, table, all_tables, ttype, once, dry_run, output):
     if all_tables:
         if table or ttype:
             raise click.UsageError("--all streams every table and type: give --table/--type or --all")
-        results = pipe.stream_all(pipeline_from(ctx), once=once, target=target_of(ctx), dry_run=dry_run,
-                                  progress=progress)
-        render(views.stream_all_results(results) if not once else views.job_results(results), output)
+        target = target_of(ctx)
+        results = pipe.stream_all(pipeline_from(ctx), once=once, target=target, dry_run=dry_run,
+                                  progress=progress, show=click.echo)
+        local_loops = not once and target == "local"
+        render(views.stream_all_results(results) if local_loops else views.job_results(results), output)
         return
     if not table:
         raise click.UsageError("give --table TABLE, or --all for every table")

@@ -28,8 +28,19 @@ def owns_name(pipeline: Pipeline, name: str | None) -> bool:
     return bool(name and name.startswith(f"{TOOL}:{pipeline.pipeline}:"))
 
 
+def all_tables_name(pipeline: Pipeline) -> str:
+    """The name of `stream --all`'s one step: it writes every table of the pipeline."""
+    return f"{TOOL}:{pipeline.pipeline}:all:upsert:continuous"
+
+
 def writes_table(pipeline: Pipeline, name: str | None, job: Job) -> bool:
-    return bool(name and name.startswith(table_key(pipeline, job.table, job.table_type) + ":"))
+    """Does the step / job run called `name` write the table `job` writes (or, for `stream --all`'s
+    step, any table of the pipeline)?"""
+    if not name:
+        return False
+    if name == all_tables_name(pipeline) or job.all_tables:
+        return owns_name(pipeline, name)
+    return name.startswith(table_key(pipeline, job.table, job.table_type) + ":")
 
 
 def require(value: str | None, key: str, pipeline: Pipeline, hint: str = "") -> str:

@@ -50,7 +50,8 @@ class RunResult:
     job: Job
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "id": self.id, "name": self.name, "table": self.job.table,
+        return {"target": self.target, "id": self.id, "name": self.name,
+                "table": "*" if self.job.all_tables else self.job.table,
                 "operation": self.job.op, "state": self.state, "props_uri": self.props_uri,
                 "log_uri": self.log_uri, "dry_run": self.state == "DRY-RUN"}
 

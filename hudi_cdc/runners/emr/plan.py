@@ -12,8 +12,7 @@ from hudi_cdc.core import render as rnd
 from hudi_cdc.core.render import Job
 from hudi_cdc.errors import AwsError, ConfigError
 from hudi_cdc.runners.aws.checks import check_no_secrets, check_runs_on_aws
-from hudi_cdc.runners.aws.client import TOOL
-from hudi_cdc.runners.aws.layout import job_argv, job_name, job_props_uri
+from hudi_cdc.runners.aws.layout import all_tables_name, job_argv, job_name, job_props_uri
 
 TARGET = "emr"
 COMMAND_RUNNER = "command-runner.jar"
@@ -43,7 +42,7 @@ def all_tables_step(pipeline: Pipeline, names: Iterable[str] | None = None) -> d
     jobs = [Job(t, tt, "UPSERT", continuous=True, all_tables=True) for t, tt in pipeline.targets()]
     argv = rnd.hudi_cdc_aws_jobs_argv(pipeline, [(j, job_props_uri(pipeline, j, names)) for j in jobs])
     return {
-        "Name": f"{TOOL}:{pipeline.pipeline}:all:upsert:continuous",
+        "Name": all_tables_name(pipeline),
         "ActionOnFailure": ACTION_ON_FAILURE,
         "HadoopJarStep": {"Jar": COMMAND_RUNNER, "Args": argv},
     }

@@ -15,12 +15,13 @@ from typing import Any
 
 from hudi_cdc.core.render import Job
 from hudi_cdc.errors import AwsError
-from hudi_cdc.runners.aws.checks import check_no_secrets
+from hudi_cdc.runners.aws.checks import check_no_secrets, check_runs_on_aws
 from hudi_cdc.runners.aws.client import items
-from hudi_cdc.runners.aws.layout import props_arg, require
+from hudi_cdc.runners.aws.errors import AlreadyRunning
+from hudi_cdc.runners.aws.layout import owns_name, props_arg, require
 from hudi_cdc.runners.aws.poll import Probe, waiter_attempt
 from hudi_cdc.runners.aws.runner import AwsRunner, RunResult
-from hudi_cdc.runners.emr.plan import TARGET, step_definition
+from hudi_cdc.runners.emr.plan import TARGET, all_tables_step, step_definition
 
 
 class EmrRunner(AwsRunner):
@@ -91,6 +92,34 @@ class EmrRunner(AwsRunner):
         self.echo(f"submitted step {step_id} {step['Name']} to {self.cluster_id}")
         args = step["HadoopJarStep"]["Args"]
         return RunResult(TARGET, step_id, step["Name"], "PENDING", args, props_arg(args), None, job)
+
+    def run_all_tables(self) -> RunResult:
+        """`stream --all` as ONE step (plan.all_tables_step), refused while any step of this pipeline is
+        active (it would be a second writer of a table); waits until the step is RUNNING."""
+        check_runs_on_aws(self.pipeline, self.target)
+        step = all_tables_step(self.pipeline, self.upload_properties().keys())
+        active = [self._row(i) for i in self._list(self.ACTIVE)]
+        for r in active:
+            if owns_name(self.pipeline, r["name"]):
+                raise AlreadyRunning(
+                    f"refusing to submit {step['Name']}: step {r['id']} ({r['name']}) is {r['state']} on "
+                    f"{self.cluster_id} and writes a table of the pipeline; stop it first with "
+                    f"`{self.cancel_command} {r['id']}`")
+        check_no_secrets(self.pipeline, [(f"step {step['Name']}", json.dumps(step))])
+        self._warn_if_it_will_wait(active)
+        step_id = self._call("add_job_flow_steps", JobFlowId=self.cluster_id, Steps=[step])["StepIds"][0]
+        self.echo(f"submitted step {step_id} {step['Name']} to {self.cluster_id}")
+        args = step["HadoopJarStep"]["Args"]
+        first_table, first_type = self.pipeline.targets()[0]
+        job = Job(first_table, first_type, "UPSERT", continuous=True, all_tables=True)
+        res = RunResult(TARGET, step_id, step["Name"], "PENDING", args, props_arg(args), None, job)
+        if self.dry_run:
+            self.show(self._then(job))
+            res.state = "DRY-RUN"
+            return res
+        res.state = self.wait(step_id, continuous=True)
+        res.log_uri = self._log_prefix(step_id)
+        return res
 
     def _warn_if_it_will_wait(self, active: list[dict[str, Any]]) -> None:
         """Continuous streams hold a step slot for ever: say so when the new step cannot start."""
