@@ -75,6 +75,8 @@ class Facts:
     publication_all_tables: bool = False
     publication_actions: dict[str, bool] = field(default_factory=dict)
     published: set[tuple[str, str]] = field(default_factory=set)
+    via_root: bool = True  # publish_via_partition_root (partitioned tables published as themselves)
+    partitioned: list[str] = field(default_factory=list)  # the pipeline's partitioned tables
     tables: list[TableFacts] = field(default_factory=list)
     slots: list[SlotFacts] = field(default_factory=list)
     unusable: list[Unusable] = field(default_factory=list)  # tables whose UPDATE/DELETE would be rejected
@@ -106,6 +108,9 @@ def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
         facts.publication_actions = {"insert": pub[1], "update": pub[2], "delete": pub[3]}
         facts.published = {(s, t) for s, t in conn.execute(
             "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (facts.publication,))}
+        if int(_one(conn, "SHOW server_version_num")[0]) >= 130000:
+            facts.via_root = bool(_one(conn, "SELECT pubviaroot FROM pg_publication WHERE pubname = %s",
+                                       (facts.publication,))[0])
     for t in tables:
         row = _one(conn, "SELECT c.oid, c.relreplident FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                          "WHERE n.nspname = %s AND c.relname = %s AND c.relkind IN ('r', 'p')", (t.schema, t.table))
@@ -113,6 +118,8 @@ def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
             facts.tables.append(TableFacts(t, exists=False))
             continue
         oid, ident = row
+        if _one(conn, "SELECT relkind FROM pg_class WHERE oid = %s", (oid,))[0] == "p":
+            facts.partitioned.append(t.qualified)
         pk = catalog.primary_key(conn, oid)
         select = _one(conn, "SELECT has_table_privilege(%s::oid, 'SELECT')", (oid,))[0]
         toastable = [f"{n} {ty}" for n, ty in conn.execute(
@@ -189,6 +196,10 @@ def _publication_checks(f: Facts, tables: list[TableFacts]) -> list[Check]:
     if missing:
         out.append(Check("publication", "fail", f"{f.publication} does not publish {', '.join(missing)}",
                          f"ALTER PUBLICATION {f.publication} SET (publish = 'insert, update, delete, truncate');"))
+    if f.partitioned and not f.via_root:
+        out.append(Check("publication", "fail", f"{f.publication} publishes partitioned table(s) "
+                         f"{', '.join(f.partitioned)} as their partitions (topics capture does not land)",
+                         f"ALTER PUBLICATION {f.publication} SET (publish_via_partition_root = true);"))
     if f.publication_all_tables:
         out.append(Check("publication tables", "ok", f"{f.publication} publishes all tables"))
         return out

@@ -102,16 +102,25 @@ def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None
     it must publish them all (the fix is printed, nothing is changed behind the user's back)."""
     from psycopg import sql
 
+    via_root = int(conn.execute("SHOW server_version_num").fetchone()[0]) >= 130000
     row = conn.execute("SELECT puballtables FROM pg_publication WHERE pubname = %s", (name,)).fetchone()
     if row is None:
         idents = sql.SQL(", ").join(sql.Identifier(t.schema, t.table) for t in tables)
+        # a partitioned table's changes published as the table's own, not as its partitions' (PostgreSQL 13+)
+        options = sql.SQL(" WITH (publish_via_partition_root = true)" if via_root else "")
         try:
-            conn.execute(sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(sql.Identifier(name), idents))
+            conn.execute(sql.SQL("CREATE PUBLICATION {} FOR TABLE {}{}").format(sql.Identifier(name), idents, options))
         except Exception as exc:  # psycopg.Error: privileges, missing table
             raise SourceError(f"cannot create publication {name}: {' '.join(str(exc).split())}") from None
         if progress:
             progress(f"created publication {name} for {', '.join(t.qualified for t in tables)}")
         return
+    partitioned = [t for t in tables if _is_partitioned(conn, t)]
+    if partitioned and via_root and not conn.execute(
+            "SELECT pubviaroot FROM pg_publication WHERE pubname = %s", (name,)).fetchone()[0]:
+        raise SourceError(f"publication {name} publishes the changes of partitioned table "
+                          f"{', '.join(t.qualified for t in partitioned)} as its partitions' (topics capture does not "
+                          f"land): ALTER PUBLICATION {name} SET (publish_via_partition_root = true);")
     if row[0]:
         return
     published = {(s, t) for s, t in conn.execute(
@@ -120,6 +129,12 @@ def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None
     if missing:
         names = ", ".join(t.qualified for t in missing)
         raise SourceError(f"publication {name} does not publish {names}: ALTER PUBLICATION {name} ADD TABLE {names};")
+
+
+def _is_partitioned(conn, t: SourceTable) -> bool:
+    row = conn.execute("SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                       "WHERE n.nspname = %s AND c.relname = %s", (t.schema, t.table)).fetchone()
+    return bool(row and row[0] == "p")
 
 
 def check_slot_free(conn, slot: str) -> dict[str, object]:
