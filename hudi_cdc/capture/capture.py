@@ -53,7 +53,10 @@ UNWRAP = {
     "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",
 }
 # Debezium's encodings the lake types convert (lake_types.py): intervals as ISO-8601 strings
-TYPE_HANDLING = {"interval.handling.mode": "string"}
+# column names Avro cannot take ("Order Date", "user-id") land with "_" for each invalid character, as the
+# Kafka Connect Avro converter needs too (capture.source.lake_name is the same rule)
+TYPE_HANDLING = {"interval.handling.mode": "string", "field.name.adjustment.mode": "avro",
+                 "schema.name.adjustment.mode": "avro"}
 DEFAULT_FLUSH_SIZE = 1000
 
 

@@ -23,7 +23,7 @@ import yaml
 from hudi_cdc.capture import catalog, history
 from hudi_cdc.capture.db_tables import DbTable
 from hudi_cdc.capture.identity import unique_index
-from hudi_cdc.capture.source import connect_to, source_tables, topic_prefix
+from hudi_cdc.capture.source import connect_to, lake_name, source_tables, topic_prefix
 from hudi_cdc.config import Pipeline, load_pipeline, parse_pipeline
 from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import ConfigError
@@ -80,13 +80,14 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
 
 def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | None, indent: str) -> str:
     i2 = indent * 2
-    key = t.key
+    key = [lake_name(k) for k in t.key]  # the lake's names (a column "Order Date" lands as Order_Date)
+    topic = re.sub(r"[^A-Za-z0-9._-]", "_", f"{prefix}.{t.schema}.{t.table}")  # as Debezium names the topic
     keys = key[0] if len(key) == 1 else "[" + ", ".join(key) + "]"
     ident = IDENTITY.get(t.replica_identity, "?")
     lines = [f"{indent}{name}:  # {t.qualified}: {len(t.columns)} columns, {t.note or 'REPLICA IDENTITY ' + ident}"]
     if not key:  # PostgreSQL, no primary key, no usable unique index: an append-only raw history (history.py)
-        lines += [f"{i2}topic: {prefix}.{t.schema}.{t.table}",
-                  *history.entry_lines(t.qualified, [c for c, _ in t.columns], t.replica_identity, i2),
+        lines += [f"{i2}topic: {topic}",
+                  *history.entry_lines(t.qualified, [lake_name(c) for c, _ in t.columns], t.replica_identity, i2),
                   f"{i2}ordering_field: {ordering}", f"{i2}table_types: [COPY_ON_WRITE, MERGE_ON_READ]"]
         return "\n".join(lines) + "\n"
     if not t.primary_key and t.unique_index is not None:
@@ -98,7 +99,7 @@ def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | N
                          f"INDEX {t.unique_index.name};")
     else:
         what = "the primary key"
-    lines += [f"{i2}topic: {prefix}.{t.schema}.{t.table}",
+    lines += [f"{i2}topic: {topic}",
               f"{i2}record_key: {keys}  # {what}",
               f"{i2}ordering_field: {ordering}"]
     cands = t.candidates()

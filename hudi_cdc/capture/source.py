@@ -131,6 +131,19 @@ def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None
         raise SourceError(f"publication {name} does not publish {names}: ALTER PUBLICATION {name} ADD TABLE {names};")
 
 
+def lake_name(column: str) -> str:
+    """A column's name in the landed files and the lake: Debezium's field.name.adjustment.mode=avro puts
+    "_" in place of every character Avro does not allow (a first character: letter or "_", a leading digit
+    gets "_" before it; the others: letters, digits, "_")."""
+    out = []
+    for i, ch in enumerate(column):
+        if ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z") or (i > 0 and "0" <= ch <= "9"):
+            out.append(ch)
+        else:
+            out.append("_" + ch if "0" <= ch <= "9" else "_")  # a leading digit is kept: "1st" -> "_1st"
+    return "".join(out)
+
+
 def _is_partitioned(conn, t: SourceTable) -> bool:
     row = conn.execute("SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                        "WHERE n.nspname = %s AND c.relname = %s", (t.schema, t.table)).fetchone()

@@ -51,6 +51,8 @@ def kind_of(type_name: str) -> str:
         return f"bits:{t[len('bit('):-1]}"
     if t in ("json", "jsonb"):
         return "json"
+    if t == "point":
+        return "point"  # Debezium's io.debezium.data.geometry.Point: a struct {x, y, wkb, srid}
     if t in ("smallint", "integer", "bigint", "boolean", "text") or t.startswith(("character", "varchar")):
         return "plain"  # read as they are (char(n) keeps its padding, as Debezium sends it)
     return "text"
@@ -63,7 +65,7 @@ def select_sql(name_sql: str, type_name: str) -> str:
     arr = k.startswith("array:")
     if base in ("plain", "float4", "float8", "bytes"):
         return name_sql
-    if base == "text" and (not arr or type_name.lower().startswith(("inet", "cidr", "uuid"))):
+    if base == "text" and type_name.lower().startswith(("inet", "cidr", "uuid")):
         return name_sql  # psycopg's objects print as PostgreSQL's output (text(inet) would add /128)
     if type_name.lower().startswith("money"):
         return f"{name_sql}::numeric{'[]' if arr else ''}::text{'[]' if arr else ''}"
@@ -224,6 +226,9 @@ def db_value(kind: str, v):
     if kind.startswith("bits:"):
         n = kind[len("bits:"):]
         return str(v).rjust(int(n), "0") if n else str(v).lstrip("0")
+    if kind == "point":
+        x, y = str(v).strip("()").split(",")
+        return ("point", float(x), float(y))
     if kind == "text":
         return str(v)
     return v
@@ -285,6 +290,8 @@ def lake_value(kind: str, arrow_type, v):
         return ("json", json_value(v)) if isinstance(v, str) else f"{UNTYPED}{v!r}"
     if kind == "bytes":
         return bytes(v) if isinstance(v, (bytes, bytearray)) else f"{UNTYPED}{v!r}"
+    if kind == "point":
+        return ("point", float(v["x"]), float(v["y"])) if isinstance(v, dict) else f"{UNTYPED}{v!r}"
     if kind == "text":
         return str(v)
     return v

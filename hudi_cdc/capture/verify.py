@@ -41,6 +41,11 @@ class Column:
     name: str
     type: str  # format_type(), e.g. "timestamp(3) without time zone"
     kind: str  # how values are compared (typed_values.kind_of): date, timestamp, decimal, array:date, ...
+    source: str = ""  # the database's own name when the lake's differs (source.lake_name: "Order Date")
+
+    @property
+    def db_name(self) -> str:
+        return self.source or self.name
 
 
 @dataclass
@@ -89,7 +94,8 @@ def _db_columns(conn, t: src.SourceTable) -> list[Column]:
         (t.schema, t.table)).fetchall()
     if not rows:
         raise TableStateError(f"table {t.qualified} not found in the source database")
-    return [Column(name, typ, tv.kind_of(typ)) for name, typ in rows]
+    return [Column(src.lake_name(name), typ, tv.kind_of(typ), name if src.lake_name(name) != name else "")
+            for name, typ in rows]
 
 
 def _canon(v) -> str:
@@ -173,6 +179,7 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
         not_in_lake = [c.name for c in db_cols if lake is not None and c.name not in lake_cols]
         kinds = {c.name: c.kind for c in db_cols}
         types = {c.name: c.type for c in db_cols}
+        db_names = {c.name: c.db_name for c in db_cols}
         db_lsn = src.current_lsn(conn)
         db_digests: dict[tuple, bytes] = {}
         from psycopg import sql
@@ -180,7 +187,7 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
         for statement in tv.SESSION_SQL:  # the text forms typed_values parses (this transaction only)
             conn.execute(statement.replace("SET ", "SET LOCAL ", 1))
         query = sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", types[n])).format(sql.Identifier(n))
+            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", types[n])).format(sql.Identifier(db_names[n]))
                                for n in keys + [c.name for c in cols]),
             sql.Identifier(st.schema, st.table))
         with conn.cursor(name="hudi_cdc_verify") as cur:
@@ -211,7 +218,7 @@ def _verify_history(pipeline: Pipeline, table: str, table_type: str, st, lake, s
         for statement in tv.SESSION_SQL:
             conn.execute(statement.replace("SET ", "SET LOCAL ", 1))
         query = sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", c.type)).format(sql.Identifier(c.name)) for c in cols),
+            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", c.type)).format(sql.Identifier(c.db_name)) for c in cols),
             sql.Identifier(st.schema, st.table))
         db_rows: Counter = Counter()
         with conn.cursor(name="hudi_cdc_verify") as cur:
