@@ -111,6 +111,8 @@ def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, 
         "tombstones.on.delete": "false",
         "skipped.operations": "none",  # TRUNCATE TABLE too (skipped by default): lands as __op='t' (unwrap.py)
         "bigint.unsigned.handling.mode": "precise",  # BIGINT UNSIGNED above 2^63 as a decimal, not negative
+        # column names Avro cannot take land with "_" (source.lake_name), as for PostgreSQL
+        "field.name.adjustment.mode": "avro", "schema.name.adjustment.mode": "avro",
         "heartbeat.interval.ms": str(HEARTBEAT_MS),
         "connect.keep.alive.interval.ms": str(KEEP_ALIVE_MS),
         "errors.max.retries": "0",
