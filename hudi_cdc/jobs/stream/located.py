@@ -127,7 +127,7 @@ class Located:
     cached: Any  # the cached lookup: unpersist it after the write
 
 
-def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str]) -> Located | None:
+def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], log=None) -> Located | None:
     """The round's events tagged with the stored locations, or None when this round must go through
     Hudi's index (a column type or stored key this module does not reproduce). `events` holds one
     event per key and the `_hoodie_is_deleted` column."""
@@ -141,8 +141,7 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str]) 
         return None
     keys = list(shape.record_keys)
     stored_cols = list(dict.fromkeys(keys + list(shape.partition_fields) + ordering))
-    stored, on = stored_for_round(spark, events, base_path, keys, stored_cols,
-                                  extra=[F.col(m).alias(f"__s{m}") for m in META])
+    stored, on = stored_for_round(spark, events, base_path, keys, stored_cols, meta=META, log=log)
     joined = events.join(stored, on, "left")
     found = F.col("__s_hoodie_record_key").isNotNull()
     is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))

@@ -308,7 +308,7 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
     """Events no newer than the stored row dropped: hudi-cdc finds each key's file group itself
     (located.py) when it can (returned, the records then carry their locations), else Hudi's index does."""
     shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
-    located = locate(spark, df, t.target_base_path, shape, ordering) if shape else None
+    located = locate(spark, df, t.target_base_path, shape, ordering, log) if shape else None
     if located is not None:
         df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
         result.ignored_deletes = located.ignored_deletes
@@ -316,7 +316,7 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
         if shape is not None:
             why_not = "a stored record key or partition path differs from the one computed for it"
         log(f"{t.target_table}: keys located by Hudi's index ({why_not})")
-        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
+        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering, log)
     if result.unchanged_ignored:
         log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
     return df, located
