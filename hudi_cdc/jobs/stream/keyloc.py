@@ -17,9 +17,13 @@ Two details of Spark make this work:
 
 Used only where the index answers exactly what the full read would: one record key field, a Simple
 or Nonpartitioned key generator (the RLI's keys are the field's value as text), a key column of string
-or integral type, at most MAX_KEYS distinct keys in the round (above that the IN list costs more than
-it saves and the full read runs). A table without the index (never written with it, or its index
-still being built) takes the full read; nothing else changes."""
+or integral type, no column or partition stats index in the metadata table (Hudi 1.2 prunes by them
+too and turns the IN into one OR per key: the planner's stack overflows from a few thousand keys), at
+most MAX_KEYS distinct keys in the round (the IN list is planned on the driver). A table without the
+index (never written with it, or its index still being built) takes the full read.
+
+Hudi's RLI loses a key that one commit deletes and inserts (a partition move as located.py writes it),
+so with the index a round commits its moves' deletes first (round.py)."""
 
 from __future__ import annotations
 
@@ -50,6 +54,12 @@ def table_config(base_path: str) -> dict[str, str]:
 
 def _listed(config: dict[str, str], name: str) -> set[str]:
     return {p.strip() for p in (config.get(name) or "").split(",") if p.strip()}
+
+
+def has_record_index(config: dict[str, str]) -> bool:
+    """Does the table keep a record-level index (built, or being built)?"""
+    return RECORD_INDEX in _listed(config, "hoodie.table.metadata.partitions") | \
+        _listed(config, "hoodie.table.metadata.partitions.inflight")
 
 
 def record_index_key(config: dict[str, str]) -> str | None:
