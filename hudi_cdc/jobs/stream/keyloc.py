@@ -34,7 +34,7 @@ RECORD_INDEX = "record_index"  # the metadata table partition of the record-leve
 # Hudi 1.2 prunes by these whenever the table has them (whatever the read options say), and turns the
 # round's IN into one OR per key, which overflows the planner's stack from a few thousand keys on
 STATS_INDEXES = frozenset({"column_stats", "partition_stats"})
-MAX_KEYS = 20_000
+MAX_KEYS = 5_000
 # data skipping by the record-level index only: the column and partition stats indexes (on by default
 # with the metadata table) would turn the IN into one OR per key (a 10,000-key IN overflows the stack)
 READ_OPTIONS = {"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true",
