@@ -34,7 +34,8 @@ class Ctx:
     latency_files: int
     growth_runs: int
     sync_interval: int | None
-    growth_series: list[str] = field(default_factory=lambda: list(GROWTH_SERIES))
+    # by default every lookup choice but the record-level index ones (on demand: LOCATED_RLI, LOCATED_RLI_MOR)
+    growth_series: list[str] = field(default_factory=lambda: [s for s in GROWTH_SERIES if "_RLI" not in s])
     results: dict = field(default_factory=dict)
     _main: dict = field(default_factory=dict)
 
