@@ -38,6 +38,12 @@ SEED = {**INDEXES["GLOBAL_BLOOM"], "hoodie.index.bloom.num_entries": "60000",
         "hoodie.parquet.small.file.limit": "134217728",  # set by the seed's properties files
         "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
         "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"}
+# The defaults plus Hudi's global record-level index in the metadata table: hudi-cdc's own lookup then
+# reads only the file groups the index names for the round's keys (jobs/stream/keyloc.py; without the
+# column and partition stats indexes the metadata table builds by default, which it cannot work with)
+RECORD_LEVEL = {"hoodie.metadata.enable": "true", "hoodie.metadata.global.record.level.index.enable": "true",
+                "hoodie.metadata.index.column.stats.enable": "false",
+                "hoodie.metadata.index.partition.stats.enable": "false"}
 SETTINGS = {"defaults": {}, "index": THROUGH_INDEX, "seed": SEED, **{f"index-{k}": v for k, v in INDEXES.items()}}
 
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import procs, stream
-from .lake import INDEXES, SETTINGS, Variant
+from .lake import INDEXES, RECORD_LEVEL, SETTINGS, Variant
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 TYPES = {"cow": COW, "mor": MOR}
@@ -34,7 +34,8 @@ class Ctx:
     latency_files: int
     growth_runs: int
     sync_interval: int | None
-    growth_series: list[str] = field(default_factory=lambda: list(GROWTH_SERIES))
+    # by default every lookup choice but the record-level index ones (on demand: LOCATED_RLI, LOCATED_RLI_MOR)
+    growth_series: list[str] = field(default_factory=lambda: [s for s in GROWTH_SERIES if "_RLI" not in s])
     results: dict = field(default_factory=dict)
     _main: dict = field(default_factory=dict)
 
@@ -196,7 +197,8 @@ def upsert(ctx: Ctx) -> dict:
 
 # the growth scenario's series: (table type, hudi_options) per lookup choice; CoW for each, plus the
 # defaults on MoR (a CoW round rewrites every file a change touches, so it grows with the table anyway)
-GROWTH_SERIES = {**{i: (COW, o) for i, o in INDEXES.items()}, "LOCATED_MOR": (MOR, INDEXES["LOCATED"])}
+GROWTH_SERIES = {**{i: (COW, o) for i, o in INDEXES.items()}, "LOCATED_MOR": (MOR, INDEXES["LOCATED"]),
+                 "LOCATED_RLI": (COW, RECORD_LEVEL), "LOCATED_RLI_MOR": (MOR, RECORD_LEVEL)}
 
 
 def growth(ctx: Ctx) -> dict:

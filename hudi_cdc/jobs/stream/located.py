@@ -125,9 +125,11 @@ class Located:
     moves: int  # keys whose partition changed (a delete in the old file group + an insert)
     ignored_deletes: int  # deletes of keys the table does not hold, or older than the stored row
     cached: Any  # the cached lookup: unpersist it after the write
+    moved_out: Any = None  # the part of `df` that deletes moved keys where they were
+    rest: Any = None  # `df` without them
 
 
-def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str]) -> Located | None:
+def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], log=None) -> Located | None:
     """The round's events tagged with the stored locations, or None when this round must go through
     Hudi's index (a column type or stored key this module does not reproduce). `events` holds one
     event per key and the `_hoodie_is_deleted` column."""
@@ -141,8 +143,7 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str]) 
         return None
     keys = list(shape.record_keys)
     stored_cols = list(dict.fromkeys(keys + list(shape.partition_fields) + ordering))
-    stored, on = stored_for_round(spark, events, base_path, keys, stored_cols,
-                                  extra=[F.col(m).alias(f"__s{m}") for m in META])
+    stored, on = stored_for_round(spark, events, base_path, keys, stored_cols, meta=META, log=log)
     joined = events.join(stored, on, "left")
     found = F.col("__s_hoodie_record_key").isNotNull()
     is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))
@@ -188,6 +189,6 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str]) 
     # ... and inserted where it goes; new keys likewise (no location: Hudi opens or fills a file group)
     inserts = kept.where(F.col("__s_hoodie_record_key").isNull() | F.col("__move")) \
         .select(*new_meta, *[F.col(c) for c in data_cols])
-    out = in_place.unionByName(moved_out).unionByName(inserts)
-    return Located(out, int(counts["unchanged"] or 0), int(counts["moves"] or 0), int(counts["ignored_deletes"] or 0),
-                   tagged)
+    rest = in_place.unionByName(inserts)
+    return Located(rest.unionByName(moved_out), int(counts["unchanged"] or 0), int(counts["moves"] or 0),
+                   int(counts["ignored_deletes"] or 0), tagged, moved_out, rest)

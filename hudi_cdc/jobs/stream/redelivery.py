@@ -4,17 +4,32 @@ changes nothing, so it is dropped before the write."""
 
 from __future__ import annotations
 
+from hudi_cdc.jobs.stream import keyloc
 
-def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[str], extra=()):
+
+def read_for_keys(spark, base_path: str, keys: list[str], round_keys, columns: list[str], log=None):
+    """The table's snapshot (a MoR table's logs count) with at least `columns`: only the file groups
+    Hudi's record-level index names for the round's keys when the table has that index (keyloc.py),
+    else the whole table."""
+    pruned = keyloc.pruned_snapshot(spark, base_path, keys, round_keys, columns)
+    if pruned is None:
+        return spark.read.format("hudi").load(base_path)
+    table, files = pruned
+    if log is not None:
+        log(f"{base_path}: keys located through the record-level index ({files} file slice(s) read)")
+    return table
+
+
+def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[str], meta=(), log=None):
     """The table's rows for the round's keys (a snapshot read: a MoR table's logs count), each of
-    `columns` as `__s_<name>`, plus the `extra` column expressions; and the condition joining them to
-    the round's events by key."""
+    `columns` as `__s_<name>` and each of the `meta` columns (Hudi's) as `__s<name>`; and the
+    condition joining them to the round's events by key."""
     from pyspark.sql import functions as F
 
     columns = list(dict.fromkeys(columns))  # an ordering field may be a key field too (a raw history's __lsn)
-    stored = (spark.read.format("hudi").load(base_path)
-              .select(*extra, *[F.col(c).alias(f"__s_{c}") for c in columns]))
     round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
+    table = read_for_keys(spark, base_path, keys, round_keys, [*meta, *columns], log)
+    stored = table.select(*[F.col(m).alias(f"__s{m}") for m in meta], *[F.col(c).alias(f"__s_{c}") for c in columns])
     stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
     on = None
     for c in keys:
@@ -23,7 +38,7 @@ def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[s
     return stored, on
 
 
-def drop_unchanged(spark, df, base_path: str, keys: list[str], ordering: list[str]):
+def drop_unchanged(spark, df, base_path: str, keys: list[str], ordering: list[str], log=None):
     """Remove non-delete events whose key the table already holds with an ordering value at least
     as new (lexicographic over the ordering fields): a redelivered event (same key, same ordering
     value) or a late, stale one. Hudi's EVENT_TIME_ORDERING lets an equal ordering value win, so
@@ -34,7 +49,7 @@ def drop_unchanged(spark, df, base_path: str, keys: list[str], ordering: list[st
     the dataframe is cached (the counts and the write read it again), unpersist it after the write."""
     from pyspark.sql import functions as F
 
-    stored, cond = stored_for_round(spark, df, base_path, keys, keys + ordering)
+    stored, cond = stored_for_round(spark, df, base_path, keys, keys + ordering, log=log)
     at_least = None  # stored ordering >= event ordering, lexicographically
     for o in reversed(ordering):
         s, e = F.col(f"__s_{o}"), F.col(o)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
-from hudi_cdc.jobs.stream import cuts, evolve, toast, truncate, typed
+from hudi_cdc.jobs.stream import cuts, evolve, keyloc, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
@@ -308,7 +308,7 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
     """Events no newer than the stored row dropped: hudi-cdc finds each key's file group itself
     (located.py) when it can (returned, the records then carry their locations), else Hudi's index does."""
     shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
-    located = locate(spark, df, t.target_base_path, shape, ordering) if shape else None
+    located = locate(spark, df, t.target_base_path, shape, ordering, log) if shape else None
     if located is not None:
         df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
         result.ignored_deletes = located.ignored_deletes
@@ -316,7 +316,7 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
         if shape is not None:
             why_not = "a stored record key or partition path differs from the one computed for it"
         log(f"{t.target_table}: keys located by Hudi's index ({why_not})")
-        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering)
+        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering, log)
     if result.unchanged_ignored:
         log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
     return df, located
@@ -363,7 +363,11 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
     if located is not None:
         opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
         opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
-        parts = [df]  # every delete carries its event's ordering value: one commit
+        # every delete carries its event's ordering value: one commit; but Hudi's record-level index
+        # drops a key deleted and inserted in one commit (a partition move), so with that index the
+        # moves' deletes are committed first (a crash in between: the next round inserts those keys)
+        moves_first = located.moves and keyloc.has_record_index(keyloc.table_config(t.target_base_path))
+        parts = [located.moved_out, located.rest] if moves_first else [df]
     elif overwrite:
         parts = [df]  # no deletes: the whole table is replaced
     else:
