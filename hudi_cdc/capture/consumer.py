@@ -75,15 +75,17 @@ class Consumer:
                     if self.snapshots is not None:
                         self.snapshots.observe(topic, value)
                     continue
+                if (verdict == "land" and topic in self.refill and self.snapshots is not None
+                        and initial_snapshot_row(value)):
+                    # a snapshot taken again (a kill during the first, offsets lost): rows the earlier one
+                    # landed and the database deleted since would stay; a truncate just before this
+                    # snapshot's rows removes them (the snapshot then refills the table). Landed before
+                    # this record takes its sequence number, so the watermark never passes it.
+                    self.refill.discard(topic)
+                    self.snapshots.truncate_before_snapshot(self, topic, record_lsn(record))
                 self.seq += 1
                 self.pending.append((self.seq, event))
                 if verdict == "land":
-                    if topic in self.refill and self.snapshots is not None and initial_snapshot_row(value):
-                        # a snapshot taken again (a kill during the first, offsets lost): rows the earlier
-                        # one landed and the database deleted since would stay; a truncate just before
-                        # this snapshot's rows removes them (the snapshot then refills the table)
-                        self.refill.discard(topic)
-                        self.snapshots.truncate_before_snapshot(self, topic, record_lsn(record))
                     if value is not None:
                         out = self.unwrap.apply(record) if self.unwrap is not None else record
                         if out is not None and out.value() is not None:
