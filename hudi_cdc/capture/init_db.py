@@ -81,7 +81,7 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
 def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | None, indent: str) -> str:
     i2 = indent * 2
     key = [lake_name(k) for k in t.key]  # the lake's names (a column "Order Date" lands as Order_Date)
-    topic = re.sub(r"[^A-Za-z0-9._-]", "_", f"{prefix}.{t.schema}.{t.table}")  # as Debezium names the topic
+    topic = f"{prefix}.{t.schema}.{t.table}"
     keys = key[0] if len(key) == 1 else "[" + ", ".join(key) + "]"
     ident = IDENTITY.get(t.replica_identity, "?")
     lines = [f"{indent}{name}:  # {t.qualified}: {len(t.columns)} columns, {t.note or 'REPLICA IDENTITY ' + ident}"]
