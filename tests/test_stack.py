@@ -49,6 +49,22 @@ def test_a_port_taken_by_someone_else_is_reported(tmp_path):
             Stack(cfg).up(["metastore"])
 
 
+def test_registry_management_port_avoids_a_taken_next_port(tmp_path):
+    """Apicurio's management interface goes on the registry port + 1 only when that is free: a port taken
+    there (another service, an outgoing connection) once failed every registry test of a CI run."""
+    from hudi_cdc.stack.apicurio import Apicurio
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        mgmt = Apicurio(StackConfig(data_dir=tmp_path, registry_port=port - 1)).management_port
+        assert mgmt != port and process.port_bindable("127.0.0.1", mgmt)
+    free = process.free_port()
+    if process.port_bindable("127.0.0.1", free + 1):
+        assert Apicurio(StackConfig(data_dir=tmp_path, registry_port=free)).management_port == free + 1
+
+
 @pytest.mark.registry
 def test_up_fails_with_the_service_own_error(tmp_path):
     cfg = StackConfig(data_dir=tmp_path, registry_port=_port(), registry_heap="1k")

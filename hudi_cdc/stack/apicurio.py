@@ -74,9 +74,16 @@ class Apicurio(Service):
     def port(self) -> int:
         return self.cfg.registry_port
 
+    _management_port: int | None = None
+
     @property
     def management_port(self) -> int:
-        return self.cfg.registry_port + 1
+        """Quarkus' management interface (health): the registry port + 1 when that is free, else any free
+        port (the next port may be another service's, or an outgoing connection's: "Address already in use")."""
+        if self._management_port is None:
+            nxt = self.cfg.registry_port + 1
+            self._management_port = nxt if process.port_bindable(self.host, nxt) else process.free_port(self.host)
+        return self._management_port
 
     @property
     def base_url(self) -> str:

@@ -28,7 +28,6 @@ import base64
 import json
 import re
 import shutil
-import socket
 import subprocess
 import tarfile
 import tempfile
@@ -122,12 +121,6 @@ def install(progress: Progress | None = None) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ config
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
@@ -179,8 +172,9 @@ class KafkaConnect:
     """One broker + one distributed worker under cfg.data_dir (kafka/, connect/, logs/, run/)."""
 
     def __init__(self, cfg: KafkaConnectConfig, progress: Progress | None = None) -> None:
-        self.cfg = replace(cfg, broker_port=cfg.broker_port or free_port(),
-                           controller_port=cfg.controller_port or free_port(), rest_port=cfg.rest_port or free_port())
+        free = process.free_port
+        self.cfg = replace(cfg, broker_port=cfg.broker_port or free(),
+                           controller_port=cfg.controller_port or free(), rest_port=cfg.rest_port or free())
         self.progress = progress or (lambda msg: None)
         self.seconds: dict[str, float] = {}
 

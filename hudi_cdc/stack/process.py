@@ -132,6 +132,24 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
 _INTERESTING = re.compile(r"(ERROR|Exception|Error:|FATAL|Caused by|Address already in use|BindException)")
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now (the OS's pick)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_bindable(host: str, port: int) -> bool:
+    """Could a server listen on ``port`` now?"""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
 def log_tail(log_file: Path, lines: int = 6) -> str:
     """The service's own words: the last error-looking lines of its latest run, else its last lines."""
     try:
