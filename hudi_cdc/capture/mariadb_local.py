@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hudi_cdc.capture.pg_local import free_port
 from hudi_cdc.errors import EnvironmentProblem
+from hudi_cdc.stack.process import free_port
 
 SUPERUSER = "root"
 SETTINGS = {

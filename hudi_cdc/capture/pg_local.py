@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hudi_cdc.errors import EnvironmentProblem
+from hudi_cdc.stack.process import free_port
 
 SUPERUSER = "postgres"
 SETTINGS = {
@@ -44,12 +45,6 @@ def bin_dir(version: str | None = None) -> Path:
         raise EnvironmentProblem("PostgreSQL server not found under /usr/lib/postgresql "
                                  "(install it with scripts/install-postgres.sh: apt-get install postgresql-15)")
     return Path(found[-1]).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def port_free(port: int) -> bool:
