@@ -43,7 +43,7 @@ def _newest_file(topic_dir: str, topic: str) -> str | None:
     return max(names, key=cuts.file_offset) if names else None
 
 
-def _lsn(record) -> int | None:
+def record_lsn(record) -> int | None:
     try:
         offset = record.sourceOffset()
         value = offset.get("lsn") if offset is not None else None
@@ -57,10 +57,6 @@ def initial_snapshot_row(value) -> bool:
     source = value.getStruct("source") if value is not None else None
     snap = str(source.getString("snapshot") or "false") if source is not None else "false"
     return snap in _IN_SNAPSHOT or snap == "last"
-
-
-def record_lsn(record) -> int | None:
-    return _lsn(record)
 
 
 class Cuts:
@@ -87,7 +83,7 @@ class Cuts:
     # ------------------------------------------------------------ the record stream
     def observe(self, record, topic: str, value) -> None:
         """Before a record is landed (or passed over): boundaries it reveals, the LSN reached."""
-        lsn = _lsn(record)
+        lsn = record_lsn(record)
         if topic == self.topic and value is not None:
             status = str(value.getString("status"))
             if status == "BEGIN":
@@ -129,7 +125,7 @@ class Cuts:
         if source is not None and str(source.getString("snapshot") or "") == "last":
             self.snapshot = False
             self.landing.flush_size = _UNLIMITED
-            self._advance(_lsn(record))
+            self._advance(record_lsn(record))
             self._boundary(force=True)
 
     def _advance(self, lsn: int | None) -> None:
