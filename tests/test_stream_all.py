@@ -283,3 +283,40 @@ def test_an_idle_table_says_so_once_until_it_writes_again():
               said.append).run()
     idle = [m for m in said if "no new files" in m]
     assert len(idle) == 2 and all(m.endswith("(said once until new files land)") for m in idle), said
+
+
+def test_once_runs_the_tables_side_by_side_and_every_table_gets_its_round(monkeypatch):
+    """`stream --all --once`: rounds of different tables at the same time (at most max_parallel_rounds),
+    each in its table's pool; a failing table does not stop the others, its error is raised at the end."""
+    from hudi_cdc.jobs.stream import main as job
+
+    once = [t for t in _targets("artists", "broken", "artworks", "exhibitions")]
+    for t in once:
+        t.continuous = False
+    running, peak = [0], [0]
+    lock = threading.Lock()
+    rounds = Rounds(bad={"broken"})
+
+    def run_round(spark, t, props, log):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            time.sleep(0.1)
+            return rounds(spark, t, props, log)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(job, "run_round", run_round)
+    monkeypatch.setattr(job, "target_properties", lambda t: {})
+    said: list[str] = []
+    with pytest.raises(JobInputError, match="broken/zz.avro: not an Avro file"):
+        job.run_targets(FakeSpark(), once, log=said.append)
+    assert rounds.count == {"artists": 1, "broken": 1, "artworks": 1, "exhibitions": 1}
+    assert peak[0] == 2  # max_parallel_rounds' default
+    assert rounds.pools["artworks"] == {"artworks_cow"}
+    ok = [t for t in once if "broken" not in t.target_table]
+    rounds.count.clear()
+    results = job.run_targets(FakeSpark(), ok, log=said.append)
+    assert [r.table for r in results] == [t.target_table for t in ok]

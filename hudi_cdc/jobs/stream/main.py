@@ -9,13 +9,14 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.spark_conf import configure
 from hudi_cdc.errors import ExitCode
 from hudi_cdc.jobs.stream.argv import Target, parse_argv
 from hudi_cdc.jobs.stream.errors import DISK_FULL, DiskFull, JobInputError, RegistryReadError, is_disk_full
-from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings
+from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings, TableLoop
 from hudi_cdc.jobs.stream.props import target_properties
 from hudi_cdc.jobs.stream.round import RoundResult, run_round
 from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
@@ -33,27 +34,56 @@ def stop_requested() -> bool:
     return path is not None and path != "" and os.path.exists(path)
 
 
+def _round(spark, t: Target, props: dict[str, str], log) -> RoundResult:
+    """One round of one target, its failure turned into the job's own errors (exit codes)."""
+    try:
+        return run_round(spark, t, props, log)
+    except Exception as exc:
+        raise_if_conversion_failed(exc)  # a value the typed conversion refused: one line, exit 3
+        if is_disk_full(exc) and not isinstance(exc, JobInputError):
+            raise DiskFull(f"{t.target_table} ({t.target_base_path}): {DISK_FULL} while writing the round "
+                           f"({root_cause(exc, 300)}); nothing was committed, free space and run again") from exc
+        raise
+
+
+def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[str, str]], log=print
+                          ) -> list[RoundResult]:
+    """`stream --all --once`: one round per target, at most `max_parallel_rounds` at a time, each in its
+    own FAIR pool (as the continuous loops run). Every table gets its round; a failed one does not stop
+    the others, and the first failure (in the targets' order) is raised once all have ended."""
+    width = max(1, min(len(targets), max(t.max_parallel_rounds for t in targets)))
+    sc = getattr(spark, "sparkContext", None)
+
+    def one(t: Target) -> RoundResult:
+        if sc is not None:
+            sc.setLocalProperty("spark.scheduler.pool", TableLoop(t).key)  # the continuous loops' pool name
+        return _round(spark, t, props[id(t)], log)
+
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="hudi-cdc-once") as pool:
+        futures = [pool.submit(one, t) for t in targets]
+        wait(futures)
+    failed = [f for f in futures if f.exception() is not None]
+    for f in failed[1:]:
+        log(f"round failed: {root_cause(f.exception(), 600)}")
+    if failed:
+        raise failed[0].exception()  # type: ignore[misc]
+    return [f.result() for f in futures]
+
+
 def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
     """One round per target; in continuous mode, round after round over every target in turn
     (never stuck on the first, as HoodieMultiTableStreamer's continuous mode is)."""
     props = {id(t): target_properties(t) for t in targets}
-    out: list[RoundResult] = []
     continuous = any(t.continuous for t in targets)
+    if not continuous and len(targets) > 1 and any(t.all_tables for t in targets):
+        return run_once_side_by_side(spark, targets, props, log)
+    out: list[RoundResult] = []
     interval = max((t.min_sync_interval_seconds for t in targets), default=0)
     max_rounds = min((t.max_rounds for t in targets if t.max_rounds is not None), default=None)
     rounds = 0
     while True:
         started = time.time()
-        for t in targets:
-            try:
-                out.append(run_round(spark, t, props[id(t)], log))
-            except Exception as exc:
-                raise_if_conversion_failed(exc)  # a value the typed conversion refused: one line, exit 3
-                if is_disk_full(exc) and not isinstance(exc, JobInputError):
-                    raise DiskFull(f"{t.target_table} ({t.target_base_path}): {DISK_FULL} while writing the round "
-                                   f"({root_cause(exc, 300)}); nothing was committed, free space and run again"
-                                   ) from exc
-                raise
+        out.extend(_round(spark, t, props[id(t)], log) for t in targets)
         rounds += 1
         if not continuous or (max_rounds is not None and rounds >= max_rounds):
             return out
