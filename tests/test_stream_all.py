@@ -161,6 +161,12 @@ def test_render_and_refusals(tmp_path: Path):
     assert "--all-tables" not in streamer_flags(p, Job("artists", "COPY_ON_WRITE", "UPSERT", True), "file:///x")
     parsed = parse_argv([*flags, "--status-dir", "/s"])[0]
     assert parsed.all_tables and parsed.max_failures == p.stream.max_restarts and parsed.status_dir == "/s"
+    # `stream --all --once` (local): the rounds side by side in hudi-cdc's streamer; the 0.14 profile's real
+    # HoodieDeltaStreamer takes no such flag
+    once = Job("artists", "COPY_ON_WRITE", "UPSERT", False, all_tables=True)
+    assert "--all-tables" in streamer_flags(p, once, "file:///x")
+    p014 = p.model_copy(update={"hudi": p.hudi.model_copy(update={"version": "0.14.0"})})
+    assert "--all-tables" not in streamer_flags(p014, once, "file:///x")
 
     both = run_cli("stream", "--all", "--table", "artists", cwd=tmp_path)
     assert both.returncode == 2 and "give --table/--type or --all" in both.stderr

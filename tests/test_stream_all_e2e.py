@@ -17,6 +17,7 @@ import yaml
 
 from hudi_cdc import sample
 from hudi_cdc.config import load_pipeline
+from hudi_cdc.errors import ExitCode
 
 from .cli import cli_env, run_cli
 from .faults.harness import DATA_COLS, ev, land_file
@@ -163,5 +164,19 @@ def test_stream_all_one_table_fails_and_backs_off_the_others_land_exactly_then_a
             assert lake.dangling(table, tt) == [], (table, tt)
     for table in ("painters", "sculptors"):
         lake.assert_exact(table)
-    bad.unlink()
     lake.assert_exact("broken")  # as bootstrapped: the corrupt file wrote nothing
+
+    # `stream --all --once`: the tables' rounds side by side in one JVM; the broken table's failure does not
+    # keep the others from their round, and the command exits with it (one line naming the file)
+    for table in ("painters", "sculptors"):
+        lake.land(table, [ev(1, lake.next_lsn(), "German", name="once"), ev(6, lake.next_lsn(), deleted=True)])
+    once = lake.cli("stream", "--all", "--once", "-o", "json")
+    assert once.returncode == int(ExitCode.DATA) and "zz-broken.avro" in once.stderr, once.stderr[-3000:]
+    assert all(lake.caught_up(t) for t in ("painters", "sculptors"))
+    for table in ("painters", "sculptors"):
+        lake.assert_exact(table)
+    bad.unlink()
+    again = lake.cli("stream", "--all", "--once", "-o", "json")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert {r["table"].rpartition(".")[2] for r in json.loads(again.stdout)} == set(TABLES)
+    lake.assert_exact("broken")

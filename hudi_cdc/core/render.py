@@ -171,7 +171,9 @@ def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync:
             flags += ["--min-sync-interval-seconds", str(pipeline.stream.min_sync_interval_seconds)]
     if job.op == "UPSERT" and prof.name != "seed":
         flags += ["--source-limit", str(pipeline.stream.source_limit)]
-    if job.all_tables and job.continuous:
+    # continuous: a loop per table; --once: the tables' rounds side by side (hudi-cdc's streamer: not the
+    # real HoodieDeltaStreamer of the 0.14 profile, which runs the tables one after another)
+    if job.all_tables and (job.continuous or prof.name != "v014"):
         flags += all_tables_flags(pipeline)
     flags += ["--op", job.op]
     if job.op == "BULK_INSERT":

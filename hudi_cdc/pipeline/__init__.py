@@ -168,8 +168,9 @@ ALL_LABEL = "stream-all"
 def plan_stream_all(pipeline: Pipeline, once: bool, target: str = "local") -> list[Job]:
     """Every table and type of the pipeline; each must have been bootstrapped."""
     jobs = []
+    side_by_side = not once or target == "local"  # local --once: the rounds side by side in the one JVM
     for name in pipeline.tables:
-        jobs += [Job(j.table, j.table_type, j.op, j.continuous, all_tables=not once)
+        jobs += [Job(j.table, j.table_type, j.op, j.continuous, all_tables=side_by_side)
                  for j in plan_stream(pipeline, name, once, None, target)]
     return jobs
 
