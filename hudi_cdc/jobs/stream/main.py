@@ -62,11 +62,11 @@ def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[st
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="hudi-cdc-once") as pool:
         futures = [pool.submit(one, t) for t in targets]
         wait(futures)
-    failed = [f for f in futures if f.exception() is not None]
-    for f in failed[1:]:
-        log(f"round failed: {root_cause(f.exception(), 600)}")
-    if failed:
-        raise failed[0].exception()  # type: ignore[misc]
+    errors = [e for e in (f.exception() for f in futures) if e is not None]
+    for e in errors[1:]:
+        log(f"round failed: {root_cause(e, 600)}")
+    if errors:
+        raise errors[0]
     return [f.result() for f in futures]
 
 
