@@ -12,6 +12,7 @@ JVM start included), the ratio (target: >= 0.8), and the peak RSS of the --all p
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import time
@@ -30,12 +31,15 @@ def progress(msg: str) -> None:
     print(f"[multi {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def pipeline(work: Path, names: list[str]) -> Path:
-    doc = {"pipeline": "bench", "source": {"root": str(work / "landing")},
+def pipeline(work: Path, names: list[str], stream_settings: dict | None = None,
+             hudi_options: dict | None = None) -> Path:
+    doc: dict = {"pipeline": "bench", "source": {"root": str(work / "landing")},
            "lake": {"root": str(work / "lake"), "hive_database": "bench"},
            "tables": {n: {"topic": f"bench.public.{n}", "record_key": stream.KEY, "ordering_field": "__lsn",
                           "partition_field": stream.PARTITION, "table_types": ["MERGE_ON_READ"],
-                          "deletes": "hard"} for n in names}}
+                          "deletes": "hard", "hudi_options": dict(hudi_options or {})} for n in names}}
+    if stream_settings:
+        doc["stream"] = stream_settings
     work.mkdir(parents=True, exist_ok=True)
     (work / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return work / "hudi-cdc.yaml"
@@ -69,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows-per-table", type=int, default=50_000)
     ap.add_argument("--changes", type=int, default=200_000, help="backlog of change events, in all")
     ap.add_argument("--all-args", default="stream --all --once", help="the --all command (after --config)")
+    ap.add_argument("--max-parallel-rounds", type=int, help="stream.max_parallel_rounds (default: the pipeline's)")
+    ap.add_argument("--hudi-options", default="{}", help="JSON: hudi_options of every table (both runs)")
     ap.add_argument("--work", default="/work/bench-data/multi")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
@@ -79,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     res: dict = {"command": "python -m benchmarks.multi_table " + " ".join(argv if argv is not None else sys.argv[1:]),
                  "machine": report.machine(), "tables": args.tables, "rows_per_table": args.rows_per_table}
     # (a) --tables tables, the backlog spread over them
-    many = pipeline(work / "many", names)
+    settings = {"max_parallel_rounds": args.max_parallel_rounds} if args.max_parallel_rounds else None
+    opts = json.loads(args.hudi_options)
+    many = pipeline(work / "many", names, settings, opts)
     srcs = land(work / "many", names, args.rows_per_table)
     m = procs.run(procs.hudi_cdc("--config", str(many), "bootstrap"), work / "logs" / "many-bootstrap.log")
     progress(f"bootstrap of {args.tables} tables: {m.seconds:.1f}s, peak {m.peak_rss_mb:.0f} MB")
@@ -91,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                    "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg, "cpu_s": m.cpu_s}
     progress(f"{args.tables} tables: {res['many']}")
     # (b) one table holding as many rows as the --tables together, the same backlog
-    one = pipeline(work / "one", names[:1])
+    one = pipeline(work / "one", names[:1], settings, opts)
     src = land(work / "one", names[:1], args.rows_per_table * args.tables)
     procs.run(procs.hudi_cdc("--config", str(one), "bootstrap"), work / "logs" / "one-bootstrap.log")
     n_one = land_changes(work / "one", names[:1], src, n_many)
