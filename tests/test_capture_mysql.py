@@ -510,3 +510,36 @@ def test_init_from_a_real_mariadb(tmp_path, mariadb, mariadb_database):
     again = run_cli(*args[:2], "--from-database", cwd=tmp_path, env=dict(os.environ))
     assert again.returncode == 0 and "unchanged" in again.stderr
     assert (out_dir / "hudi-cdc.yaml").read_text() == text
+
+
+@pytest.mark.mariadb
+@pytest.mark.spark
+def test_mariadb_columns_avro_cannot_name_land_and_verify(tmp_path, mariadb, mariadb_database):
+    """Columns named `Order Date`, `user-id` and `1st` land as Order_Date, user_id and _1st (Avro's names);
+    verify compares each MariaDB column with its lake column, CoW and MoR, after snapshot and binlog changes."""
+    db = mariadb_database("odd_shop")
+    _sql(mariadb, "odd_shop",
+         "CREATE TABLE odd (id INT PRIMARY KEY, `Order Date` DATE, `user-id` VARCHAR(10), `1st` INT, "
+         "region VARCHAR(4) NOT NULL)",
+         "INSERT INTO odd VALUES " + ", ".join(
+             f"({i}, '2024-03-{i:02d}', 'u-{i}', {i * 10}, '{['eu', 'us'][i % 2]}')" for i in range(1, 21)))
+    doc = {"pipeline": "odd", "source": {"root": "landing", "database": {**db, "flush_size": 40}},
+           "lake": {"root": "lake", "hive_database": "odd"}, "spark": {"shuffle_partitions": 2},
+           "tables": {"odd": {"topic": f"shop.{db['name']}.odd", "record_key": "id", "partition_field": "region"}}}
+    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert _capture(tmp_path)["events"] == 20
+    run_cli("bootstrap", cwd=tmp_path, check=True)
+    _sql(mariadb, "odd_shop", "UPDATE odd SET `user-id` = 'renamed', `Order Date` = '1999-12-31' WHERE id <= 5",
+         "UPDATE odd SET `1st` = NULL WHERE id = 6", "DELETE FROM odd WHERE id = 7",
+         "INSERT INTO odd VALUES (100, NULL, 'new', 1, 'ap')")
+    _capture(tmp_path)
+    run_cli("stream", "--table", "odd", "--once", cwd=tmp_path, check=True)
+    for tt in ("cow", "mor"):
+        out = run_cli("verify", "--table", "odd", "--type", tt, "-o", "json", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)
+        assert result["equal"] and result["db_rows"] == 20 and not result["not_in_lake"], result
+        assert {"Order_Date", "user_id", "_1st"} <= set(result["columns"]), result
+    _sql(mariadb, "odd_shop", "UPDATE odd SET `user-id` = 'uncaptured' WHERE id = 9")  # never captured
+    out = run_cli("verify", "--table", "odd", "--type", "cow", cwd=tmp_path)
+    assert out.returncode == 10 and "1 different (e.g. key 9)" in out.stderr

@@ -54,7 +54,10 @@ def columns(conn, t: src.SourceTable) -> list[Column]:
         rows = cur.fetchall()
     if not rows:
         raise TableStateError(f"table {t.qualified} not found in the source database")
-    return [Column(str(name), str(ctype), kind_of(str(dtype), str(ctype), prec)) for name, dtype, ctype, prec in rows]
+    # each column by its lake name ("Order Date" lands as Order_Date: source.lake_name), and its own name
+    return [Column(src.lake_name(str(name)), str(ctype), kind_of(str(dtype), str(ctype), prec),
+                   str(name) if src.lake_name(str(name)) != str(name) else "")
+            for name, dtype, ctype, prec in rows]
 
 
 def value(kind: str, v):
@@ -112,7 +115,8 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
         target = mysql.binlog_status(conn)
         db_lsn = mysql.lsn(target.file, target.pos, 0)
         db_digests: dict[tuple, bytes] = {}
-        query = (f"SELECT {', '.join(_quote(n) for n in keys + [c.name for c in cols])} "
+        db_names = {c.name: c.db_name for c in db_cols}
+        query = (f"SELECT {', '.join(_quote(db_names[n]) for n in keys + [c.name for c in cols])} "
                  f"FROM {_quote(st.schema)}.{_quote(st.table)}")
         with conn.cursor(pymysql.cursors.SSCursor) as cur:
             cur.execute(query)
