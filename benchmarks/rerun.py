@@ -101,16 +101,11 @@ def bootstrap(args) -> list[dict]:
 
 
 def read(args) -> list[dict]:
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from hudi_cdc.common.spark_conf import configure, local_conf
-    from hudi_cdc.toolchain.jars import ensure_jars
+    from hudi_cdc.query.spark_engine import start_session
 
-    builder = SparkSession.builder.master("local[2]").config("spark.driver.memory", "3g")
-    builder = builder.config("spark.jars", ",".join(str(p) for p in ensure_jars("1.2.0")))
-    spark = configure(configure(builder, local_conf())).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = start_session(app_name="bench-rerun-read")
     out = []
     for run in range(args.runs):
         for name, opts in READS.items():

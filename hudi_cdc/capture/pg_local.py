@@ -13,7 +13,6 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -45,18 +44,6 @@ def bin_dir(version: str | None = None) -> Path:
         raise EnvironmentProblem("PostgreSQL server not found under /usr/lib/postgresql "
                                  "(install it with scripts/install-postgres.sh: apt-get install postgresql-15)")
     return Path(found[-1]).parent
-
-
-def port_free(port: int) -> bool:
-    """Could the server listen on ``port``? (SO_REUSEADDR as the server: a port in TIME_WAIT after
-    the last stop is free for it)."""
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 def _as_server_user(argv: list[str]) -> list[str]:

@@ -47,6 +47,12 @@ class Column:
     def db_name(self) -> str:
         return self.source or self.name
 
+    @classmethod
+    def of(cls, db_name: str, type: str, kind: str) -> Column:
+        """A database column under its lake name (source.lake_name), keeping its own when they differ."""
+        lake = src.lake_name(db_name)
+        return cls(lake, type, kind, db_name if lake != db_name else "")
+
 
 @dataclass
 class VerifyResult:
@@ -94,8 +100,7 @@ def _db_columns(conn, t: src.SourceTable) -> list[Column]:
         (t.schema, t.table)).fetchall()
     if not rows:
         raise TableStateError(f"table {t.qualified} not found in the source database")
-    return [Column(src.lake_name(name), typ, tv.kind_of(typ), name if src.lake_name(name) != name else "")
-            for name, typ in rows]
+    return [Column.of(name, typ, tv.kind_of(typ)) for name, typ in rows]
 
 
 def _canon(v) -> str:

@@ -54,9 +54,8 @@ def columns(conn, t: src.SourceTable) -> list[Column]:
         rows = cur.fetchall()
     if not rows:
         raise TableStateError(f"table {t.qualified} not found in the source database")
-    # each column by its lake name ("Order Date" lands as Order_Date: source.lake_name), and its own name
-    return [Column(src.lake_name(str(name)), str(ctype), kind_of(str(dtype), str(ctype), prec),
-                   str(name) if src.lake_name(str(name)) != str(name) else "")
+    # each column by its lake name ("Order Date" lands as Order_Date), with its own
+    return [Column.of(str(name), str(ctype), kind_of(str(dtype), str(ctype), prec))
             for name, dtype, ctype, prec in rows]
 
 

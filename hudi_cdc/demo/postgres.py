@@ -105,13 +105,13 @@ def _own_server(directory: Path, cfg: Path, registry: str, metastore: str, progr
     import psycopg
     from psycopg import sql
 
-    from hudi_cdc.capture import pg_local
+    from hudi_cdc.stack.process import port_bindable
 
     server = LocalPostgres(directory / CLUSTER_DIR)
     saved = load_pipeline(cfg).source.database if cfg.exists() else None
     fresh = not (server.data_dir / "PG_VERSION").exists()
     if not server.running():
-        server.port = saved.port if saved and pg_local.port_free(saved.port) else 0
+        server.port = saved.port if saved and port_bindable("127.0.0.1", saved.port) else 0
         progress(f"{'initdb and ' if fresh else ''}starting PostgreSQL {server.bin.parent.name} in {server.directory}")
         server.start()
         progress(f"PostgreSQL listens on 127.0.0.1:{server.port} (wal_level=logical)")

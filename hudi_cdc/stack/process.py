@@ -140,7 +140,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def port_bindable(host: str, port: int) -> bool:
-    """Could a server listen on ``port`` now?"""
+    """Could a server listen on ``port`` now? (SO_REUSEADDR as a server sets it: a port in TIME_WAIT after
+    the last stop is free for it)"""
     with socket.socket() as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -1,6 +1,8 @@
 """The streamer's kinds of failure; jobs/stream/main.py reports each with its `kind` and the local
 runner turns the kind into hudi-cdc's error (and exit code)."""
 
+from hudi_cdc.common.causes import root_cause
+
 
 class JobInputError(Exception):
     """Bad input the user can fix; the message names the file, field or table."""
@@ -32,6 +34,12 @@ class DiskFull(RuntimeError):
     """A write found no space left on the device holding the table; one line naming the table."""
 
     kind = "disk"
+
+
+def disk_full_in_round(table: str, base_path: str, exc: BaseException, next_step: str = "free space") -> DiskFull:
+    """The one-line error of a round that ran out of disk while writing."""
+    return DiskFull(f"{table} ({base_path}): {DISK_FULL} while writing the round ({root_cause(exc, 300)}); "
+                    f"nothing was committed, {next_step}")
 
 
 def is_disk_full(exc: BaseException) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.jobs.stream.argv import Target
-from hudi_cdc.jobs.stream.errors import DISK_FULL, DiskFull, JobInputError, is_disk_full
+from hudi_cdc.jobs.stream.errors import DiskFull, JobInputError, disk_full_in_round, is_disk_full
 from hudi_cdc.jobs.stream.round import RoundResult
 from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
 
@@ -34,6 +34,11 @@ SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}
 LABEL = "stream-all"
 FAIR = {"spark.scheduler.mode": "FAIR"}
 IDLE_MARK = ": no new files under "  # what round.py says of a round with nothing to read
+
+
+def target_key(t: Target) -> str:
+    """A target's name in the job: its FAIR pool and its failure file (`<table>_<cow|mor>`)."""
+    return f"{t.target_table.rpartition('.')[2]}_{SUFFIX.get(t.table_type, t.table_type)}"
 
 
 @dataclass
@@ -71,7 +76,7 @@ class TableLoop:
 
     @property
     def key(self) -> str:
-        return f"{self.name}_{SUFFIX.get(self.target.table_type, self.target.table_type)}"
+        return target_key(self.target)
 
     def as_dict(self) -> dict:
         return {"table": self.target.target_table, "base_path": self.target.target_base_path,
@@ -133,8 +138,7 @@ def classify(exc: BaseException, t: Target) -> tuple[str, str]:
     if isinstance(exc, JobInputError):
         return exc.kind, str(exc)
     if is_disk_full(exc):
-        return DiskFull.kind, (f"{t.target_table} ({t.target_base_path}): {DISK_FULL} while writing the round "
-                               f"({root_cause(exc, 300)}); nothing was committed, free space")
+        return DiskFull.kind, str(disk_full_in_round(t.target_table, t.target_base_path, exc))
     return "job", f"{t.target_table}: {root_cause(exc, 600)}"
 
 

@@ -15,8 +15,14 @@ from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.spark_conf import configure
 from hudi_cdc.errors import ExitCode
 from hudi_cdc.jobs.stream.argv import Target, parse_argv
-from hudi_cdc.jobs.stream.errors import DISK_FULL, DiskFull, JobInputError, RegistryReadError, is_disk_full
-from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings, TableLoop
+from hudi_cdc.jobs.stream.errors import (
+    DiskFull,
+    JobInputError,
+    RegistryReadError,
+    disk_full_in_round,
+    is_disk_full,
+)
+from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings, target_key
 from hudi_cdc.jobs.stream.props import target_properties
 from hudi_cdc.jobs.stream.round import RoundResult, run_round
 from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
@@ -41,8 +47,7 @@ def _round(spark, t: Target, props: dict[str, str], log) -> RoundResult:
     except Exception as exc:
         raise_if_conversion_failed(exc)  # a value the typed conversion refused: one line, exit 3
         if is_disk_full(exc) and not isinstance(exc, JobInputError):
-            raise DiskFull(f"{t.target_table} ({t.target_base_path}): {DISK_FULL} while writing the round "
-                           f"({root_cause(exc, 300)}); nothing was committed, free space and run again") from exc
+            raise disk_full_in_round(t.target_table, t.target_base_path, exc, "free space and run again") from exc
         raise
 
 
@@ -56,7 +61,7 @@ def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[st
 
     def one(t: Target) -> RoundResult:
         if sc is not None:
-            sc.setLocalProperty("spark.scheduler.pool", TableLoop(t).key)  # the continuous loops' pool name
+            sc.setLocalProperty("spark.scheduler.pool", target_key(t))  # as the continuous loops name it
         return _round(spark, t, props[id(t)], log)
 
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="hudi-cdc-once") as pool:
