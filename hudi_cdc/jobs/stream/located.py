@@ -129,10 +129,12 @@ class Located:
     rest: Any = None  # `df` without them
 
 
-def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], log=None) -> Located | None:
+def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], log=None,
+           mor: bool = False) -> Located | None:
     """The round's events tagged with the stored locations, or None when this round must go through
     Hudi's index (a column type or stored key this module does not reproduce). `events` holds one
-    event per key and the `_hoodie_is_deleted` column."""
+    event per key and the `_hoodie_is_deleted` column. `mor`: the stored rows may be read as base files
+    plus the keys hudi-cdc's own delta commits logged (logkeys.py)."""
     from pyspark.sql import functions as F
 
     cols = list(shape.record_keys) + list(shape.partition_fields)
@@ -143,7 +145,8 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
         return None
     keys = list(shape.record_keys)
     stored_cols = list(dict.fromkeys(keys + list(shape.partition_fields) + ordering))
-    stored, on = stored_for_round(spark, events, base_path, keys, stored_cols, meta=META, log=log)
+    stored, on = stored_for_round(spark, events, base_path, keys, stored_cols, meta=META, log=log,
+                                  mor_ordering=ordering if mor else None)
     joined = events.join(stored, on, "left")
     found = F.col("__s_hoodie_record_key").isNotNull()
     is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))

@@ -4,23 +4,27 @@ changes nothing, so it is dropped before the write."""
 
 from __future__ import annotations
 
-from hudi_cdc.jobs.stream import keyloc
+from hudi_cdc.jobs.stream import keyloc, logkeys
 
 
-def read_for_keys(spark, base_path: str, keys: list[str], round_keys, columns: list[str], log=None):
+def read_for_keys(spark, base_path: str, keys: list[str], round_keys, columns: list[str], log=None,
+                  mor_ordering: list[str] | None = None):
     """The table's snapshot (a MoR table's logs count) with at least `columns`: only the file groups
     Hudi's record-level index names for the round's keys when the table has that index (keyloc.py),
-    else the whole table."""
+    else, given the ordering fields of a MoR table, its base files with the keys its logs hold laid over
+    them (logkeys.py), else the whole table."""
     pruned = keyloc.pruned_snapshot(spark, base_path, keys, round_keys, columns)
     if pruned is None:
-        return spark.read.format("hudi").load(base_path)
+        view = logkeys.stored_view(spark, base_path, columns, mor_ordering, log) if mor_ordering else None
+        return view if view is not None else spark.read.format("hudi").load(base_path)
     table, files = pruned
     if log is not None:
         log(f"{base_path}: keys located through the record-level index ({files} file slice(s) read)")
     return table
 
 
-def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[str], meta=(), log=None):
+def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[str], meta=(), log=None,
+                     mor_ordering: list[str] | None = None):
     """The table's rows for the round's keys (a snapshot read: a MoR table's logs count), each of
     `columns` as `__s_<name>` and each of the `meta` columns (Hudi's) as `__s<name>`; and the
     condition joining them to the round's events by key."""
@@ -28,7 +32,7 @@ def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[s
 
     columns = list(dict.fromkeys(columns))  # an ordering field may be a key field too (a raw history's __lsn)
     round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
-    table = read_for_keys(spark, base_path, keys, round_keys, [*meta, *columns], log)
+    table = read_for_keys(spark, base_path, keys, round_keys, [*meta, *columns], log, mor_ordering)
     stored = table.select(*[F.col(m).alias(f"__s{m}") for m in meta], *[F.col(c).alias(f"__s_{c}") for c in columns])
     stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
     on = None

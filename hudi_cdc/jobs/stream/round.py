@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
-from hudi_cdc.jobs.stream import cuts, evolve, keyloc, toast, truncate, typed
+from hudi_cdc.jobs.stream import cuts, evolve, keyloc, logkeys, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
@@ -259,11 +259,12 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
 
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta)
+    mor_keys = located is not None and t.table_type == "MERGE_ON_READ" and logkeys.enabled(props)
     tombstones_first, floor_first = _side_files_first(t, opts, new_cp, deleted_keys, ordering, result, log)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
-        _write(df, t, opts, located, overwrite, result, clock)
+        _write(df, t, opts, located, overwrite, result, clock, ordering if mor_keys else [], log)
     except Exception as exc:
         _raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
@@ -308,7 +309,8 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
     """Events no newer than the stored row dropped: hudi-cdc finds each key's file group itself
     (located.py) when it can (returned, the records then carry their locations), else Hudi's index does."""
     shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
-    located = locate(spark, df, t.target_base_path, shape, ordering, log) if shape else None
+    mor = t.table_type == "MERGE_ON_READ" and logkeys.enabled(props)
+    located = locate(spark, df, t.target_base_path, shape, ordering, log, mor=mor) if shape else None
     if located is not None:
         df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
         result.ignored_deletes = located.ignored_deletes
@@ -358,8 +360,9 @@ def _side_files_first(t: Target, opts: dict[str, str], new_cp: str, deleted_keys
 
 
 def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result: RoundResult,
-           clock: float) -> None:
-    """The round's commit(s): one, or a delete-block-safe split of it (delete_block_safe_parts)."""
+           clock: float, log_keys_ordering: list[str], log) -> None:
+    """The round's commit(s): one, or a delete-block-safe split of it (delete_block_safe_parts). Given
+    the ordering fields, each located delta commit's logged keys are kept (logkeys.py)."""
     if located is not None:
         opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
         opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
@@ -377,5 +380,9 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
         # a crash in between re-reads the files, and what the first commit wrote is then unchanged
         last = i == len(parts) - 1
         part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
+        before = logkeys.deltacommits_before(t.target_base_path) if log_keys_ordering else set()
         part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
         clock = result.lap("write" if i == 0 else f"write {i + 1}", clock)
+        if log_keys_ordering:
+            logkeys.record(part.sparkSession, t.target_base_path, part, log_keys_ordering, before, log)
+            clock = result.lap("log keys", clock)

@@ -1,0 +1,220 @@
+"""A Merge-on-Read round's key lookup without merging the table's log files.
+
+Locating a round's keys (located.py) needs each stored key's file group, partition path and ordering
+value. Hudi's snapshot read of a MoR table merges every file group's log files into its base file
+for that: at 10M rows, 11 s of a round once the file groups carry logs, against 1.6-2.0 s for the
+read-optimized read of the base files alone (benchmarks/results/2026-11-24-idle.md).
+
+What the base files do not hold is what the delta commits since their compaction wrote into logs,
+and hudi-cdc wrote those itself: every located record it sends to a stored file group (an update or
+delete in place, the delete half of a partition move). So after each such delta commit it keeps
+those records' keys, file group, ordering values and delete flag in a small Parquet file beside the
+table (.hoodie/.aux/hudi-cdc-logkeys/<delta commit>.parquet), and a later round reads the base files
+and lays those records over them, newest ordering value first, as Hudi's event-time merge does.
+
+Used only where that is exactly the snapshot read: every log file of the latest file slices (hudi-rs
+lists them) written by a completed delta commit that has such a file; every file group with a base
+file; no compaction, clustering or log compaction pending; no log file holding inserts (checked in
+the delta commit's metadata before the file is written). Anything else, e.g. a delta commit that
+HoodieStreamer, Spark SQL or a crash between the commit and the file wrote: that round takes the
+snapshot read, and so does every round until a compaction has folded those logs into base files.
+Files of delta commits whose logs no latest file slice holds any more are removed."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hudi_cdc.common import s3
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.common.instants import COMPLETED, local_timeline_names, parse_instant_file
+from hudi_cdc.common.properties import local_path
+from hudi_cdc.jobs.stream.table import is_initialized
+
+LOGKEYS_DIR = (".hoodie", ".aux", "hudi-cdc-logkeys")
+# hoodie.streamer.hudi_cdc.mor.lookup: "log-keys" (default, this module) or "snapshot" (Hudi's merged read)
+LOOKUP_PROP = "hoodie.streamer.hudi_cdc.mor.lookup"
+FILE_ID, INSTANT = "__logkeys_file_id", "__logkeys_instant"
+_LOG_NAME = re.compile(r"^\.(?P<fid>.+)_(?P<instant>\d{14,})\.log\.\d+")
+_SUCCESS = "_SUCCESS"
+
+
+def enabled(props: dict[str, str]) -> bool:
+    return (props.get(LOOKUP_PROP) or "log-keys").strip().lower() != "snapshot"
+
+
+def _dir(base_path: str) -> str:
+    """Where the key files are, as Spark names it (the table's own scheme: file://, s3://)."""
+    return "/".join([base_path.rstrip("/"), *LOGKEYS_DIR])
+
+
+def _file(base_path: str, instant: str) -> str:
+    return f"{_dir(base_path)}/{instant}.parquet"
+
+
+class _Fs:
+    """Hadoop's file system of the table, as Spark reads and writes it (a key file is a folder)."""
+
+    def __init__(self, spark, uri: str):
+        jvm = spark.sparkContext._jvm
+        self._path = jvm.org.apache.hadoop.fs.Path
+        self._fs = self._path(uri).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+    def exists(self, uri: str) -> bool:
+        return bool(self._fs.exists(self._path(uri)))
+
+    def names(self, uri: str) -> list[str]:
+        if not self.exists(uri):
+            return []
+        return [st.getPath().getName() for st in self._fs.listStatus(self._path(uri))]
+
+    def delete(self, uri: str) -> None:
+        self._fs.delete(self._path(uri), True)
+
+
+def file_id_column(file_name_col):
+    """A file group's id from a data file's name (`<file id>_<write token>_<instant>.parquet`), as Hudi's
+    FSUtils.getFileId takes it."""
+    from pyspark.sql import functions as F
+
+    return F.substring_index(file_name_col, "_", 1)
+
+
+def completed_deltacommits(base_path: str) -> tuple[set[str], str]:
+    """Requested times of the completed delta commits, or (empty, why) when a table service that
+    rewrites file slices is pending."""
+    instants = [i for i in map(parse_instant_file, local_timeline_names(local_path(base_path))) if i is not None]
+    completed = {i.requested_time for i in instants if i.state == COMPLETED}
+    for inst in instants:
+        if inst.requested_time not in completed and (inst.planned_action or inst.action == "replacecommit"):
+            return set(), f"a pending {inst.planned_action or inst.action} ({inst.requested_time})"
+    return {i.requested_time for i in instants if i.state == COMPLETED and i.action == "deltacommit"}, ""
+
+
+def current_logs(spark, base_path: str) -> tuple[set[tuple[str, str]] | None, str]:
+    """(file group id, delta commit) of every completed delta commit's log file in the latest file
+    slices, when each of those delta commits has its key file; else (None, why not)."""
+    done, why = completed_deltacommits(base_path)
+    if why:
+        return None, why
+    slices = s3.hudi_table_builder(base_path).build().get_file_slices()
+    pairs: set[tuple[str, str]] = set()
+    for s in slices:
+        if not s.base_file_name:
+            return None, f"file group {s.file_id} has no base file"
+        for name in s.log_file_names:
+            m = _LOG_NAME.match(name)
+            if m is None:
+                return None, f"a log file name this lookup does not read: {name}"
+            if m.group("instant") in done:
+                pairs.add((s.file_id, m.group("instant")))
+    fs = _Fs(spark, base_path)
+    missing = sorted({d for _, d in pairs if not fs.exists(f"{_file(base_path, d)}/{_SUCCESS}")})
+    if missing:
+        return None, f"delta commit {missing[0]} has no key file (written by another writer, or before it)"
+    return pairs, ""
+
+
+def stored_view(spark, base_path: str, columns: list[str], ordering: list[str], log=None):
+    """The base files' rows (read-optimized) with what later delta commits logged laid over them: the
+    table as Hudi's snapshot read gives `columns` (which hold `_hoodie_file_name`, `_hoodie_record_key`
+    and the ordering fields); None when this module cannot stand in for that read."""
+    from pyspark.sql import functions as F
+
+    pairs, why = current_logs(spark, base_path)
+    if pairs is None:
+        if log is not None:
+            log(f"{base_path}: MoR lookup through the merged snapshot read ({why})")
+        return None
+    _remove_obsolete(spark, base_path, {d for _, d in pairs})
+    base = (spark.read.format("hudi").option("hoodie.datasource.query.type", "read_optimized")
+            .load(base_path).select(*columns))
+    if not pairs:
+        return base
+    instants = sorted({d for _, d in pairs})
+    logged = spark.read.parquet(*[_file(base_path, d) for d in instants])
+    current = spark.createDataFrame(sorted(pairs), f"{FILE_ID} string, {INSTANT} string")
+    logged = logged.join(F.broadcast(current), [FILE_ID, INSTANT], "left_semi")
+    # the newest version per key and file group: highest ordering value, then the later delta commit
+    newest = logged.groupBy("_hoodie_record_key", FILE_ID).agg(
+        F.max(F.struct(*[F.col(o) for o in ordering], F.col(INSTANT), F.col("_hoodie_is_deleted"))).alias("__n"))
+    newest = newest.select(F.col("_hoodie_record_key").alias("__l_key"), F.col(FILE_ID).alias("__l_fid"),
+                           *[F.col(f"__n.{o}").alias(f"__l_{o}") for o in ordering],
+                           F.col("__n._hoodie_is_deleted").alias("__l_deleted"))
+    joined = base.withColumn(FILE_ID, file_id_column(F.col("_hoodie_file_name"))).join(
+        F.broadcast(newest), (F.col("_hoodie_record_key") == F.col("__l_key")) & (F.col(FILE_ID) == F.col("__l_fid")),
+        "left")
+    applies = F.col("__l_key").isNotNull() & _at_least([f"__l_{o}" for o in ordering], ordering)
+    out = joined.where(~(applies & F.coalesce(F.col("__l_deleted"), F.lit(False))))
+    return out.select(*[F.when(applies, F.col(f"__l_{c}")).otherwise(F.col(c)).alias(c) if c in ordering
+                        else F.col(c) for c in columns])
+
+
+def _at_least(left: list[str], right: list[str]):
+    """left >= right, lexicographically (null counts as not)."""
+    from pyspark.sql import functions as F
+
+    out = None
+    for a, b in reversed(list(zip(left, right, strict=True))):
+        ge = F.col(a) >= F.col(b) if out is None else (F.col(a) > F.col(b)) | ((F.col(a) == F.col(b)) & out)
+        out = ge
+    return F.coalesce(out, F.lit(False)) if out is not None else F.lit(True)
+
+
+def _remove_obsolete(spark, base_path: str, keep: set[str]) -> None:
+    """Key files of delta commits no latest file slice has a log of (compacted since), and unfinished
+    ones (a crash while one was written): never read again."""
+    fs = _Fs(spark, base_path)
+    for name in fs.names(_dir(base_path)):
+        instant = name[:-len(".parquet")] if name.endswith(".parquet") else ""
+        if instant and instant not in keep:
+            fs.delete(_file(base_path, instant))
+
+
+def deltacommits_before(base_path: str) -> set[str]:
+    """The completed delta commits before a write (the one it adds is the difference)."""
+    return completed_deltacommits(base_path)[0] if is_initialized(base_path) else set()
+
+
+def record(spark, base_path: str, written, ordering: list[str], before: set[str], log=print) -> None:
+    """After a delta commit: keep the located records it wrote (`written`: prepped records, those with a
+    `_hoodie_file_name` went to a stored file group) as its key file. None when the commit cannot be
+    told apart or put inserts into log files, or the file cannot be written (logged): later rounds then
+    take the snapshot read until a compaction, which changes their speed, not their result."""
+    try:
+        why = _record(spark, base_path, written, ordering, before)
+    except Exception as exc:  # noqa: BLE001 - a missing key file only sends later lookups to the snapshot read
+        why = first_line(exc)
+    if why:
+        log(f"{base_path}: no key file for this delta commit ({why}): MoR lookups read the merged snapshot "
+            "until the next compaction")
+
+
+def _record(spark, base_path: str, written, ordering: list[str], before: set[str]) -> str:
+    from pyspark.sql import functions as F
+
+    after, why = completed_deltacommits(base_path)
+    new = sorted(after - before)
+    if why or len(new) != 1:
+        return why or f"{len(new)} new delta commits"
+    instant = new[0]
+    if _logs_hold_inserts(base_path, instant):
+        return f"delta commit {instant} put inserts into log files"
+    deleted = F.col("_hoodie_is_deleted") if "_hoodie_is_deleted" in written.columns else F.lit(False)
+    out = written.where(F.col("_hoodie_file_name").isNotNull()).select(
+        F.col("_hoodie_record_key"), file_id_column(F.col("_hoodie_file_name")).alias(FILE_ID),
+        *[F.col(o) for o in ordering], F.coalesce(deleted, F.lit(False)).alias("_hoodie_is_deleted"),
+        F.lit(instant).alias(INSTANT))
+    out.coalesce(1).write.mode("overwrite").parquet(_file(base_path, instant))
+    return ""
+
+
+def _logs_hold_inserts(base_path: str, instant: str) -> bool:
+    tl = s3.hudi_table_builder(base_path).build().get_timeline()
+    inst = next(i for i in tl.get_completed_deltacommits() if i.timestamp == instant)
+    meta = json.loads(tl.get_instant_metadata_in_json(inst) or "{}")
+    for stats in (meta.get("partitionToWriteStats") or {}).values():
+        for st in stats:
+            if ".log." in (st.get("path") or "") and int(st.get("numInserts") or 0) > 0:
+                return True
+    return False
