@@ -4,6 +4,7 @@ in the lake, i.e. the commit that covers its file is complete) and whether the p
 
     python -m benchmarks.sustained --rows 10000000 --rates 5000,10000,20000 [--step-seconds 90]
         [--from-pristine DIR] [--work DIR] [--out benchmarks/results/<date>-sustained.json]
+        [--hudi-options JSON] [--compaction-delta-commits N]
 
 The feeder pre-generates each step's change files (benchmarks/stream.py: updates, partition moves,
 key-only deletes, inserts, redeliveries; one file per --file-seconds) while the stream is idle, then lands
@@ -212,7 +213,8 @@ def prepare(args, work: Path) -> tuple[Variant, stream.Stream]:
     landing = work / "landing"
     if landing.exists():
         shutil.rmtree(landing)
-    v = Variant(work / "mor", landing, MOR).write()
+    v = Variant(work / "mor", landing, MOR, hudi_options=json.loads(args.hudi_options),
+                compaction_delta_commits=args.compaction_delta_commits).write()
     src = stream.Stream(args.rows, seed=23)
     if args.from_pristine:
         # a MoR table of the defaults bootstrapped from benchmarks/stream.py's snapshot at --rows
@@ -241,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drain-seconds", type=float, default=180, help="after the last file: wait this long")
     ap.add_argument("--p95-bound", type=float, default=30.0)
     ap.add_argument("--stop-after-fail", action="store_true", help="stop at the first rate not sustained")
+    ap.add_argument("--hudi-options", default="{}", help='JSON: the table\'s hudi_options, e.g. '
+                    '\'{"hoodie.compaction.target.io": "40"}\'')
+    ap.add_argument("--compaction-delta-commits", type=int, help="the table's compaction_delta_commits")
     ap.add_argument("--from-pristine", help="copy this bootstrapped MoR table instead of bootstrapping one")
     ap.add_argument("--work", default="/work/bench-data/sustained")
     ap.add_argument("--out", help="results JSON (default: print only)")
