@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -103,3 +104,25 @@ def test_a_delta_commit_without_its_key_file_takes_the_snapshot_read(tmp_path, s
 def test_lookup_prop():
     assert logkeys.enabled({}) and logkeys.enabled({logkeys.LOOKUP_PROP: "log-keys"})
     assert not logkeys.enabled({logkeys.LOOKUP_PROP: "snapshot"})
+
+
+def _slice(fid, logs, base=True):
+    return SimpleNamespace(file_id=fid, base_file_name=f"{fid}_1-2-3_100.parquet" if base else "",
+                           log_file_names=logs)
+
+
+@pytest.mark.unit
+def test_which_log_files_count():
+    """Logs of completed delta commits count, a failed or in-flight one's are skipped as readers skip them;
+    a log named by any other instant (table version 6 names logs by their base instant, and an upgraded
+    table keeps them until a compaction) or a file group without a base file sends the round to the
+    snapshot read."""
+    done, deltas = {"20260101000000001"}, {"20260101000000001", "20260101000000002"}
+    ok = [_slice("fg-1", [".fg-1_20260101000000001.log.1_0-1-2", ".fg-1_20260101000000002.log.1_0-1-2"]),
+          _slice("fg-2", [])]
+    assert logkeys.log_pairs(ok, done, deltas) == ({("fg-1", "20260101000000001")}, "")
+    v6 = [_slice("fg-1", [".fg-1_20260101000000000.log.1_0-1-2"])]
+    pairs, why = logkeys.log_pairs(v6, done, deltas)
+    assert pairs is None and "20260101000000000" in why and "no delta commit" in why
+    pairs, why = logkeys.log_pairs([_slice("fg-3", [], base=False)], done, deltas)
+    assert pairs is None and "fg-3 has no base file" in why

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 from hudi_cdc.jobs.stream.redelivery import stored_for_round
 
 # Hudi's meta columns, in the order the prepped write path reads them by position
@@ -150,13 +151,9 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     joined = events.join(stored, on, "left")
     found = F.col("__s_hoodie_record_key").isNotNull()
     is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))
-    at_least = None  # stored ordering >= event ordering, lexicographically
-    newer = None  # stored ordering > event ordering
-    for o in reversed(ordering):
-        s, e = F.col(f"__s_{o}"), F.col(o)
-        at_least = (s >= e) if at_least is None else ((s > e) | ((s == e) & at_least))
-        newer = (s > e) if newer is None else ((s > e) | ((s == e) & newer))
-    assert at_least is not None and newer is not None
+    stored_o = [f"__s_{o}" for o in ordering]
+    at_least = ordering_at_least(stored_o, ordering)  # stored ordering >= event ordering
+    newer = ordering_at_least(stored_o, ordering, strict=True)  # stored ordering > event ordering
     new_pp = partition_path_column(shape)
     no = F.lit(False)
     unchanged = found & ~is_del & F.coalesce(at_least, no)

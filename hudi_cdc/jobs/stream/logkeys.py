@@ -29,7 +29,8 @@ from hudi_cdc.common import s3
 from hudi_cdc.common.causes import first_line
 from hudi_cdc.common.instants import COMPLETED, local_timeline_names, parse_instant_file
 from hudi_cdc.common.properties import local_path
-from hudi_cdc.jobs.stream.table import is_initialized
+from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
+from hudi_cdc.jobs.stream.table import hudi_timeline, is_initialized
 
 LOGKEYS_DIR = (".hoodie", ".aux", "hudi-cdc-logkeys")
 # hoodie.streamer.hudi_cdc.mor.lookup: "log-keys" (default, this module) or "snapshot" (Hudi's merged read)
@@ -80,24 +81,24 @@ def file_id_column(file_name_col):
     return F.substring_index(file_name_col, "_", 1)
 
 
-def completed_deltacommits(base_path: str) -> tuple[set[str], str]:
-    """Requested times of the completed delta commits, or (empty, why) when a table service that
-    rewrites file slices is pending."""
+def _timeline(base_path: str) -> tuple[set[str], set[str], str]:
+    """(completed delta commits, every delta commit the timeline holds in any state, ""), or why not when
+    a table service that rewrites file slices is pending. Requested times."""
     instants = [i for i in map(parse_instant_file, local_timeline_names(local_path(base_path))) if i is not None]
     completed = {i.requested_time for i in instants if i.state == COMPLETED}
     for inst in instants:
         if inst.requested_time not in completed and (inst.planned_action or inst.action == "replacecommit"):
-            return set(), f"a pending {inst.planned_action or inst.action} ({inst.requested_time})"
-    return {i.requested_time for i in instants if i.state == COMPLETED and i.action == "deltacommit"}, ""
+            return set(), set(), f"a pending {inst.planned_action or inst.action} ({inst.requested_time})"
+    deltas = {i.requested_time for i in instants if i.action == "deltacommit"}
+    return deltas & completed, deltas, ""
 
 
-def current_logs(spark, base_path: str) -> tuple[set[tuple[str, str]] | None, str]:
-    """(file group id, delta commit) of every completed delta commit's log file in the latest file
-    slices, when each of those delta commits has its key file; else (None, why not)."""
-    done, why = completed_deltacommits(base_path)
-    if why:
-        return None, why
-    slices = s3.hudi_table_builder(base_path).build().get_file_slices()
+def log_pairs(slices, done: set[str], deltas: set[str]) -> tuple[set[tuple[str, str]] | None, str]:
+    """(file group id, delta commit) of each log file in the latest file slices that a completed delta
+    commit wrote; a delta commit in flight or failed is skipped (readers skip its logs too). None, and
+    why, for a file group without a base file, or a log named by an instant that is no delta commit on
+    the timeline (table version 6 names logs by their base instant, and an upgraded table keeps them
+    until a compaction; an archived delta commit): what such a log holds is unknown here."""
     pairs: set[tuple[str, str]] = set()
     for s in slices:
         if not s.base_file_name:
@@ -106,8 +107,23 @@ def current_logs(spark, base_path: str) -> tuple[set[tuple[str, str]] | None, st
             m = _LOG_NAME.match(name)
             if m is None:
                 return None, f"a log file name this lookup does not read: {name}"
-            if m.group("instant") in done:
-                pairs.add((s.file_id, m.group("instant")))
+            instant = m.group("instant")
+            if instant in done:
+                pairs.add((s.file_id, instant))
+            elif instant not in deltas:
+                return None, f"log file {name} is named by {instant}, no delta commit on the active timeline"
+    return pairs, ""
+
+
+def current_logs(spark, base_path: str) -> tuple[set[tuple[str, str]] | None, str]:
+    """(file group id, delta commit) of every completed delta commit's log file in the latest file
+    slices, when each of those delta commits has its key file; else (None, why not)."""
+    done, deltas, why = _timeline(base_path)
+    if why:
+        return None, why
+    pairs, why = log_pairs(s3.hudi_table_builder(base_path).build().get_file_slices(), done, deltas)
+    if pairs is None:
+        return None, why
     fs = _Fs(spark, base_path)
     missing = sorted({d for _, d in pairs if not fs.exists(f"{_file(base_path, d)}/{_SUCCESS}")})
     if missing:
@@ -144,21 +160,11 @@ def stored_view(spark, base_path: str, columns: list[str], ordering: list[str], 
     joined = base.withColumn(FILE_ID, file_id_column(F.col("_hoodie_file_name"))).join(
         F.broadcast(newest), (F.col("_hoodie_record_key") == F.col("__l_key")) & (F.col(FILE_ID) == F.col("__l_fid")),
         "left")
-    applies = F.col("__l_key").isNotNull() & _at_least([f"__l_{o}" for o in ordering], ordering)
+    applies = F.col("__l_key").isNotNull() & F.coalesce(
+        ordering_at_least([f"__l_{o}" for o in ordering], ordering), F.lit(False))
     out = joined.where(~(applies & F.coalesce(F.col("__l_deleted"), F.lit(False))))
     return out.select(*[F.when(applies, F.col(f"__l_{c}")).otherwise(F.col(c)).alias(c) if c in ordering
                         else F.col(c) for c in columns])
-
-
-def _at_least(left: list[str], right: list[str]):
-    """left >= right, lexicographically (null counts as not)."""
-    from pyspark.sql import functions as F
-
-    out = None
-    for a, b in reversed(list(zip(left, right, strict=True))):
-        ge = F.col(a) >= F.col(b) if out is None else (F.col(a) > F.col(b)) | ((F.col(a) == F.col(b)) & out)
-        out = ge
-    return F.coalesce(out, F.lit(False)) if out is not None else F.lit(True)
 
 
 def _remove_obsolete(spark, base_path: str, keep: set[str]) -> None:
@@ -173,7 +179,7 @@ def _remove_obsolete(spark, base_path: str, keep: set[str]) -> None:
 
 def deltacommits_before(base_path: str) -> set[str]:
     """The completed delta commits before a write (the one it adds is the difference)."""
-    return completed_deltacommits(base_path)[0] if is_initialized(base_path) else set()
+    return _timeline(base_path)[0] if is_initialized(base_path) else set()
 
 
 def record(spark, base_path: str, written, ordering: list[str], before: set[str], log=print) -> None:
@@ -193,7 +199,7 @@ def record(spark, base_path: str, written, ordering: list[str], before: set[str]
 def _record(spark, base_path: str, written, ordering: list[str], before: set[str]) -> str:
     from pyspark.sql import functions as F
 
-    after, why = completed_deltacommits(base_path)
+    after, _, why = _timeline(base_path)
     new = sorted(after - before)
     if why or len(new) != 1:
         return why or f"{len(new)} new delta commits"
@@ -210,7 +216,7 @@ def _record(spark, base_path: str, written, ordering: list[str], before: set[str
 
 
 def _logs_hold_inserts(base_path: str, instant: str) -> bool:
-    tl = s3.hudi_table_builder(base_path).build().get_timeline()
+    tl = hudi_timeline(base_path, "the delta commit's write statistics")
     inst = next(i for i in tl.get_completed_deltacommits() if i.timestamp == instant)
     meta = json.loads(tl.get_instant_metadata_in_json(inst) or "{}")
     for stats in (meta.get("partitionToWriteStats") or {}).values():

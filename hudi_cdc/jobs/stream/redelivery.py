@@ -5,6 +5,7 @@ changes nothing, so it is dropped before the write."""
 from __future__ import annotations
 
 from hudi_cdc.jobs.stream import keyloc, logkeys
+from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 
 
 def read_for_keys(spark, base_path: str, keys: list[str], round_keys, columns: list[str], log=None,
@@ -54,11 +55,8 @@ def drop_unchanged(spark, df, base_path: str, keys: list[str], ordering: list[st
     from pyspark.sql import functions as F
 
     stored, cond = stored_for_round(spark, df, base_path, keys, keys + ordering, log=log)
-    at_least = None  # stored ordering >= event ordering, lexicographically
-    for o in reversed(ordering):
-        s, e = F.col(f"__s_{o}"), F.col(o)
-        at_least = (s >= e) if at_least is None else ((s > e) | ((s == e) & at_least))
-    assert cond is not None and at_least is not None  # a table has record keys and an ordering field here
+    at_least = ordering_at_least([f"__s_{o}" for o in ordering], ordering)  # stored ordering >= event ordering
+    assert cond is not None  # a table has record keys here
     unchanged = cond & at_least
     if "_hoodie_is_deleted" in df.columns:
         unchanged = unchanged & ~F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))

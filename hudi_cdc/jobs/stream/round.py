@@ -247,8 +247,9 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if overwrite or (t.op == "BULK_INSERT" and is_delete):
         # Nothing to delete in a new table, or in one a TRUNCATE empties: a deleted row is simply absent.
         df = df.where(~F.col("_hoodie_is_deleted")) if is_delete else df
+    mor_lookup = t.table_type == "MERGE_ON_READ" and logkeys.enabled(props)  # logkeys.py
     if t.op != "BULK_INSERT" and existing and ordering and not overwrite:
-        df, located = _locate_keys(spark, t, props, df, record_keys, ordering, result, log)
+        df, located = _locate_keys(spark, t, props, df, record_keys, ordering, result, log, mor_lookup)
         clock = result.lap("locate" if located else "redelivery", clock)
     if bulk:
         result.records_written = int(summary["n"]) - result.deletes
@@ -259,7 +260,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
 
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta)
-    mor_keys = located is not None and t.table_type == "MERGE_ON_READ" and logkeys.enabled(props)
+    mor_keys = located is not None and mor_lookup
     tombstones_first, floor_first = _side_files_first(t, opts, new_cp, deleted_keys, ordering, result, log)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
@@ -305,12 +306,11 @@ def _deletes(spark, t: Target, df, summary: dict, record_keys: list[str], orderi
 
 
 def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[str], ordering: list[str],
-                 result: RoundResult, log):
+                 result: RoundResult, log, mor_lookup: bool):
     """Events no newer than the stored row dropped: hudi-cdc finds each key's file group itself
     (located.py) when it can (returned, the records then carry their locations), else Hudi's index does."""
     shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
-    mor = t.table_type == "MERGE_ON_READ" and logkeys.enabled(props)
-    located = locate(spark, df, t.target_base_path, shape, ordering, log, mor=mor) if shape else None
+    located = locate(spark, df, t.target_base_path, shape, ordering, log, mor=mor_lookup) if shape else None
     if located is not None:
         df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
         result.ignored_deletes = located.ignored_deletes

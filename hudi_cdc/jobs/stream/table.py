@@ -36,7 +36,7 @@ def checkpoint_of(extra_metadata: Mapping[str, str]) -> str | None:
     return checkpoints.checkpoint_of(extra_metadata)
 
 
-def _hudi_timeline(base_path: str, what: str):
+def hudi_timeline(base_path: str, what: str):
     try:
         import hudi  # noqa: F401
     except ImportError as exc:
@@ -59,7 +59,7 @@ def read_checkpoint(base_path: str) -> str | None:
     Never None for a table whose checkpoint cannot be read: the stream would read every file again."""
     if not is_initialized(base_path):
         return None
-    tl = _hudi_timeline(base_path, "the streamer checkpoint")
+    tl = hudi_timeline(base_path, "the streamer checkpoint")
     try:
         instants = list(tl.get_completed_commits()) + list(tl.get_completed_deltacommits())
         instants.sort(key=lambda i: i.timestamp, reverse=True)
@@ -72,7 +72,7 @@ def read_checkpoint(base_path: str) -> str | None:
 
 def latest_instant(base_path: str) -> str:
     """The newest completed commit (what a write just made)."""
-    tl = _hudi_timeline(base_path, "the latest commit")
+    tl = hudi_timeline(base_path, "the latest commit")
     try:
         latest = tl.get_latest_commit_timestamp()
     except Exception as exc:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from hudi_cdc.common import storage
 from hudi_cdc.common.instants import completed_write_times
 from hudi_cdc.common.properties import local_path
+from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -80,14 +81,8 @@ def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
     for c in keys:
         eq = F.col(c) == F.col(f"__t_{c}")
         cond = eq if cond is None else cond & eq
-    newer_or_equal: Column | None = None  # tombstone ordering >= event ordering, lexicographically
-    for i in reversed(range(len(ordering))):
-        name = ordering[i]
-        here = F.col(f"__t_{name}") > F.col(name) if newer_or_equal is not None else F.col(f"__t_{name}") >= F.col(name)
-        if newer_or_equal is not None:
-            here = here | ((F.col(f"__t_{name}") == F.col(name)) & newer_or_equal)
-        newer_or_equal = here
-    assert cond is not None and newer_or_equal is not None  # callers pass record keys and ordering fields
+    newer_or_equal = ordering_at_least([f"__t_{o}" for o in ordering], ordering)  # tombstone >= event
+    assert cond is not None  # callers pass record keys
     stale_cond = cond & newer_or_equal & ~F.col("_hoodie_is_deleted")
     kept = df.join(tdf, stale_cond, "left_anti")
     removed = df.join(tdf, stale_cond, "left_semi").count()
