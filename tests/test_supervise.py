@@ -147,7 +147,8 @@ def test_streamer_loop_leaves_between_rounds_on_the_stop_file(tmp_path, monkeypa
 
     monkeypatch.setattr(stream_main, "run_round", fake_round)
     monkeypatch.setattr(stream_main, "target_properties", lambda t: {})
-    t = type("T", (), {"continuous": True, "min_sync_interval_seconds": 0, "max_rounds": None})()
+    t = type("T", (), {"continuous": True, "min_sync_interval_seconds": 0, "max_rounds": None,
+                     "table_type": "COPY_ON_WRITE"})()
     assert stream_main.run_targets(None, [t]) == [1, 2]  # the round in flight ends, no other starts
     # asked while waiting out the sync interval: it leaves within a second
     stop_file.unlink()

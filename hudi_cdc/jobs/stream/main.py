@@ -14,7 +14,9 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.spark_conf import configure
 from hudi_cdc.errors import ExitCode
+from hudi_cdc.jobs.stream import compaction
 from hudi_cdc.jobs.stream.argv import Target, parse_argv
+from hudi_cdc.jobs.stream.compaction import Compactor
 from hudi_cdc.jobs.stream.errors import (
     DiskFull,
     JobInputError,
@@ -24,7 +26,7 @@ from hudi_cdc.jobs.stream.errors import (
 )
 from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings, target_key
 from hudi_cdc.jobs.stream.props import target_properties
-from hudi_cdc.jobs.stream.round import RoundResult, run_round
+from hudi_cdc.jobs.stream.round import RoundResult, run_round, writer_options
 from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
 
 RESULT_MARK = "HUDI_CDC_RESULT "
@@ -82,13 +84,24 @@ def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
     continuous = any(t.continuous for t in targets)
     if not continuous and len(targets) > 1 and any(t.all_tables for t in targets):
         return run_once_side_by_side(spark, targets, props, log)
+    compactor = Compactor(spark, log)
+    try:
+        return _rounds(spark, targets, props, compactor, continuous, log)
+    finally:
+        compactor.wait()
+
+
+def _rounds(spark, targets: list[Target], props: dict[int, dict[str, str]], compactor: Compactor,
+            continuous: bool, log) -> list[RoundResult]:
     out: list[RoundResult] = []
     interval = max((t.min_sync_interval_seconds for t in targets), default=0)
     max_rounds = min((t.max_rounds for t in targets if t.max_rounds is not None), default=None)
     rounds = 0
     while True:
         started = time.time()
-        out.extend(_round(spark, t, props[id(t)], log) for t in targets)
+        for t in targets:
+            out.append(_round(spark, t, props[id(t)], log))
+            compact_beside(compactor, t, props[id(t)])
         rounds += 1
         if not continuous or (max_rounds is not None and rounds >= max_rounds):
             return out
@@ -102,6 +115,13 @@ def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
             time.sleep(min(1.0, interval - (time.time() - started)))
 
 
+def compact_beside(compactor: Compactor, t: Target, props: dict[str, str]) -> None:
+    """After a round of a continuous MoR target: its scheduled compaction runs beside the next rounds."""
+    if compaction.is_async(t.continuous, t.table_type, props):
+        compactor.after_round(t.target_table, t.target_base_path, writer_options(props, t),
+                              f"{target_key(t)}_compaction")
+
+
 def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
     """`stream --all`: every target in a loop of its own in this one application (loops.py)."""
     first = next(t for t in targets if t.all_tables)
@@ -112,7 +132,17 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
     props = {id(t): target_properties(t) for t in targets}
     log(f"stream --all: {len(targets)} table(s) in one application, at most {settings.max_parallel} "
         "round(s) at a time (FAIR scheduler, one pool per table)")
-    return AllTables(spark, targets, props, settings, run_round, stop_requested, log).run()
+    compactor = Compactor(spark, log)
+
+    def round_then_compact(spark, t: Target, props: dict[str, str], log) -> RoundResult:
+        result = run_round(spark, t, props, log)
+        compact_beside(compactor, t, props)
+        return result
+
+    try:
+        return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log).run()
+    finally:
+        compactor.wait()
 
 
 def _local_dir(uri: str | None) -> str | None:
@@ -143,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _mark(ERROR_MARK, {"message": "bad streamer arguments: " + shlex.join(argv)})
         return ExitCode.CONFIG
     all_tables = any(t.all_tables for t in targets)
-    spark = build_session(fair=all_tables)
+    # FAIR pools: each table's rounds (stream --all) and each compaction beside the rounds (compaction.py)
+    spark = build_session(fair=all_tables or any(t.continuous and t.table_type == "MERGE_ON_READ" for t in targets))
     spark.sparkContext.setLogLevel("WARN")
     log = lambda m: print("hudi-cdc: " + m, flush=True)  # noqa: E731
     try:

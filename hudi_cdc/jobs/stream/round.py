@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
-from hudi_cdc.jobs.stream import cuts, evolve, keyloc, logkeys, toast, truncate, typed
+from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, logkeys, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
@@ -83,6 +83,8 @@ def writer_options(props: dict[str, str], t: Target) -> dict[str, str]:
         if db:
             opts.setdefault("hoodie.datasource.hive_sync.database", db)
         opts.setdefault("hoodie.datasource.hive_sync.table", table)
+    if compaction.is_async(t.continuous, t.table_type, props):
+        compaction.writer_options(opts)  # scheduled here, executed beside the rounds (compaction.py)
     return opts
 
 

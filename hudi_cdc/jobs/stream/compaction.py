@@ -1,0 +1,129 @@
+"""A continuous stream's MoR compaction beside its rounds, in the same Spark application.
+
+Inline, the round whose commit reaches ``hoodie.compact.inline.max.delta.commits`` rewrites every file
+group with logs before it returns: at 10M rows that round takes 50-77 s more, and every change that
+lands meanwhile waits for it (benchmarks/results/2026-11-24-logkeys.md: what set p95 freshness). In a
+continuous stream (`stream` without ``--once``, `stream --all`, `run`) the writer now only schedules
+the compaction (``hoodie.compact.schedule.inline``, after as many delta commits) and a thread of this
+application executes the plan (Hudi's ``run_compaction`` procedure, ``op => 'execute'``) in a FAIR pool
+of its own while the next rounds go on. It is what HoodieStreamer's ``--continuous`` mode does.
+
+Rounds write into file groups while their compaction runs (Hudi logs those changes against the new
+slice); the writer and the compaction share Hudi's in-process lock, which guards the metadata table
+(the writer's own ``hoodie.write.lock.*`` settings, when the pipeline sets a lock provider, go to both).
+At most one compaction per table at a time; a failed one is logged with its cause and Hudi rolls it
+back and runs it again after the next round (a compaction never changes what readers see, only how
+many log files they merge). A stopping stream waits for the compaction in flight.
+
+A run that ends (``--once``) keeps compacting inline, and so does a table whose properties say
+``hoodie.streamer.hudi_cdc.compaction: inline``, that does not compact here at all
+(``hoodie.compact.inline: false``), or whose lock or compaction settings hold a value with ',' or '='
+(the procedure's ``options`` list cannot carry it, e.g. a ZooKeeper ensemble ``host1:2181,host2:2181``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from hudi_cdc.common.causes import root_cause
+from hudi_cdc.common.instants import COMPLETED, local_timeline_names, parse_instant_file
+from hudi_cdc.common.properties import local_path
+
+MODE_PROP = "hoodie.streamer.hudi_cdc.compaction"  # async (continuous default) | inline
+IN_PROCESS_LOCK = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+LOCK_PROVIDER = "hoodie.write.lock.provider"
+# writer settings the compaction's write client must share (the lock) or that shape its execution
+_SHARED = ("hoodie.write.lock.", "hoodie.write.concurrency.mode", "hoodie.memory.", "hoodie.compaction.",
+           "hoodie.metadata.enable")
+
+
+def is_async(continuous: bool, table_type: str, props: dict[str, str]) -> bool:
+    """Whether this target's compaction runs beside its rounds (module docstring)."""
+    compacts = (props.get("hoodie.compact.inline") or "false").strip().lower() == "true"
+    mode = (props.get(MODE_PROP) or "async").strip().lower()
+    return (continuous and table_type == "MERGE_ON_READ" and compacts and mode != "inline"
+            and not _unpassable(props))
+
+
+def _unpassable(opts: dict[str, str]) -> list[str]:
+    """Shared settings whose value run_compaction's `options` (k=v,k=v) cannot carry: such a table
+    compacts inline."""
+    return [k for k, v in sorted(opts.items()) if k.startswith(_SHARED) and ("," in v or "=" in v)]
+
+
+def writer_options(opts: dict[str, str]) -> None:
+    """The round's writer: schedule the compaction in the commit, do not run it there; the lock it
+    shares with the compaction (Hudi's in-process one unless the pipeline names a provider)."""
+    opts["hoodie.compact.inline"] = "false"
+    opts["hoodie.compact.schedule.inline"] = "true"
+    opts.setdefault(LOCK_PROVIDER, IN_PROCESS_LOCK)
+
+
+def pending(base_path: str) -> list[str]:
+    """Requested times of the table's compactions not completed yet (requested or in flight)."""
+    instants = [i for i in map(parse_instant_file, local_timeline_names(local_path(base_path))) if i is not None]
+    done = {i.requested_time for i in instants if i.state == COMPLETED}
+    return sorted({i.requested_time for i in instants if i.is_compaction and i.requested_time not in done})
+
+
+def procedure_sql(base_path: str, opts: dict[str, str]) -> str:
+    """The Spark SQL call that executes the table's pending compactions with the writer's shared
+    settings (`options` is Hudi's k=v,k=v list: a value holding a comma cannot go through it)."""
+    shared = {k: v for k, v in sorted(opts.items()) if k.startswith(_SHARED)}
+    bad = _unpassable(shared)
+    if bad:
+        raise ValueError(f"{bad[0]} holds ',' or '=', which run_compaction's options cannot carry")
+    quoted = base_path.replace("'", "\\'")
+    text = ",".join(f"{k}={v}" for k, v in shared.items()).replace("'", "\\'")
+    return f"CALL run_compaction(op => 'execute', path => '{quoted}', options => '{text}')"
+
+
+class Compactor:
+    """The compaction threads of one application: one at a time per table."""
+
+    def __init__(self, spark, log: Callable[[str], None] = print):
+        self.spark, self.log = spark, log
+        self._running: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+        self.failures: dict[str, str] = {}  # base path -> the last failure's cause (until one succeeds)
+
+    def after_round(self, table: str, base_path: str, opts: dict[str, str], pool: str) -> None:
+        """Start executing the table's pending compaction unless one runs already."""
+        with self._lock:
+            th = self._running.get(base_path)
+            if th is not None and th.is_alive():
+                return
+            instants = pending(base_path)
+            if not instants:
+                return
+            th = threading.Thread(target=self._execute, args=(table, base_path, opts, pool, instants),
+                                  name=f"hudi-cdc-compaction-{pool}", daemon=True)
+            self._running[base_path] = th
+            th.start()
+
+    def _execute(self, table: str, base_path: str, opts: dict[str, str], pool: str, instants: list[str]) -> None:
+        started = time.monotonic()
+        sc = getattr(self.spark, "sparkContext", None)
+        if sc is not None:
+            sc.setLocalProperty("spark.scheduler.pool", pool)
+        self.log(f"{table}: compacting {', '.join(instants)} beside the rounds")
+        try:
+            self.spark.sql(procedure_sql(base_path, opts)).collect()
+        except Exception as exc:  # noqa: BLE001 - logged; Hudi rolls it back and it runs again after the next round
+            self.failures[base_path] = root_cause(exc, 400)
+            self.log(f"{table}: compaction {', '.join(instants)} failed ({self.failures[base_path]}); "
+                     "the table stays exact (readers merge its logs), it is tried again after the next round")
+            return
+        self.failures.pop(base_path, None)
+        self.log(f"{table}: compacted {', '.join(instants)} in {time.monotonic() - started:.1f} s")
+
+    def wait(self) -> None:
+        """Until every compaction in flight has ended (a stopping stream leaves none half done)."""
+        with self._lock:
+            threads = [th for th in self._running.values() if th.is_alive()]
+        if threads:
+            self.log(f"waiting for {len(threads)} compaction(s) in flight to finish")
+        for th in threads:
+            th.join()
