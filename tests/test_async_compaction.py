@@ -1,4 +1,5 @@
-"""A continuous stream's MoR compaction runs beside its rounds (hudi_cdc/jobs/stream/compaction.py):
+"""A continuous stream's MoR compaction runs beside its rounds when asked (hudi_cdc/jobs/stream/compaction.py,
+`hoodie.streamer.hudi_cdc.compaction: async`):
 the writer only schedules it, a thread of the same application executes it while the next rounds
 write into the file groups it compacts, and the table stays exactly the replayed events, the key
 lookup stays exact (no fallback to Hudi's merged read while the compaction is pending), and a
@@ -55,7 +56,8 @@ def _held_until_two_rounds_pass(monkeypatch, base):
 
 
 def test_compaction_runs_beside_the_rounds_and_the_table_stays_exact(tmp_path, spark, monkeypatch):
-    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",))  # compaction after 3 delta commits
+    # compaction after 3 delta commits, beside the rounds
+    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",), hudi_options={compaction.MODE_PROP: "async"})
     base = lake.pipeline.base_path("artists", "MERGE_ON_READ")
     lake.land(SNAPSHOT)
     lake.run("BULK_INSERT")
@@ -87,7 +89,7 @@ def test_compaction_runs_beside_the_rounds_and_the_table_stays_exact(tmp_path, s
 
 
 def test_a_run_that_ends_compacts_inline(tmp_path, spark):
-    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",))
+    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",), hudi_options={compaction.MODE_PROP: "async"})
     base = lake.pipeline.base_path("artists", "MERGE_ON_READ")
     lake.land(SNAPSHOT)
     lake.run("BULK_INSERT")
@@ -103,11 +105,12 @@ def test_a_run_that_ends_compacts_inline(tmp_path, spark):
 
 
 def test_which_targets_compact_beside_their_rounds():
-    on = {"hoodie.compact.inline": "true"}
+    on = {"hoodie.compact.inline": "true", compaction.MODE_PROP: "async"}
     assert compaction.is_async(True, "MERGE_ON_READ", on)
+    assert not compaction.is_async(True, "MERGE_ON_READ", {"hoodie.compact.inline": "true"}), "opt-in"
     assert not compaction.is_async(False, "MERGE_ON_READ", on), "--once compacts inline"
     assert not compaction.is_async(True, "COPY_ON_WRITE", on)
-    assert not compaction.is_async(True, "MERGE_ON_READ", {"hoodie.compact.inline": "false"})
+    assert not compaction.is_async(True, "MERGE_ON_READ", {**on, "hoodie.compact.inline": "false"})
     assert not compaction.is_async(True, "MERGE_ON_READ", {**on, compaction.MODE_PROP: "inline"})
     zk = {**on, "hoodie.write.lock.zookeeper.url": "zk1:2181,zk2:2181"}
     assert not compaction.is_async(True, "MERGE_ON_READ", zk), "options the procedure cannot carry: inline"
@@ -125,3 +128,14 @@ def test_a_base_file_of_an_unfinished_write_is_no_lookup():
     pairs, why = logkeys.log_pairs([s], set(), set(), {"20250101000000000"})
     assert pairs is None and "unfinished write" in why
     assert logkeys.log_pairs([s], set(), set(), {"20260101000000000"}) == (set(), "")
+
+
+def test_rounds_get_freed_cores_before_compactions():
+    import xml.etree.ElementTree as ET
+
+    conf = compaction.rounds_first(["orders_mor", "a<b"])
+    assert conf["spark.scheduler.mode"] == "FAIR"
+    pools = {p.get("name"): p for p in ET.parse(conf["spark.scheduler.allocation.file"]).getroot()}
+    assert set(pools) == {"default", "orders_mor", "a<b"}  # compaction pools are left unlisted: no share
+    assert all(int(p.findtext("minShare")) >= 1000 for p in pools.values())
+    assert compaction.pool_of("orders_mor") not in pools

@@ -1,37 +1,46 @@
-"""A continuous stream's MoR compaction beside its rounds, in the same Spark application.
+"""A continuous stream's MoR compaction beside its rounds, in the same Spark application (opt-in).
 
-Inline, the round whose commit reaches ``hoodie.compact.inline.max.delta.commits`` rewrites every file
-group with logs before it returns: at 10M rows that round takes 50-77 s more, and every change that
-lands meanwhile waits for it (benchmarks/results/2026-11-24-logkeys.md: what set p95 freshness). In a
-continuous stream (`stream` without ``--once``, `stream --all`, `run`) the writer now only schedules
-the compaction (``hoodie.compact.schedule.inline``, after as many delta commits) and a thread of this
-application executes the plan (Hudi's ``run_compaction`` procedure, ``op => 'execute'``) in a FAIR pool
-of its own while the next rounds go on. It is what HoodieStreamer's ``--continuous`` mode does.
+Inline (the default), the round whose commit reaches ``hoodie.compact.inline.max.delta.commits``
+rewrites every file group with logs before it returns: at 10M rows that round takes 50-77 s more.
+With ``hoodie.streamer.hudi_cdc.compaction: async`` a continuous stream (`stream` without ``--once``,
+`stream --all`, `run`) only schedules the compaction in that commit (``hoodie.compact.schedule.inline``)
+and a thread of this application executes the plan (Hudi's ``run_compaction`` procedure,
+``op => 'execute'``) in a FAIR pool of its own while the next rounds go on, as HoodieStreamer's
+``--continuous`` mode does. Rounds get every freed task slot before it (rounds_first).
+
+Not the default, because it did not pay on the 2-core machine the project measures on
+(benchmarks/results/2026-11-24-async-compaction.md): the compaction's tasks (one file group each,
+~7 s) hold both cores, Spark does not preempt them, and every stage of a round beside it waits for one
+to end, so that round took as long as the compaction (~70 s) and p95 freshness at 2,000 events/s into
+10M rows was 82.5 s against 62.9 s inline. It is for executors with cores to spare beside the rounds.
 
 Rounds write into file groups while their compaction runs (Hudi logs those changes against the new
-slice); the writer and the compaction share Hudi's in-process lock, which guards the metadata table
-(the writer's own ``hoodie.write.lock.*`` settings, when the pipeline sets a lock provider, go to both).
-At most one compaction per table at a time; a failed one is logged with its cause and Hudi rolls it
-back and runs it again after the next round (a compaction never changes what readers see, only how
-many log files they merge). A stopping stream waits for the compaction in flight.
+slice, and logkeys.py reads them while it is pending); the writer and the compaction share Hudi's
+in-process lock, which guards the metadata table (the writer's own ``hoodie.write.lock.*`` settings,
+when the pipeline sets a lock provider, go to both). At most one compaction per table at a time; a
+failed one is logged with its cause and Hudi rolls it back and runs it again after the next round (a
+compaction never changes what readers see, only how many log files they merge). A stopping stream
+waits for the compaction in flight.
 
-A run that ends (``--once``) keeps compacting inline, and so does a table whose properties say
-``hoodie.streamer.hudi_cdc.compaction: inline``, that does not compact here at all
-(``hoodie.compact.inline: false``), or whose lock or compaction settings hold a value with ',' or '='
-(the procedure's ``options`` list cannot carry it, e.g. a ZooKeeper ensemble ``host1:2181,host2:2181``).
+A run that ends (``--once``) always compacts inline, and so does a table that does not compact here
+at all (``hoodie.compact.inline: false``) or whose lock or compaction settings hold a value with ','
+or '=' (the procedure's ``options`` list cannot carry it, e.g. a ZooKeeper ensemble
+``host1:2181,host2:2181``).
 """
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from xml.sax.saxutils import quoteattr
 
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.instants import COMPLETED, local_timeline_names, parse_instant_file
 from hudi_cdc.common.properties import local_path
 
-MODE_PROP = "hoodie.streamer.hudi_cdc.compaction"  # async (continuous default) | inline
+MODE_PROP = "hoodie.streamer.hudi_cdc.compaction"  # inline (default) | async (continuous streams only)
 IN_PROCESS_LOCK = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 LOCK_PROVIDER = "hoodie.write.lock.provider"
 # writer settings the compaction's write client must share (the lock) or that shape its execution
@@ -42,8 +51,8 @@ _SHARED = ("hoodie.write.lock.", "hoodie.write.concurrency.mode", "hoodie.memory
 def is_async(continuous: bool, table_type: str, props: dict[str, str]) -> bool:
     """Whether this target's compaction runs beside its rounds (module docstring)."""
     compacts = (props.get("hoodie.compact.inline") or "false").strip().lower() == "true"
-    mode = (props.get(MODE_PROP) or "async").strip().lower()
-    return (continuous and table_type == "MERGE_ON_READ" and compacts and mode != "inline"
+    mode = (props.get(MODE_PROP) or "inline").strip().lower()
+    return (continuous and table_type == "MERGE_ON_READ" and compacts and mode == "async"
             and not _unpassable(props))
 
 
@@ -51,6 +60,25 @@ def _unpassable(opts: dict[str, str]) -> list[str]:
     """Shared settings whose value run_compaction's `options` (k=v,k=v) cannot carry: such a table
     compacts inline."""
     return [k for k, v in sorted(opts.items()) if k.startswith(_SHARED) and ("," in v or "=" in v)]
+
+
+def pool_of(target_pool: str) -> str:
+    """The FAIR pool a target's compaction runs in (beside its rounds' pool)."""
+    return f"{target_pool}_compaction"
+
+
+def rounds_first(round_pools: Iterable[str]) -> dict[str, str]:
+    """Spark settings giving rounds a free core before any compaction: each round pool (``default``
+    and those named) gets a minimum share larger than the application's cores, so the FAIR scheduler
+    hands every freed slot to a round with tasks waiting; compaction pools (unlisted: weight 1, no
+    minimum share) take the rest. Spark does not preempt: a round waits at most for one compaction
+    task (one file group) to end. With equal shares a 2-core driver gave a round beside a 10M-row
+    compaction a single slot and the round took as long as the compaction (benchmarks/results)."""
+    pools = "".join(f"<pool name={quoteattr(name)}><schedulingMode>FIFO</schedulingMode><weight>1</weight>"
+                    f"<minShare>10000</minShare></pool>" for name in sorted({"default", *round_pools}))
+    with tempfile.NamedTemporaryFile("w", prefix="hudi-cdc-pools-", suffix=".xml", delete=False) as fh:
+        fh.write(f'<?xml version="1.0"?><allocations>{pools}</allocations>')
+    return {"spark.scheduler.mode": "FAIR", "spark.scheduler.allocation.file": fh.name}
 
 
 def writer_options(opts: dict[str, str]) -> None:

@@ -119,7 +119,7 @@ def compact_beside(compactor: Compactor, t: Target, props: dict[str, str]) -> No
     """After a round of a continuous MoR target: its scheduled compaction runs beside the next rounds."""
     if compaction.is_async(t.continuous, t.table_type, props):
         compactor.after_round(t.target_table, t.target_base_path, writer_options(props, t),
-                              f"{target_key(t)}_compaction")
+                              compaction.pool_of(target_key(t)))
 
 
 def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
@@ -154,11 +154,17 @@ _KIND_EXIT = {"input": ExitCode.DATA, "registry": ExitCode.REGISTRY, "registry_u
               "disk": ExitCode.ENVIRONMENT}
 
 
-def build_session(app_name: str = "hudi-cdc", fair: bool = False):
+def build_session(app_name: str = "hudi-cdc", fair: bool = False, round_pools: Sequence[str] = ()):
+    """The job's session; FAIR for several tables' rounds, and with rounds ahead of the compactions
+    beside them when `round_pools` (compaction.rounds_first)."""
     from pyspark.sql import SparkSession
 
     builder = configure(SparkSession.builder.appName(app_name))
-    return (configure(builder, FAIR) if fair else builder).getOrCreate()
+    if round_pools:
+        builder = configure(builder, compaction.rounds_first(round_pools))
+    elif fair:
+        builder = configure(builder, FAIR)
+    return builder.getOrCreate()
 
 
 def _mark(mark: str, payload) -> None:
@@ -173,8 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _mark(ERROR_MARK, {"message": "bad streamer arguments: " + shlex.join(argv)})
         return ExitCode.CONFIG
     all_tables = any(t.all_tables for t in targets)
-    # FAIR pools: each table's rounds (stream --all) and each compaction beside the rounds (compaction.py)
-    spark = build_session(fair=all_tables or any(t.continuous and t.table_type == "MERGE_ON_READ" for t in targets))
+    # FAIR pools: each table's rounds (stream --all), and any compaction beside them (compaction.py; the
+    # properties are read in the rounds, where a bad file is reported: one pool of rounds is FIFO anyway)
+    beside = any(t.continuous and t.table_type == "MERGE_ON_READ" for t in targets)
+    spark = build_session(fair=all_tables, round_pools=[target_key(t) for t in targets] if beside else ())
     spark.sparkContext.setLogLevel("WARN")
     log = lambda m: print("hudi-cdc: " + m, flush=True)  # noqa: E731
     try:
