@@ -14,7 +14,7 @@ and lays those records over them, newest ordering value first, as Hudi's event-t
 
 Used only where that is exactly the snapshot read: every log file of the latest file slices (hudi-rs
 lists them) written by a completed delta commit that has such a file; every file group with a base
-file made by a completed write; no clustering or log compaction pending (a pending compaction is
+file no unfinished write made; no clustering or log compaction pending (a pending compaction is
 fine: hudi-rs lists the base files before it with every log since); no log file holding inserts (checked in
 the delta commit's metadata before the file is written). Anything else, e.g. a delta commit that
 HoodieStreamer, Spark SQL or a crash between the commit and the file wrote: that round takes the
@@ -83,8 +83,8 @@ def file_id_column(file_name_col):
 
 
 def _timeline(base_path: str) -> tuple[set[str], set[str], set[str], str]:
-    """(completed delta commits, every delta commit the timeline holds in any state, every completed
-    write, ""), or why not when a clustering, log compaction or replace is pending (they move records
+    """(completed delta commits, every delta commit the timeline holds in any state, every instant not
+    completed yet, ""), or why not when a clustering, log compaction or replace is pending (they move records
     between file groups). A pending compaction is no reason: until it completes, the latest file slices
     hudi-rs lists are the base files before it with every log since, the delta commits written while it
     runs included (compaction.py runs it beside the rounds). Requested times."""
@@ -95,16 +95,16 @@ def _timeline(base_path: str) -> tuple[set[str], set[str], set[str], str]:
                 inst.planned_action or inst.action == "replacecommit"):
             return set(), set(), set(), f"a pending {inst.planned_action or inst.action} ({inst.requested_time})"
     deltas = {i.requested_time for i in instants if i.action == "deltacommit"}
-    writes = {i.requested_time for i in instants if i.is_completed_write}
-    return deltas & completed, deltas, writes, ""
+    unfinished = {i.requested_time for i in instants} - completed  # archived instants all completed
+    return deltas & completed, deltas, unfinished, ""
 
 
-def log_pairs(slices, done: set[str], deltas: set[str], writes: set[str] | None = None
+def log_pairs(slices, done: set[str], deltas: set[str], unfinished: frozenset[str] | set[str] = frozenset()
               ) -> tuple[set[tuple[str, str]] | None, str]:
     """(file group id, delta commit) of each log file in the latest file slices that a completed delta
     commit wrote; a delta commit in flight or failed is skipped (readers skip its logs too). None, and
-    why, for a file group without a base file or with one no completed write (of `writes`, when given)
-    made, or a log named by an instant that is no delta commit on the timeline (table version 6 names
+    why, for a file group without a base file or with one an instant not completed yet (`unfinished`)
+    wrote, or a log named by an instant that is no delta commit on the timeline (table version 6 names
     logs by their base instant, and an upgraded table keeps them until a compaction; an archived delta
     commit): what such a log holds is unknown here."""
     pairs: set[tuple[str, str]] = set()
@@ -112,7 +112,7 @@ def log_pairs(slices, done: set[str], deltas: set[str], writes: set[str] | None 
         if not s.base_file_name:
             return None, f"file group {s.file_id} has no base file"
         made_by = s.base_file_name.rsplit("_", 1)[-1].split(".", 1)[0]
-        if writes is not None and made_by not in writes:
+        if made_by in unfinished:
             return None, f"base file {s.base_file_name} of an unfinished write ({made_by})"
         for name in s.log_file_names:
             m = _LOG_NAME.match(name)
@@ -129,10 +129,10 @@ def log_pairs(slices, done: set[str], deltas: set[str], writes: set[str] | None 
 def current_logs(spark, base_path: str) -> tuple[set[tuple[str, str]] | None, str]:
     """(file group id, delta commit) of every completed delta commit's log file in the latest file
     slices, when each of those delta commits has its key file; else (None, why not)."""
-    done, deltas, writes, why = _timeline(base_path)
+    done, deltas, unfinished, why = _timeline(base_path)
     if why:
         return None, why
-    pairs, why = log_pairs(s3.hudi_table_builder(base_path).build().get_file_slices(), done, deltas, writes)
+    pairs, why = log_pairs(s3.hudi_table_builder(base_path).build().get_file_slices(), done, deltas, unfinished)
     if pairs is None:
         return None, why
     fs = _Fs(spark, base_path)
