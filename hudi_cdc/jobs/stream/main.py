@@ -160,11 +160,13 @@ def build_session(app_name: str = "hudi-cdc", fair: bool = False, round_pools: S
     from pyspark.sql import SparkSession
 
     builder = configure(SparkSession.builder.appName(app_name))
-    if round_pools:
-        builder = configure(builder, compaction.rounds_first(round_pools))
-    elif fair:
-        builder = configure(builder, FAIR)
-    return builder.getOrCreate()
+    if not round_pools:
+        return (configure(builder, FAIR) if fair else builder).getOrCreate()
+    conf = compaction.rounds_first(round_pools)
+    try:
+        return configure(builder, conf).getOrCreate()  # Spark reads the pools file as its context starts
+    finally:
+        os.unlink(conf["spark.scheduler.allocation.file"])
 
 
 def _mark(mark: str, payload) -> None:
