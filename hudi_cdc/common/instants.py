@@ -92,6 +92,11 @@ def local_timeline_names(base_path: str) -> list[str]:
     return out
 
 
+def table_instants(base_path: str) -> list[Instant]:
+    """Every instant a table's timeline files stand for, in any state (a local path or an s3:// URI)."""
+    return [i for i in map(parse_instant_file, local_timeline_names(base_path)) if i is not None]
+
+
 def completed_write_times(base_path: str) -> set[str]:
     """Requested times of a local table's completed write instants."""
     return {i.requested_time for i in completed_writes_of(local_timeline_names(base_path))}

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from xml.sax.saxutils import quoteattr
 
 from hudi_cdc.common.causes import root_cause
-from hudi_cdc.common.instants import COMPLETED, local_timeline_names, parse_instant_file
+from hudi_cdc.common.instants import COMPLETED, table_instants
 from hudi_cdc.common.properties import local_path
 
 MODE_PROP = "hoodie.streamer.hudi_cdc.compaction"  # inline (default) | async (continuous streams only)
@@ -91,7 +91,7 @@ def writer_options(opts: dict[str, str]) -> None:
 
 def pending(base_path: str) -> list[str]:
     """Requested times of the table's compactions not completed yet (requested or in flight)."""
-    instants = [i for i in map(parse_instant_file, local_timeline_names(local_path(base_path))) if i is not None]
+    instants = table_instants(local_path(base_path))
     done = {i.requested_time for i in instants if i.state == COMPLETED}
     return sorted({i.requested_time for i in instants if i.is_compaction and i.requested_time not in done})
 

@@ -28,7 +28,7 @@ import re
 
 from hudi_cdc.common import s3
 from hudi_cdc.common.causes import first_line
-from hudi_cdc.common.instants import COMPLETED, local_timeline_names, parse_instant_file
+from hudi_cdc.common.instants import COMPLETED, table_instants
 from hudi_cdc.common.properties import local_path
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 from hudi_cdc.jobs.stream.table import hudi_timeline, is_initialized
@@ -88,7 +88,7 @@ def _timeline(base_path: str) -> tuple[set[str], set[str], set[str], str]:
     between file groups). A pending compaction is no reason: until it completes, the latest file slices
     hudi-rs lists are the base files before it with every log since, the delta commits written while it
     runs included (compaction.py runs it beside the rounds). Requested times."""
-    instants = [i for i in map(parse_instant_file, local_timeline_names(local_path(base_path))) if i is not None]
+    instants = table_instants(local_path(base_path))
     completed = {i.requested_time for i in instants if i.state == COMPLETED}
     for inst in instants:
         if inst.requested_time not in completed and not inst.is_compaction and (
