@@ -32,14 +32,20 @@ def progress(msg: str) -> None:
 
 
 def pipeline(work: Path, names: list[str], stream_settings: dict | None = None,
-             hudi_options: dict | None = None) -> Path:
+             hudi_options: dict | None = None, spark_conf: dict | None = None,
+             compaction_delta_commits: int | None = None) -> Path:
     doc: dict = {"pipeline": "bench", "source": {"root": str(work / "landing")},
            "lake": {"root": str(work / "lake"), "hive_database": "bench"},
            "tables": {n: {"topic": f"bench.public.{n}", "record_key": stream.KEY, "ordering_field": "__lsn",
                           "partition_field": stream.PARTITION, "table_types": ["MERGE_ON_READ"],
                           "deletes": "hard", "hudi_options": dict(hudi_options or {})} for n in names}}
+    if compaction_delta_commits:
+        for table in doc["tables"].values():
+            table["compaction_delta_commits"] = compaction_delta_commits
     if stream_settings:
         doc["stream"] = stream_settings
+    if spark_conf:
+        doc["spark"] = {"conf": dict(spark_conf)}
     work.mkdir(parents=True, exist_ok=True)
     (work / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return work / "hudi-cdc.yaml"
@@ -75,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-args", default="stream --all --once", help="the --all command (after --config)")
     ap.add_argument("--max-parallel-rounds", type=int, help="stream.max_parallel_rounds (default: the pipeline's)")
     ap.add_argument("--hudi-options", default="{}", help="JSON: hudi_options of every table (both runs)")
+    ap.add_argument("--spark-conf", default="{}", help='JSON: spark.conf of both pipelines, e.g. '
+                    '\'{"spark.eventLog.enabled": "true", "spark.eventLog.dir": "/tmp/ev"}\'')
     ap.add_argument("--work", default="/work/bench-data/multi")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
@@ -87,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     # (a) --tables tables, the backlog spread over them
     settings = {"max_parallel_rounds": args.max_parallel_rounds} if args.max_parallel_rounds else None
     opts = json.loads(args.hudi_options)
-    many = pipeline(work / "many", names, settings, opts)
+    conf = json.loads(args.spark_conf)
+    many = pipeline(work / "many", names, settings, opts, conf)
     srcs = land(work / "many", names, args.rows_per_table)
     m = procs.run(procs.hudi_cdc("--config", str(many), "bootstrap"), work / "logs" / "many-bootstrap.log")
     progress(f"bootstrap of {args.tables} tables: {m.seconds:.1f}s, peak {m.peak_rss_mb:.0f} MB")
@@ -99,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                    "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg, "cpu_s": m.cpu_s}
     progress(f"{args.tables} tables: {res['many']}")
     # (b) one table holding as many rows as the --tables together, the same backlog
-    one = pipeline(work / "one", names[:1], settings, opts)
+    one = pipeline(work / "one", names[:1], settings, opts, conf)
     src = land(work / "one", names[:1], args.rows_per_table * args.tables)
     procs.run(procs.hudi_cdc("--config", str(one), "bootstrap"), work / "logs" / "one-bootstrap.log")
     n_one = land_changes(work / "one", names[:1], src, n_many)

@@ -3,7 +3,7 @@ rates by a feeder landing S3-sink Avro files; per rate, the freshness of every e
 in the lake, i.e. the commit that covers its file is complete) and whether the pipeline kept up.
 
     python -m benchmarks.sustained --rows 10000000 --rates 5000,10000,20000 [--step-seconds 90]
-        [--from-pristine DIR] [--work DIR] [--out benchmarks/results/<date>-sustained.json]
+        [--tables N] [--from-pristine DIR] [--work DIR] [--out benchmarks/results/<date>-sustained.json]
         [--hudi-options JSON] [--compaction-delta-commits N]
 
 The feeder pre-generates each step's change files (benchmarks/stream.py: updates, partition moves,
@@ -14,6 +14,11 @@ time is the moment its file lands (an S3 sink with no flush delay); it is readab
 deltacommit carries a checkpoint at or past its file's modification time (a monitor polls the timeline
 every 0.2 s and reads the newest checkpoint with hudi-rs). A rate is sustained when every file is
 committed within --drain-seconds after the last one landed and the p95 freshness is <= --p95-bound.
+
+--tables N (N > 1): N MoR tables of rows/N rows each (customers_t00.., as benchmarks/multi_table.py),
+bootstrapped by one `hudi-cdc bootstrap`, streamed by one continuous `hudi-cdc stream --all`; the offered
+rate is split evenly over the tables (each table gets one file of rate/N events per --file-seconds), a
+monitor watches each table, and a step's figures are over every event of every table.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 if __package__ in (None, ""):  # python benchmarks/sustained.py
@@ -35,7 +41,7 @@ if __package__ in (None, ""):  # python benchmarks/sustained.py
 
 import fastavro  # noqa: E402
 
-from benchmarks import procs, report, stream  # noqa: E402
+from benchmarks import multi_table, procs, report, stream  # noqa: E402
 from benchmarks.lake import Variant  # noqa: E402
 
 MOR = "MERGE_ON_READ"
@@ -127,7 +133,7 @@ def weighted(values: list[tuple[float, int]], q: float) -> float:
 
 
 def generate(src: stream.Stream, staging: Path, rate: int, seconds: int, file_seconds: float,
-             seed: int) -> list[tuple[Path, int]]:
+             seed: int, schema: dict = stream.SCHEMA) -> list[tuple[Path, int]]:
     """One step's change files, written to `staging`: (path, events) in landing order."""
     staging.mkdir(parents=True, exist_ok=True)
     events, _ = src.changes(int(rate * seconds))
@@ -137,7 +143,7 @@ def generate(src: stream.Stream, staging: Path, rate: int, seconds: int, file_se
     for i in range(0, len(events), per):
         path = staging / f"step-{seed}-{i // per:05d}.avro"
         with open(path, "wb") as fh:
-            fastavro.writer(fh, stream.SCHEMA, events[i:i + per], codec="null")
+            fastavro.writer(fh, schema, events[i:i + per], codec="null")
         out.append((path, len(events[i:i + per])))
     return out
 
@@ -146,7 +152,7 @@ def land_file(landing: stream.Landing, staged: Path, count: int) -> int:
     """Move a staged file into the landing folder under the S3 sink's name; its modification time (ms)."""
     from hudi_cdc.sample import file_name
 
-    path = landing.dir / file_name(stream.TOPIC, landing.offset)
+    path = landing.dir / file_name(landing.topic, landing.offset)
     landing.next_ns = max(landing.next_ns, time.time_ns() - time.time_ns() % 1_000_000)
     os.utime(staged, ns=(landing.next_ns, landing.next_ns))
     mtime_ms = landing.next_ns // 1_000_000
@@ -156,10 +162,33 @@ def land_file(landing: stream.Landing, staged: Path, count: int) -> int:
     return mtime_ms
 
 
-def wait_covered(mon: Monitor, mtime_ms: int, limit: float, proc: subprocess.Popen) -> bool:
+@dataclass
+class Feed:
+    """One table the feeder lands change files for: its source stream, landing folder, staging folder
+    (the step's files, generated before feeding) and the monitor of its timeline."""
+
+    name: str
+    src: stream.Stream
+    landing: stream.Landing
+    table: Path  # the Hudi table the continuous stream writes
+    staging: Path
+    mon: Monitor = field(init=False)
+
+    def generate(self, rate: int, seconds: int, file_seconds: float, seed: int) -> list[tuple[Path, int]]:
+        return generate(self.src, self.staging, rate, seconds, file_seconds, seed, self.landing.schema)
+
+
+def shares(rate: int, tables: int) -> list[int]:
+    """An offered rate split over the tables as evenly as whole events allow."""
+    return [rate // tables + (i < rate % tables) for i in range(tables)]
+
+
+def wait_covered(feeds: list[Feed], mtimes_ms: list[int], limit: float, proc: subprocess.Popen) -> bool:
+    """Whether every table's monitor sees a commit covering its file (of modification time mtimes_ms[i])
+    within `limit` seconds."""
     deadline = time.time() + limit
     while time.time() < deadline:
-        if mon.covered_at(mtime_ms) is not None:
+        if all(f.mon.covered_at(m) is not None for f, m in zip(feeds, mtimes_ms, strict=True)):
             return True
         if proc.poll() is not None:
             raise RuntimeError(f"the continuous stream exited {proc.returncode}")
@@ -167,37 +196,47 @@ def wait_covered(mon: Monitor, mtime_ms: int, limit: float, proc: subprocess.Pop
     return False
 
 
-def step(mon: Monitor, proc, landing: stream.Landing, files: list[tuple[Path, int]], rate: int,
-         file_seconds: float, drain: float, bound: float) -> dict:
-    landed: list[tuple[int, float, int]] = []  # (mtime ms, wall time landed, events)
+def step(feeds: list[Feed], proc, files: list[list[tuple[Path, int]]], rate: int, file_seconds: float,
+         drain: float, bound: float) -> dict:
+    """Land each table's files[i] (one file of each table per file_seconds), wait for the backlog to drain;
+    the freshness of every event (weighted), the applied rate, commits and CPU of the step."""
+    landed: list[list[tuple[int, int]]] = [[] for _ in feeds]  # per table: (mtime ms, events)
     load_start = os.getloadavg()[0]
     cpu0 = procs.cpu_seconds(proc.pid)
     t0 = time.time() + 0.5
-    for i, (path, count) in enumerate(files):
+    for i in range(max(len(fs) for fs in files)):
         delay = t0 + i * file_seconds - time.time()
         if delay > 0:
             time.sleep(delay)
-        wall = time.time()
-        landed.append((land_file(landing, path, count), wall, count))
+        for feed, fs, out in zip(feeds, files, landed, strict=True):
+            if i < len(fs):
+                out.append((land_file(feed.landing, *fs[i]), fs[i][1]))
         if proc.poll() is not None:
             raise RuntimeError(f"the continuous stream exited {proc.returncode}")
     fed_s = time.time() - t0
-    drained = wait_covered(mon, landed[-1][0], drain, proc)
+    drained = wait_covered(feeds, [ls[-1][0] for ls in landed], drain, proc)
     cpu1 = procs.cpu_seconds(proc.pid)
-    fresh = []
-    for mtime_ms, _wall, count in landed:
-        seen = mon.covered_at(mtime_ms)
-        fresh.append(((seen if seen is not None else time.time()) - mtime_ms / 1000, count))
-    done = max(c["seen"] for c in mon.commits) if drained else time.time()
-    events = sum(c for _, _, c in landed)
-    commits = [c for c in mon.commits if c["seen"] >= t0 and c["seen"] <= done]
-    res = {"offered_rate": rate, "events": events, "files": len(landed), "feed_s": round(fed_s, 1),
-           "drained": drained, "p50_s": round(weighted(fresh, 0.50), 1), "p95_s": round(weighted(fresh, 0.95), 1),
-           "max_s": round(max(f for f, _ in fresh), 1),
+    now = time.time()
+    fresh: list[list[tuple[float, int]]] = []  # per table: (seconds landed -> readable, events)
+    for feed, ls in zip(feeds, landed, strict=True):
+        seen = [feed.mon.covered_at(mtime_ms) for mtime_ms, _ in ls]
+        fresh.append([((s if s is not None else now) - m / 1000, c) for s, (m, c) in zip(seen, ls, strict=True)])
+    # the step ends at the commit covering the last file of the last table to drain
+    done = max(f.mon.covered_at(ls[-1][0]) or now for f, ls in zip(feeds, landed, strict=True)) if drained else now
+    every = [x for fs in fresh for x in fs]
+    events = sum(c for _, c in every)
+    commits = {f.name: sum(1 for c in f.mon.commits if t0 <= c["seen"] <= done) for f in feeds}
+    res = {"offered_rate": rate, "events": events, "files": len(every), "feed_s": round(fed_s, 1),
+           "drained": drained, "p50_s": round(weighted(every, 0.50), 1), "p95_s": round(weighted(every, 0.95), 1),
+           "max_s": round(max(f for f, _ in every), 1),
            "applied_rate": round(events / max(1e-9, done - t0)) if drained else None,
-           "commits": len(commits), "pipeline_cpu_s": round(cpu1 - cpu0, 1),
+           "commits": sum(commits.values()), "pipeline_cpu_s": round(cpu1 - cpu0, 1),
            "load_avg_start": round(load_start, 2), "load_avg_end": round(os.getloadavg()[0], 2)}
     res["sustained"] = bool(drained and res["p95_s"] <= bound)
+    if len(feeds) > 1:  # a table starving shows here
+        res["per_table"] = {f.name: {"commits": commits[f.name], "p95_s": round(weighted(fs, 0.95), 1),
+                                     "max_s": round(max(x for x, _ in fs), 1)}
+                            for f, fs in zip(feeds, fresh, strict=True)}
     return res
 
 
@@ -209,7 +248,8 @@ def round_phases_since(log: Path, offset: int) -> dict[str, float]:
     return round_phases(str(tmp))
 
 
-def prepare(args, work: Path) -> tuple[Variant, stream.Stream]:
+def prepare(args, work: Path) -> tuple[list[Feed], list[str]]:
+    """The one table (bootstrapped, or copied --from-pristine): its feed and the continuous stream's command."""
     landing = work / "landing"
     if landing.exists():
         shutil.rmtree(landing)
@@ -223,20 +263,85 @@ def prepare(args, work: Path) -> tuple[Variant, stream.Stream]:
             shutil.rmtree(v.lake)
         shutil.copytree(args.from_pristine, v.lake, symlinks=True)
         src.adopt()
-        stream.Landing(landing)  # the empty landing folder
         progress(f"table copied from {args.from_pristine}")
-        return v, src
+    else:
+        t = time.perf_counter()
+        stream.Landing(landing).land_snapshot(src, 10)
+        progress(f"snapshot of {args.rows:,} rows landed ({time.perf_counter() - t:.0f}s); bootstrapping MoR")
+        m = v.bootstrap(work / "logs" / "bootstrap.log")
+        progress(f"bootstrap {m.seconds:.1f}s")
+    feed = Feed(stream.TABLE, src, stream.Landing(landing), v.table_path, work / "staging")
+    return [feed], v.cli("stream", "--table", stream.TABLE, "--type", "mor")
+
+
+def prepare_all(args, work: Path) -> tuple[list[Feed], list[str]]:
+    """--tables N: N MoR tables of rows/N rows (benchmarks/multi_table.py's pipeline), bootstrapped by one
+    `hudi-cdc bootstrap`; their feeds and the continuous `stream --all` command."""
+    for old in (work / "landing", work / "lake"):
+        if old.exists():
+            shutil.rmtree(old)
+    names = [f"customers_t{i:02d}" for i in range(args.tables)]
+    config = multi_table.pipeline(work, names, hudi_options=json.loads(args.hudi_options),
+                                  compaction_delta_commits=args.compaction_delta_commits)
     t = time.perf_counter()
-    stream.Landing(landing).land_snapshot(src, 10)
-    progress(f"snapshot of {args.rows:,} rows landed ({time.perf_counter() - t:.0f}s); bootstrapping MoR")
-    m = v.bootstrap(work / "logs" / "bootstrap.log")
+    srcs = multi_table.land(work, names, args.rows // args.tables)
+    progress(f"snapshots of {args.tables} x {args.rows // args.tables:,} rows landed "
+             f"({time.perf_counter() - t:.0f}s); bootstrapping {args.tables} MoR tables")
+    m = procs.run(procs.hudi_cdc("--config", str(config), "bootstrap"), work / "logs" / "bootstrap.log",
+                  timeout=6 * 3600)
     progress(f"bootstrap {m.seconds:.1f}s")
-    return v, src
+    feeds = [Feed(n, src, stream.Landing(work / "landing", f"bench.public.{n}"), work / "lake" / f"{n}_mor",
+                  work / "staging" / n) for n, src in zip(names, srcs, strict=True)]
+    return feeds, procs.hudi_cdc("--config", str(config), "stream", "--all")
+
+
+def ladder(args, work: Path, feeds: list[Feed], command: list[str], rates: list[int], results: dict) -> None:
+    """The continuous stream started, a warm-up file per table committed, then each rate's step."""
+    log_path = work / "logs" / "stream-continuous.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = log_path.open("w")
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=procs.env())
+    rss = procs.PeakRss(proc.pid)
+    for f in feeds:
+        f.mon = Monitor(f.table)
+    try:
+        t = time.time()
+        warm = [land_file(f.landing, *f.generate(100, 1, 1.0, seed=0)[0]) for f in feeds]
+        if not wait_covered(feeds, warm, 600, proc):
+            raise RuntimeError("the warm-up file was not committed within 600 s")
+        progress(f"stream up, warm-up file committed after {time.time() - t:.1f}s")
+        for i, rate in enumerate(rates):
+            t = time.perf_counter()
+            files = [f.generate(r, args.step_seconds, args.file_seconds, seed=i + 1)
+                     for f, r in zip(feeds, shares(rate, len(feeds)), strict=True)]
+            over = f" over {len(feeds)} tables" if len(feeds) > 1 else ""
+            progress(f"rate {rate:,}/s: {sum(c for fs in files for _, c in fs):,} events in "
+                     f"{sum(len(fs) for fs in files)} files{over} generated ({time.perf_counter() - t:.0f}s); "
+                     f"feeding for {args.step_seconds}s")
+            log.flush()
+            offset = log_path.stat().st_size
+            res = step(feeds, proc, files, rate, args.file_seconds, args.drain_seconds, args.p95_bound)
+            res["phases_s"] = round_phases_since(log_path, offset)
+            results["steps"].append(res)
+            progress(f"rate {rate:,}/s: {json.dumps(res)}")
+            report.save(results, args.out)
+            if not res["drained"]:
+                progress("backlog not drained: stopping the ladder")
+                break
+            if args.stop_after_fail and not res["sustained"]:
+                break
+    finally:
+        for f in feeds:
+            f.mon.stop()
+        procs.stop(proc)  # a clean stop after the round in flight
+        results["continuous_peak_rss_mb"] = round(rss.stop())
+        log.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--rows", type=int, default=10_000_000, help="rows in all (--tables N: rows/N each)")
+    ap.add_argument("--tables", type=int, default=1, help="N > 1: N tables under one `stream --all`")
     ap.add_argument("--rates", default="5000,10000,20000", help="offered rates, events/s, in order")
     ap.add_argument("--step-seconds", type=int, default=90, help="how long each rate is offered")
     ap.add_argument("--file-seconds", type=float, default=1.0, help="one landed file per this many seconds")
@@ -250,52 +355,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/work/bench-data/sustained")
     ap.add_argument("--out", help="results JSON (default: print only)")
     args = ap.parse_args(argv)
+    rates = [int(r) for r in args.rates.split(",")]
+    if args.tables < 1:
+        ap.error("--tables must be at least 1")
+    if args.tables > 1 and args.from_pristine:
+        ap.error("--from-pristine applies only to --tables 1 (--tables N bootstraps its N tables)")
+    if min(rates) < args.tables:
+        ap.error(f"every rate must be at least --tables ({args.tables}): each table gets rate/N events/s")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    v, src = prepare(args, work)
-    landing = stream.Landing(v.landing)
+    feeds, stream_argv = prepare_all(args, work) if args.tables > 1 else prepare(args, work)
     command = "python -m benchmarks.sustained " + " ".join(argv if argv is not None else sys.argv[1:])
-    results: dict = {"command": command,
-                     "machine": report.machine(), "rows": args.rows, "table_type": "MERGE_ON_READ",
-                     "p95_bound_s": args.p95_bound, "steps": []}
-    log_path = work / "logs" / "stream-continuous.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("w")
-    proc = subprocess.Popen(v.cli("stream", "--table", stream.TABLE, "--type", "mor"), stdout=log,
-                            stderr=subprocess.STDOUT, env=procs.env())
-    rss = procs.PeakRss(proc.pid)
-    mon = Monitor(v.table_path)
-    try:
-        warm = generate(src, work / "staging", 100, 1, 1.0, seed=0)
-        t = time.time()
-        mtime = land_file(landing, *warm[0])
-        if not wait_covered(mon, mtime, 600, proc):
-            raise RuntimeError("the warm-up file was not committed within 600 s")
-        progress(f"stream up, warm-up file committed after {time.time() - t:.1f}s")
-        for i, rate in enumerate(int(r) for r in args.rates.split(",")):
-            t = time.perf_counter()
-            files = generate(src, work / "staging", rate, args.step_seconds, args.file_seconds, seed=i + 1)
-            progress(f"rate {rate:,}/s: {sum(c for _, c in files):,} events in {len(files)} files generated "
-                     f"({time.perf_counter() - t:.0f}s); feeding for {args.step_seconds}s")
-            log.flush()
-            offset = log_path.stat().st_size
-            res = step(mon, proc, landing, files, rate, args.file_seconds, args.drain_seconds, args.p95_bound)
-            res["phases_s"] = round_phases_since(log_path, offset)
-            results["steps"].append(res)
-            progress(f"rate {rate:,}/s: {json.dumps(res)}")
-            report.save(results, args.out)
-            if not res["drained"]:
-                progress("backlog not drained: stopping the ladder")
-                break
-            if args.stop_after_fail and not res["sustained"]:
-                break
-    finally:
-        mon.stop()
-        procs.stop(proc)  # a clean stop after the round in flight
-        results["continuous_peak_rss_mb"] = round(rss.stop())
-        log.close()
+    results: dict = {"command": command, "machine": report.machine(), "rows": args.rows}
+    if args.tables > 1:
+        results.update(tables=args.tables, rows_per_table=args.rows // args.tables)
+    results.update(table_type=MOR, p95_bound_s=args.p95_bound, steps=[])
+    ladder(args, work, feeds, stream_argv, rates, results)
     report.sustained_summary(results)
-    results["commits"] = mon.commits
+    results["commits"] = feeds[0].mon.commits if len(feeds) == 1 else {f.name: f.mon.commits for f in feeds}
     return report.finish(results, args.out)
 
 

@@ -117,6 +117,42 @@ def test_sustained_freshness_mapping(tmp_path):
     assert weighted([(1.0, 96), (50.0, 4)], 0.95) == 1.0
 
 
+def test_sustained_step_over_many_tables(tmp_path):
+    """--tables N: the offered rate split evenly over the tables, each tick one file of each table landed
+    under its own topic, and the step's figures over every table's events (per table: its commits and
+    p95); --from-pristine is refused with more than one table."""
+    import time
+
+    from benchmarks import procs, sustained
+
+    assert sustained.shares(300, 3) == [100, 100, 100] and sustained.shares(1001, 3) == [334, 334, 333]
+    with pytest.raises(SystemExit):
+        sustained.main(["--tables", "3", "--from-pristine", str(tmp_path), "--work", str(tmp_path / "w")])
+    feeds = []
+    for i in range(2):
+        name = f"customers_t{i:02d}"
+        feed = sustained.Feed(name, stream.Stream(50, seed=i), stream.Landing(tmp_path, f"bench.public.{name}"),
+                              tmp_path / "lake" / name, tmp_path / "staging" / name)
+        feed.src.adopt()
+        feed.mon = sustained.Monitor(feed.table)  # no table: no commits; one covering every file, 5 s on
+        feed.mon.stop()
+        feed.mon.commits = [{"seen": time.time() + 5, "checkpoint_ms": 2**62, "source_ts_ms": None}]
+        feeds.append(feed)
+    files = [f.generate(r, 1, 0.1, seed=1) for f, r in zip(feeds, sustained.shares(40, 2), strict=True)]
+    assert [len(fs) for fs in files] == [10, 10]
+    proc, fh = procs.start([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "p.log", procs.env())
+    try:
+        res = sustained.step(feeds, proc, files, 40, 0.1, 10, 30.0)
+    finally:
+        procs.stop(proc)
+        fh.close()
+    assert (res["events"], res["files"], res["drained"], res["commits"]) == (40, 20, True, 2)
+    assert set(res["per_table"]) == {"customers_t00", "customers_t01"}
+    assert all(t["commits"] == 1 and 3 < t["p95_s"] < 6 for t in res["per_table"].values())
+    for f in feeds:
+        assert len(list(f.landing.dir.glob(f"bench.public.{f.name}+0+*.avro"))) == 10
+
+
 def test_stop_a_process_and_end_a_rate_ladder(tmp_path, capsys):
     """procs.stop ends a running process with SIGTERM (one already ended is left as it is); a rate
     ladder's summary is its highest sustained rate, and its results are saved and printed as one JSON."""

@@ -80,7 +80,8 @@ def _bootstrap_and_stream(lake, trino) -> None:
         ro = _trino_equals_hudi_rs(trino, f"hudi.{db}_mor.artists_ro", mor, True)
         if i == 1:
             # `_rt` through Trino is the read-optimized view too: the connector does not merge the log
-            # files, so the moved keys are there twice, unlike hudi-rs' (and Hive's) snapshot read
+            # files, so the round's changes (a deleted key, the moved key's new place) are not there,
+            # unlike in hudi-rs' (and Hive's) snapshot read
             rt = _multiset(trino.query(f"SELECT {_select()} FROM hudi.{db}_mor.artists_rt"), DATA_COLS)
             assert rt == ro and rt != _multiset(read_table(mor), DATA_COLS)
             assert sum(rt.values()) > len(lake.expected())

@@ -30,10 +30,8 @@ from typing import Any
 
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 from hudi_cdc.jobs.stream.redelivery import stored_for_round
+from hudi_cdc.jobs.stream.table import META
 
-# Hudi's meta columns, in the order the prepped write path reads them by position
-META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-        "_hoodie_file_name")
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # the writer option of Spark SQL's UPDATE / DELETE: records carry their meta columns and locations
 PREPPED_OPTION = "_hoodie.spark.sql.writes.prepped"
@@ -128,14 +126,18 @@ class Located:
     cached: Any  # the cached lookup: unpersist it after the write
     moved_out: Any = None  # the part of `df` that deletes moved keys where they were
     rest: Any = None  # `df` without them
+    inserted: Any = None  # record key and file name of the inserts sent into a file group's log (log_inserts.py)
+    key_columns: tuple[str, ...] = ()  # the record key and partition fields
 
 
 def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], log=None,
-           mor: bool = False) -> Located | None:
+           mor: bool = False, insert_targets: dict[str, tuple[str, str]] | None = None) -> Located | None:
     """The round's events tagged with the stored locations, or None when this round must go through
     Hudi's index (a column type or stored key this module does not reproduce). `events` holds one
     event per key and the `_hoodie_is_deleted` column. `mor`: the stored rows may be read as base files
-    plus the keys hudi-cdc's own delta commits logged (logkeys.py)."""
+    plus the keys hudi-cdc's own delta commits logged (logkeys.py). `insert_targets`: partition path ->
+    (instant, base file name) of the file group a new key in that partition goes to (log_inserts.py);
+    a new key in another partition gets no location (Hudi opens a file group)."""
     from pyspark.sql import functions as F
 
     cols = list(shape.record_keys) + list(shape.partition_fields)
@@ -189,6 +191,24 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     # ... and inserted where it goes; new keys likewise (no location: Hudi opens or fills a file group)
     inserts = kept.where(F.col("__s_hoodie_record_key").isNull() | F.col("__move")) \
         .select(*new_meta, *[F.col(c) for c in data_cols])
+    inserted = None
+    if insert_targets:
+        inserts, inserted = _into_targets(spark, inserts, insert_targets)
     rest = in_place.unionByName(inserts)
     return Located(rest.unionByName(moved_out), int(counts["unchanged"] or 0), int(counts["moves"] or 0),
-                   int(counts["ignored_deletes"] or 0), tagged, moved_out, rest)
+                   int(counts["ignored_deletes"] or 0), tagged, moved_out, rest, inserted, tuple(cols))
+
+
+def _into_targets(spark, inserts, insert_targets: dict[str, tuple[str, str]]):
+    """The inserts with the location of their partition's target file group, where it has one; and the
+    record key and file name of those (what logkeys.py keeps as inserts)."""
+    from pyspark.sql import functions as F
+
+    rows = [(pp, instant, name) for pp, (instant, name) in sorted(insert_targets.items())]
+    t = spark.createDataFrame(rows, "__t_pp string, __t_instant string, __t_file string")
+    cols = inserts.columns
+    joined = inserts.join(F.broadcast(t), F.col("_hoodie_partition_path") == F.col("__t_pp"), "left")
+    placed = joined.select(*[F.col("__t_instant").alias(c) if c == "_hoodie_commit_time" else
+                             F.col("__t_file").alias(c) if c == "_hoodie_file_name" else F.col(c) for c in cols])
+    inserted = placed.where(F.col("_hoodie_file_name").isNotNull()).select("_hoodie_record_key", "_hoodie_file_name")
+    return placed, inserted

@@ -31,12 +31,14 @@ from hudi_cdc.common.causes import first_line
 from hudi_cdc.common.instants import COMPLETED, table_instants
 from hudi_cdc.common.properties import local_path
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
-from hudi_cdc.jobs.stream.table import hudi_timeline, is_initialized
+from hudi_cdc.jobs.stream.table import META, base_file_instant, hudi_timeline, is_initialized
 
 LOGKEYS_DIR = (".hoodie", ".aux", "hudi-cdc-logkeys")
 # hoodie.streamer.hudi_cdc.mor.lookup: "log-keys" (default, this module) or "snapshot" (Hudi's merged read)
 LOOKUP_PROP = "hoodie.streamer.hudi_cdc.mor.lookup"
 FILE_ID, INSTANT = "__logkeys_file_id", "__logkeys_instant"
+# a record a located insert put into the file group's log (log_inserts.py): its key is in no base file
+INSERTED = "__logkeys_inserted"
 _LOG_NAME = re.compile(r"^\.(?P<fid>.+)_(?P<instant>\d{14,})\.log\.\d+")
 _SUCCESS = "_SUCCESS"
 
@@ -111,7 +113,7 @@ def log_pairs(slices, done: set[str], deltas: set[str], unfinished: frozenset[st
     for s in slices:
         if not s.base_file_name:
             return None, f"file group {s.file_id} has no base file"
-        made_by = s.base_file_name.rsplit("_", 1)[-1].split(".", 1)[0]
+        made_by = base_file_instant(s.base_file_name)
         if made_by in unfinished:
             return None, f"base file {s.base_file_name} of an unfinished write ({made_by})"
         for name in s.log_file_names:
@@ -159,23 +161,43 @@ def stored_view(spark, base_path: str, columns: list[str], ordering: list[str], 
     if not pairs:
         return base
     instants = sorted({d for _, d in pairs})
-    logged = spark.read.parquet(*[_file(base_path, d) for d in instants])
+    # key files before log_inserts.py hold no INSERTED flag nor row columns: null there
+    logged = spark.read.option("mergeSchema", "true").parquet(*[_file(base_path, d) for d in instants])
     current = spark.createDataFrame(sorted(pairs), f"{FILE_ID} string, {INSTANT} string")
     logged = logged.join(F.broadcast(current), [FILE_ID, INSTANT], "left_semi")
-    # the newest version per key and file group: highest ordering value, then the later delta commit
+    if INSERTED not in logged.columns:
+        logged = logged.withColumn(INSERTED, F.lit(False))
+    carried = [c for c in columns if c in logged.columns and c not in ordering and c != "_hoodie_record_key"]
+    # the newest version per key and file group: highest ordering value, then the later delta commit;
+    # and whether the first one put the key there as an insert (then no base file holds it)
     newest = logged.groupBy("_hoodie_record_key", FILE_ID).agg(
-        F.max(F.struct(*[F.col(o) for o in ordering], F.col(INSTANT), F.col("_hoodie_is_deleted"))).alias("__n"))
+        F.max(F.struct(*[F.col(o) for o in ordering], F.col(INSTANT), F.col("_hoodie_is_deleted"),
+                       *[F.col(c) for c in carried])).alias("__n"),
+        F.min(F.struct(F.col(INSTANT), F.coalesce(F.col(INSERTED), F.lit(False)).alias("i"))).alias("__first"))
     newest = newest.select(F.col("_hoodie_record_key").alias("__l_key"), F.col(FILE_ID).alias("__l_fid"),
                            *[F.col(f"__n.{o}").alias(f"__l_{o}") for o in ordering],
-                           F.col("__n._hoodie_is_deleted").alias("__l_deleted"))
+                           *[F.col(f"__n.{c}").alias(f"__l_{c}") for c in carried],
+                           F.col("__n._hoodie_is_deleted").alias("__l_deleted"),
+                           F.col("__first.i").alias("__l_inserted"))
     joined = base.withColumn(FILE_ID, file_id_column(F.col("_hoodie_file_name"))).join(
         F.broadcast(newest), (F.col("_hoodie_record_key") == F.col("__l_key")) & (F.col(FILE_ID) == F.col("__l_fid")),
         "left")
     applies = F.col("__l_key").isNotNull() & F.coalesce(
         ordering_at_least([f"__l_{o}" for o in ordering], ordering), F.lit(False))
     out = joined.where(~(applies & F.coalesce(F.col("__l_deleted"), F.lit(False))))
-    return out.select(*[F.when(applies, F.col(f"__l_{c}")).otherwise(F.col(c)).alias(c) if c in ordering
-                        else F.col(c) for c in columns])
+    out = out.select(*[F.when(applies, F.col(f"__l_{c}")).otherwise(F.col(c)).alias(c) if c in ordering
+                       else F.col(c) for c in columns])
+    # keys only logs hold (inserts log_inserts.py sent into a file group), unless deleted since
+    only_logged = newest.where(F.col("__l_inserted") & ~F.coalesce(F.col("__l_deleted"), F.lit(False)))
+    missing = [c for c in columns if c != "_hoodie_record_key" and f"__l_{c}" not in only_logged.columns]
+    if missing:
+        if only_logged.limit(1).count():
+            if log is not None:
+                log(f"{base_path}: MoR lookup through the merged snapshot read (key files without {missing[0]})")
+            return None
+        return out
+    return out.unionByName(only_logged.select(
+        *[F.col("__l_key" if c == "_hoodie_record_key" else f"__l_{c}").alias(c) for c in columns]))
 
 
 def _remove_obsolete(spark, base_path: str, keep: set[str]) -> None:
@@ -193,13 +215,16 @@ def deltacommits_before(base_path: str) -> set[str]:
     return _timeline(base_path)[0] if is_initialized(base_path) else set()
 
 
-def record(spark, base_path: str, written, ordering: list[str], before: set[str], log=print) -> None:
+def record(spark, base_path: str, written, ordering: list[str], before: set[str], log=print, inserted=None,
+           key_columns: tuple[str, ...] | list[str] = ()) -> None:
     """After a delta commit: keep the located records it wrote (`written`: prepped records, those with a
-    `_hoodie_file_name` went to a stored file group) as its key file. None when the commit cannot be
-    told apart or put inserts into log files, or the file cannot be written (logged): later rounds then
-    take the snapshot read until a compaction, which changes their speed, not their result."""
+    `_hoodie_file_name` went to a stored file group) as its key file, with their meta and `key_columns`
+    (record key and partition fields) and whether each was an insert (`inserted`: record key and file name
+    of those, log_inserts.py). None when the commit cannot be told apart or Hudi put inserts into log
+    files, or the file cannot be written (logged): later rounds then take the snapshot read until a
+    compaction, which changes their speed, not their result."""
     try:
-        why = _record(spark, base_path, written, ordering, before)
+        why = _record(spark, base_path, written, ordering, before, inserted, list(key_columns))
     except Exception as exc:  # noqa: BLE001 - a missing key file only sends later lookups to the snapshot read
         why = first_line(exc)
     if why:
@@ -207,7 +232,8 @@ def record(spark, base_path: str, written, ordering: list[str], before: set[str]
             "until the next compaction")
 
 
-def _record(spark, base_path: str, written, ordering: list[str], before: set[str]) -> str:
+def _record(spark, base_path: str, written, ordering: list[str], before: set[str], inserted=None,
+            key_columns: list[str] | None = None) -> str:
     from pyspark.sql import functions as F
 
     after, _, _, why = _timeline(base_path)
@@ -218,10 +244,19 @@ def _record(spark, base_path: str, written, ordering: list[str], before: set[str
     if _logs_hold_inserts(base_path, instant):
         return f"delta commit {instant} put inserts into log files"
     deleted = F.col("_hoodie_is_deleted") if "_hoodie_is_deleted" in written.columns else F.lit(False)
-    out = written.where(F.col("_hoodie_file_name").isNotNull()).select(
+    rows = written.where(F.col("_hoodie_file_name").isNotNull())
+    if inserted is not None:
+        flags = inserted.select("_hoodie_record_key", "_hoodie_file_name").withColumn(INSERTED, F.lit(True))
+        rows = rows.join(F.broadcast(flags), ["_hoodie_record_key", "_hoodie_file_name"], "left")
+    else:
+        rows = rows.withColumn(INSERTED, F.lit(False))
+    extra = [c for c in dict.fromkeys([*META, *(key_columns or [])])
+             if c in rows.columns and c not in ordering and c != "_hoodie_record_key"]
+    out = rows.select(
         F.col("_hoodie_record_key"), file_id_column(F.col("_hoodie_file_name")).alias(FILE_ID),
         *[F.col(o) for o in ordering], F.coalesce(deleted, F.lit(False)).alias("_hoodie_is_deleted"),
-        F.lit(instant).alias(INSTANT))
+        F.lit(instant).alias(INSTANT), F.coalesce(F.col(INSERTED), F.lit(False)).alias(INSERTED),
+        *[F.col(c) for c in extra])
     out.coalesce(1).write.mode("overwrite").parquet(_file(base_path, instant))
     return ""
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
-from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, logkeys, toast, truncate, typed
+from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
@@ -262,6 +262,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
 
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta)
+    if located is not None and located.inserted is not None:
+        opts[log_inserts.INSERTS_KEY] = "true"  # a later round through Hudi's index compacts first
     mor_keys = located is not None and mor_lookup
     tombstones_first, floor_first = _side_files_first(t, opts, new_cp, deleted_keys, ordering, result, log)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
@@ -312,7 +314,10 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
     """Events no newer than the stored row dropped: hudi-cdc finds each key's file group itself
     (located.py) when it can (returned, the records then carry their locations), else Hudi's index does."""
     shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
-    located = locate(spark, df, t.target_base_path, shape, ordering, log, mor=mor_lookup) if shape else None
+    into_logs = log_inserts.enabled(props, t.table_type)
+    targets = log_inserts.targets(t.target_base_path, props) if shape and into_logs else None
+    located = locate(spark, df, t.target_base_path, shape, ordering, log, mor=mor_lookup,
+                     insert_targets=targets) if shape else None
     if located is not None:
         df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
         result.ignored_deletes = located.ignored_deletes
@@ -320,6 +325,8 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
         if shape is not None:
             why_not = "a stored record key or partition path differs from the one computed for it"
         log(f"{t.target_table}: keys located by Hudi's index ({why_not})")
+        if t.table_type == "MERGE_ON_READ":
+            log_inserts.compact_before_index(spark, t.target_base_path, t.target_table, log)
         df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering, log)
     if result.unchanged_ignored:
         log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
@@ -386,5 +393,7 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
         part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
         clock = result.lap("write" if i == 0 else f"write {i + 1}", clock)
         if log_keys_ordering:
-            logkeys.record(part.sparkSession, t.target_base_path, part, log_keys_ordering, before, log)
+            logkeys.record(part.sparkSession, t.target_base_path, part, log_keys_ordering, before, log,
+                           inserted=located.inserted if located is not None else None,
+                           key_columns=located.key_columns if located is not None else ())
             clock = result.lap("log keys", clock)

@@ -16,6 +16,16 @@ from hudi_cdc.common.instants import completed_write_times
 from hudi_cdc.common.properties import local_path
 from hudi_cdc.jobs.stream.errors import TableReadError
 
+# Hudi's meta columns, in the order the prepped write path reads them by position
+META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+        "_hoodie_file_name")
+
+
+def base_file_instant(name: str) -> str:
+    """The instant that wrote a base file (`<file id>_<write token>_<instant>.parquet`)."""
+    return name.rsplit("_", 1)[-1].split(".", 1)[0]
+
+
 # where this streamer keeps its checkpoint in the commit metadata (HoodieStreamer 1.x's V2 key);
 # every key Hudi has used is read (hudi_cdc/common/checkpoints.py), so a table HoodieStreamer or
 # HoodieDeltaStreamer wrote resumes where it stopped
