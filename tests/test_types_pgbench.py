@@ -79,6 +79,13 @@ def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database):
         except subprocess.TimeoutExpired:
             capture.kill()
             capture.wait(30)
+    # the stop's offsets stand on a transaction's last change, never on its COMMIT (capture/txn.py
+    # stands_on_commit: Debezium 3.6 skipped an open transaction's changes on restart from one)
+    from hudi_cdc.capture.offsets import offsets_file, stored_offsets
+    from hudi_cdc.config import load_pipeline
+
+    stored = stored_offsets(offsets_file(load_pipeline(cfg)))
+    assert stored and all(o.get("messageType") != "COMMIT" for o in stored), stored
     assert main(["-c", c, "capture", "--once", "--timeout", "600"]) == 0  # whatever the stop left
     for table in (*PGBENCH_TABLES, "typed"):
         assert main(["-c", c, "stream", "--table", table, "--once"]) == 0, table

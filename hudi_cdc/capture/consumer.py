@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from hudi_cdc.capture import signals
 from hudi_cdc.capture.landing import Landing
-from hudi_cdc.capture.txn import Cuts, initial_snapshot_row, record_lsn
+from hudi_cdc.capture.txn import Cuts, initial_snapshot_row, record_lsn, stands_on_commit
 from hudi_cdc.capture.unwrap import Unwrap
 
 
@@ -103,10 +103,12 @@ class Consumer:
                     break
                 elif self.snapshots is not None:
                     self.snapshots.observe(topic, value)
-            mark = None
             wm = landing.watermark(self.seq)
+            durable = []
             while self.pending and self.pending[0][0] <= wm:
-                mark = self.pending.popleft()[1]
+                durable.append(self.pending.popleft()[1])
+            # the newest durable record whose offset is not a COMMIT's (txn.stands_on_commit)
+            mark = next((e for e in reversed(durable) if not stands_on_commit(e)), None)
             if mark is not None:
                 committer.markProcessed(mark)
             committer.markBatchFinished()  # offsets committed: only now may the engine stop

@@ -43,6 +43,21 @@ def offsets_loadable(path: Path) -> bool:
         return False
 
 
+def stored_offsets(path: Path) -> list[dict]:
+    """The source offsets the file holds (Debezium's JSON of each partition's offset), as Kafka's
+    FileOffsetBackingStore loads them; read in a process whose JVM runs Debezium (capture's)."""
+    import json
+
+    from jpype import JClass
+
+    stream = JClass("java.io.ObjectInputStream")(JClass("java.io.FileInputStream")(str(path)))
+    try:
+        raw = stream.readObject()
+    finally:
+        stream.close()
+    return [json.loads(bytes(raw.get(k)).decode()) for k in raw.keySet() if raw.get(k) is not None]
+
+
 def guard_offsets(pipeline: Pipeline, progress: Progress) -> None:
     """Before the engine starts: a truncated offsets file is replaced by the copy saved after the last
     run that finished (older offsets: the changes since come again, which the Hudi side absorbs); with

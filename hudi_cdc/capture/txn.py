@@ -52,6 +52,22 @@ def record_lsn(record) -> int | None:
         return None
 
 
+def stands_on_commit(event) -> bool:
+    """The record's offset stands on a COMMIT (a transaction's END record, a heartbeat right after a
+    commit): never the position capture marks as processed. PostgreSQL gives a COMMIT message the LSN
+    just past its commit record, where the next WAL record starts: with concurrent writers, often a change
+    of a transaction still open. On restart, Debezium 3.6's WalPositionLocator takes that change for the
+    stored COMMIT and skips the open transaction's changes up to it (debezium/dbz#76, fixed in 3.7.0,
+    whose embedded engine Maven Central here does not serve): under `pgbench -c 4`, a continuous capture
+    stopped and restarted lost about one update in 40,000. An offset on a transaction's last change
+    instead resumes right after that change; at worst a transaction comes again, never one less."""
+    try:
+        offset = event.sourceRecord().sourceOffset()
+        return offset is not None and str(offset.get("messageType")) == "COMMIT"
+    except Exception:  # noqa: BLE001 - a record without a PostgreSQL offset (a MySQL-family source)
+        return False
+
+
 def initial_snapshot_row(value) -> bool:
     """A row of an initial (blocking) snapshot, not of an incremental one nor a streamed change."""
     source = value.getStruct("source") if value is not None else None
