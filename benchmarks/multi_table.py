@@ -1,7 +1,8 @@
 """Many tables under one `hudi-cdc stream --all` vs one table alone: the same backlog of change events
 drained (a) spread over --tables MoR tables by one `stream --all --once` process and (b) into one
 table as large as the --tables together by `stream --table --once`; events/s of each (whole processes,
-JVM start included), the ratio (target: >= 0.8), and the peak RSS of the --all process tree (target: <= 4 GB).
+JVM start included), the ratio (target: >= 0.8), and the peak memory of the --all process tree
+(target: <= 4 GB; PSS, procs.PeakRss).
 
     python -m benchmarks.multi_table --tables 20 --rows-per-table 50000 --changes 200000
         [--work /work/bench-data/multi] [--out results.json]
@@ -100,12 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     srcs = land(work / "many", names, args.rows_per_table)
     m = procs.run(procs.hudi_cdc("--config", str(many), "bootstrap"), work / "logs" / "many-bootstrap.log")
     progress(f"bootstrap of {args.tables} tables: {m.seconds:.1f}s, peak {m.peak_rss_mb:.0f} MB")
-    res["bootstrap_many"] = {"s": round(m.seconds, 1), "peak_rss_mb": round(m.peak_rss_mb)}
+    res["bootstrap_many"] = {"s": round(m.seconds, 1), "peak_rss_mb": round(m.peak_rss_mb),
+                             "peak_pss_mb": m.peak_pss_mb}
     n_many = land_changes(work / "many", names, srcs, args.changes // args.tables)
     m = procs.run(procs.hudi_cdc("--config", str(many), *args.all_args.split()), work / "logs" / "many-stream.log",
                   timeout=7200)
     res["many"] = {"events": n_many, "s": round(m.seconds, 1), "events_per_s": round(n_many / m.seconds),
-                   "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg, "cpu_s": m.cpu_s}
+                   "peak_rss_mb": round(m.peak_rss_mb), "peak_pss_mb": m.peak_pss_mb,
+                   "load_avg": m.load_avg, "cpu_s": m.cpu_s}
     progress(f"{args.tables} tables: {res['many']}")
     # (b) one table holding as many rows as the --tables together, the same backlog
     one = pipeline(work / "one", names[:1], settings, opts, conf)
@@ -115,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     m = procs.run(procs.hudi_cdc("--config", str(one), "stream", "--table", names[0], "--type", "mor", "--once"),
                   work / "logs" / "one-stream.log", timeout=7200)
     res["one"] = {"events": n_one, "s": round(m.seconds, 1), "events_per_s": round(n_one / m.seconds),
-                  "peak_rss_mb": round(m.peak_rss_mb), "load_avg": m.load_avg, "cpu_s": m.cpu_s}
+                  "peak_rss_mb": round(m.peak_rss_mb), "peak_pss_mb": m.peak_pss_mb,
+                   "load_avg": m.load_avg, "cpu_s": m.cpu_s}
     progress(f"one table: {res['one']}")
     res["ratio_many_over_one"] = round(res["many"]["events_per_s"] / res["one"]["events_per_s"], 2)
     return report.finish(res, args.out)

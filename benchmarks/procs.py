@@ -24,33 +24,54 @@ class Measured:
     log: str
     load_avg: float = 0.0  # the 1-minute load average when the process ended (other jobs on the machine)
     cpu_s: float = 0.0  # CPU seconds of the process tree (PeakRss.cpu_seconds)
+    peak_pss_mb: float = 0.0  # the tree's peak proportional set size: shared pages counted once (PeakRss)
 
 
 class PeakRss:
-    """Samples the summed RSS of a process and all its descendants (spark-submit's JVM included)."""
+    """Samples the summed RSS of a process and all its descendants (spark-submit's JVM included).
+
+    The summed RSS counts pages shared between processes (a fork's copy-on-write pages, shared
+    libraries) once per process; the summed PSS (proportional set size, Linux's smaps_rollup: each shared
+    page divided among its sharers) does not, and is what the tree really holds. Both peaks are kept,
+    and each process's share at the RSS peak (`breakdown`: what holds the memory)."""
+
+    PSS_SECONDS = 1.0  # smaps_rollup walks the page tables: sampled less often than RSS
 
     def __init__(self, pid: int):
         self.proc = psutil.Process(pid)
         self.peak = 0
+        self.peak_pss = 0
+        self.breakdown: dict[str, float] = {}  # "<pid> <name>" -> RSS MB at the RSS peak
         self.cpu: dict[int, float] = {}  # pid -> CPU seconds (user + system) last sampled
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
     def _loop(self) -> None:
+        next_pss = 0.0
         while not self._stop.is_set():
-            total = 0
+            total, pss, per = 0, 0, {}
+            want_pss = time.monotonic() >= next_pss
             try:
                 for p in [self.proc, *self.proc.children(recursive=True)]:
                     try:
-                        total += p.memory_info().rss
+                        rss = p.memory_info().rss
+                        total += rss
+                        per[f"{p.pid} {p.name()}"] = rss
+                        if want_pss:
+                            pss += p.memory_full_info().pss
                         t = p.cpu_times()
                         self.cpu[p.pid] = t.user + t.system
-                    except psutil.Error:
+                    except (psutil.Error, AttributeError):
                         pass
             except psutil.Error:
                 break
-            self.peak = max(self.peak, total)
+            if total > self.peak:
+                self.peak = total
+                self.breakdown = {k: round(v / 2**20) for k, v in per.items()}
+            if want_pss:
+                self.peak_pss = max(self.peak_pss, pss)
+                next_pss = time.monotonic() + self.PSS_SECONDS
             self._stop.wait(SAMPLE_SECONDS)
 
     @property
@@ -58,6 +79,10 @@ class PeakRss:
         """CPU seconds of the tree, summed over every process seen (each to its last 0.1 s sample): far
         less sensitive than wall time to other jobs on the machine."""
         return sum(self.cpu.values())
+
+    @property
+    def peak_pss_mb(self) -> float:
+        return self.peak_pss / 1024 / 1024
 
     def stop(self) -> float:
         self._stop.set()
@@ -93,7 +118,8 @@ def run(argv: list[str], log: Path, cwd: Path | None = None, check: bool = True,
     if check and rc != 0:
         tail = log.read_text(errors="replace").splitlines()[-15:]
         raise RuntimeError(f"{' '.join(argv[:6])}... exited {rc} after {seconds:.1f}s; log {log}:\n" + "\n".join(tail))
-    return Measured(seconds, peak, rc, str(log), round(os.getloadavg()[0], 2), round(rss.cpu_seconds, 1))
+    return Measured(seconds, peak, rc, str(log), round(os.getloadavg()[0], 2), round(rss.cpu_seconds, 1),
+                    round(rss.peak_pss_mb))
 
 
 def start(argv: list[str], log: Path, env: dict[str, str]) -> tuple[subprocess.Popen, object]:

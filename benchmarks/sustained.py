@@ -335,6 +335,8 @@ def ladder(args, work: Path, feeds: list[Feed], command: list[str], rates: list[
             f.mon.stop()
         procs.stop(proc)  # a clean stop after the round in flight
         results["continuous_peak_rss_mb"] = round(rss.stop())
+        results["continuous_peak_pss_mb"] = round(rss.peak_pss_mb)  # shared pages counted once (procs.PeakRss)
+        results["continuous_rss_breakdown_mb"] = rss.breakdown
         log.close()
 
 

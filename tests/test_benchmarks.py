@@ -174,3 +174,22 @@ def test_stop_a_process_and_end_a_rate_ladder(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == json.loads((tmp_path / "r.json").read_text()) == results
     report.sustained_summary(none := {"steps": [{"offered_rate": 8, "sustained": False}]})
     assert none["highest_sustained_rate"] is None and none["per_core"] is None
+
+
+def test_peak_memory_counts_shared_pages_once(tmp_path):
+    """A process tree whose child shares its parent's pages (a fork, as the JVM's spawned helpers and
+    pyspark's daemon workers do): the summed RSS counts those pages twice, the summed PSS once."""
+    from benchmarks import procs
+
+    script = ("import os, time\n"
+              "buf = bytearray(os.urandom(1)) * (300 * 2**20)\n"  # 300 MB, touched
+              "pid = os.fork()\n"
+              "time.sleep(3)\n"
+              "if pid: os.waitpid(pid, 0)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    rss = procs.PeakRss(proc.pid)
+    proc.wait(30)
+    peak_rss = rss.stop()
+    assert peak_rss > 550, peak_rss  # parent and child each show the 300 MB
+    assert 250 < rss.peak_pss_mb < 450, rss.peak_pss_mb  # shared once
+    assert len(rss.breakdown) == 2 and all(v > 250 for v in rss.breakdown.values()), rss.breakdown
