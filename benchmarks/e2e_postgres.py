@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         mon.stop()
         results["commits"] = mon.commits
         results["peak_rss_mb"] = {"capture": round(rss[0].stop()), "stream": round(rss[1].stop())}
+        results["peak_pss_mb"] = {"capture": round(rss[0].peak_pss_mb), "stream": round(rss[1].peak_pss_mb)}
     finally:
         for p, fh in reversed(procs_up):
             stop(p)

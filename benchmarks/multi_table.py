@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                   work / "logs" / "one-stream.log", timeout=7200)
     res["one"] = {"events": n_one, "s": round(m.seconds, 1), "events_per_s": round(n_one / m.seconds),
                   "peak_rss_mb": round(m.peak_rss_mb), "peak_pss_mb": m.peak_pss_mb,
-                   "load_avg": m.load_avg, "cpu_s": m.cpu_s}
+                  "load_avg": m.load_avg, "cpu_s": m.cpu_s}
     progress(f"one table: {res['one']}")
     res["ratio_many_over_one"] = round(res["many"]["events_per_s"] / res["one"]["events_per_s"], 2)
     return report.finish(res, args.out)

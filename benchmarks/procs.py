@@ -62,7 +62,7 @@ class PeakRss:
                             pss += p.memory_full_info().pss
                         t = p.cpu_times()
                         self.cpu[p.pid] = t.user + t.system
-                    except (psutil.Error, AttributeError):
+                    except psutil.Error:  # gone since listed
                         pass
             except psutil.Error:
                 break
