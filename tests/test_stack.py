@@ -31,6 +31,21 @@ def test_down_never_signals_a_process_it_did_not_start(tmp_path):
     assert Stack(cfg).status()[0]["state"] == "stopped"
 
 
+def test_kafka_cluster_id_never_starts_with_a_dash():
+    """StorageTool's parser takes `-t -Abc...` for an option: an id starting with '-' made 1 Kafka start in 64
+    fail ("argument --cluster-id/-t: expected one argument"); such a draw is replaced."""
+    import base64
+    import uuid
+
+    from hudi_cdc.stack.kafka_connect import _cluster_id
+
+    dash = uuid.UUID(bytes=base64.urlsafe_b64decode("-" + "A" * 21 + "=="))  # encodes to '-AAAA...'
+    draws = iter([dash, dash, uuid.UUID(int=7)])
+    got = _cluster_id(lambda: next(draws))
+    assert got == base64.urlsafe_b64encode(uuid.UUID(int=7).bytes).rstrip(b"=").decode() and not got.startswith("-")
+    assert all(not _cluster_id().startswith("-") for _ in range(2000))
+
+
 def test_status_of_a_stack_that_never_ran(tmp_path, capsys):
     assert main(["local", "status", "--data-dir", str(tmp_path), "-o", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)

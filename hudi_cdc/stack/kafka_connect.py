@@ -121,8 +121,14 @@ def install(progress: Progress | None = None) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ config
-def _cluster_id() -> str:
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+def _cluster_id(new=uuid.uuid4) -> str:
+    """A KRaft cluster id (a base64url UUID), never one starting with '-': StorageTool's argument parser
+    takes `-t -xyz...` for an option and refuses the format (1 start in 64), which is why Kafka's own
+    Uuid.randomUuid() draws again then."""
+    while True:
+        text = base64.urlsafe_b64encode(new().bytes).rstrip(b"=").decode()
+        if not text.startswith("-"):
+            return text
 
 
 def _properties(props: Mapping[str, object]) -> str:
