@@ -22,16 +22,20 @@ REASONS = ("Connection refused", "Name or service not known", "timed out", "Conn
 
 
 def retrying_session(retries: int, backoff: float, retry_status: frozenset[int] | set[int],
-                     session: Any = None) -> Any:
+                     session: Any = None, status_retries: int | None = None) -> Any:
     """A requests.Session (the one given, or a new one) whose HTTP(S) adapters retry transient failures:
-    connection and read errors, and the answers whose status is in ``retry_status``. Every method is
+    connection and read errors (``retries`` times), and the answers whose status is in ``retry_status``
+    (``status_retries`` times, default ``retries``: a server that answers but is busy may deserve more
+    patience than one that does not answer). Backoff doubles from ``backoff`` seconds. Every method is
     retried (the callers' calls repeat safely), and the last answer is returned, not raised."""
     import requests
     from requests.adapters import HTTPAdapter
     from urllib3.util.retry import Retry
 
-    retry = Retry(total=retries, connect=retries, read=retries, status=retries, backoff_factor=backoff,
-                  status_forcelist=frozenset(retry_status), allowed_methods=None, raise_on_status=False)
+    status = retries if status_retries is None else status_retries
+    retry = Retry(total=max(retries, status), connect=retries, read=retries, other=retries, redirect=retries,
+                  status=status, backoff_factor=backoff, status_forcelist=frozenset(retry_status),
+                  allowed_methods=None, raise_on_status=False)
     s = session or requests.Session()
     adapter = HTTPAdapter(max_retries=retry)
     s.mount("http://", adapter)

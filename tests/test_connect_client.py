@@ -214,7 +214,7 @@ def test_busy_worker_is_retried_then_reported(fake):
     fake.busy = 2  # a rebalance: 409 twice, then the answer
     assert client.connectors() == []
     fake.busy = 10
-    with pytest.raises(ConnectUnavailable, match=r"still busy after 4 attempts \(list connectors\): HTTP 409"):
+    with pytest.raises(ConnectUnavailable, match=r"still busy after 7 attempts \(list connectors\): HTTP 409"):
         client.connectors()
 
 

@@ -98,8 +98,8 @@ def test_rendered_source_connector_on_a_real_worker(tmp_path, capsys, connect_wo
     stored = client.config(SOURCE)
     assert stored["database.password"] == "${env:" + PASSWORD_ENV + "}"  # the worker resolves it, we never send it
     assert os.environ[PASSWORD_ENV] not in out + err + json.dumps(stored)
-    code, out, _ = _cli(capsys, cfg, "deploy", "--only", "source", "-o", "json")
-    assert json.loads(out)[0]["action"] == "unchanged"
+    code, out, err = _cli(capsys, cfg, "deploy", "--only", "source", "-o", "json")
+    assert code == 0 and json.loads(out)[0]["action"] == "unchanged", err
 
     _wait_state(client, SOURCE, lambda s: s.running)
     # the snapshot and a streamed insert arrive in the table's topic

@@ -93,7 +93,7 @@ def test_connect_client_error_bodies_as_one_line():
             ConnectClient(s.url, retries=0, backoff=0).status("c1")
     with server([(409, json.dumps({"message": "rebalance in progress"}))]) as s:
         with pytest.raises(ConnectUnavailable, match="still busy after 3 attempts .*rebalance in progress"):
-            ConnectClient(s.url, retries=2, backoff=0).connectors()
+            ConnectClient(s.url, retries=2, busy_retries=2, backoff=0).connectors()
         assert len(s.requests) == 3
     with server([(200, "{}")]) as s:
         closed = s.url

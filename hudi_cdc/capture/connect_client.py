@@ -27,6 +27,10 @@ from hudi_cdc.http import error_body, one_line, retrying_session, short_reason
 from hudi_cdc.http import redact as _redact
 
 RETRY_STATUS = frozenset({409, 502, 503, 504})
+# A worker answers 409 while its group rebalances, which follows every connector created, deleted or
+# restarted; on a loaded machine a rebalance outlasted 4 attempts (~3 s). 7 attempts wait ~31 s in all
+# (backoff 0, 1, 2, 4, 8, 16 s); a worker that does not answer at all is still reported after 4.
+BUSY_RETRIES = 6
 
 
 class ConnectUnavailable(EnvironmentProblem):
@@ -47,10 +51,10 @@ class ConnectorFailed(SourceError):
     """A connector or one of its tasks is FAILED (exit 11: the capture side of the pipeline)."""
 
 
-def session(retries: int, backoff: float, base=None):
+def session(retries: int, backoff: float, base=None, busy_retries: int | None = None):
     """A requests.Session whose adapters retry connection errors and a busy worker's statuses
     (PUT config / DELETE / restart repeat safely)."""
-    return retrying_session(retries, backoff, RETRY_STATUS, base)
+    return retrying_session(retries, backoff, RETRY_STATUS, base, status_retries=busy_retries)
 
 
 def _message(resp) -> str:
@@ -128,13 +132,14 @@ class ConnectClient:
     """``ConnectClient("http://127.0.0.1:8083")``: one worker (any worker of a distributed cluster)."""
 
     def __init__(self, url: str, *, retries: int = 3, backoff: float = 0.5, timeout: float = 90.0,
-                 session_=None) -> None:
+                 session_=None, busy_retries: int = BUSY_RETRIES) -> None:
         if not re.match(r"^https?://", url or ""):
             raise ConfigError(f"Kafka Connect URL {url!r} must start with http:// or https://")
         self.url = url.rstrip("/")
         self.retries = max(0, retries)
         self.timeout = timeout  # validation connects to the database: it may take a while
-        self.session = session(self.retries, backoff, session_)
+        self.busy_retries = max(0, busy_retries)
+        self.session = session(self.retries, backoff, session_, self.busy_retries)
         self.session.headers.update({"Accept": "application/json"})
 
     @classmethod
@@ -240,7 +245,7 @@ class ConnectClient:
             return None
         if resp.status_code in RETRY_STATUS:
             raise ConnectUnavailable(f"Kafka Connect worker at {_redact(self.url)} still busy after "
-                                     f"{self.retries + 1} attempts ({what}): HTTP {resp.status_code} "
+                                     f"{self.busy_retries + 1} attempts ({what}): HTTP {resp.status_code} "
                                      f"{one_line(_message(resp), 300)}")
         if resp.status_code >= 400:
             msg = one_line(_message(resp))
