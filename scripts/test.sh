@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (README "On a fresh machine"). With CI=true a missing component fails (tests/shared.py).
-#   bash scripts/test.sh          install (scripts/setup.sh), static checks (scripts/lint.sh), then the whole
+#   bash scripts/test.sh          install (scripts/setup-tests.sh), static checks (scripts/lint.sh), then the whole
 #                                 suite; .ci/run calls exactly this
 #   bash scripts/test.sh --fast   the unit tier only (pytest -m unit: no JVM, no services), no install
 #                                 beyond `pip install -e .[test]` when hudi_cdc is not importable; each test
@@ -17,6 +17,6 @@ if [[ "${1:-}" == "--fast" ]]; then
     fi
     exec "$PY" -m pytest -q -p no:cacheprovider -m unit --timeout=60 "$@"
 fi
-bash scripts/setup.sh
+bash scripts/setup-tests.sh
 bash scripts/lint.sh
 exec "$PY" -m pytest -q -p no:cacheprovider "$@"
