@@ -3,7 +3,7 @@ spark-submit runs) and a zip of exactly the modules it imports, for ``--py-files
 
 The zip is deterministic (sorted entries, fixed timestamps and modes), so the same sources give the
 same bytes and an unchanged upload. The modules are the job package (hudi_cdc/jobs/stream/) and the
-stdlib-only shared modules it imports; tests/test_emr_engine.py checks this list against what
+stdlib-only shared modules it imports; tests/runners/test_emr_engine.py checks this list against what
 ``import hudi_cdc.jobs.streamer`` really loads. The cluster's Python also needs fastavro and hudi
 (hudi-rs): docs/emr.md and emr/bootstrap-hudi-cdc-job.sh.
 """

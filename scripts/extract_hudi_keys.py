@@ -8,7 +8,7 @@ org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0:jar:sources,
 org.apache.hudi:hudi-utilities_2.12:0.14.0:jar:sources) and writes the sorted key names
 (`key:` lines) and streamer flags (`flag:` lines). Keys built as `PREFIX + "suffix"` are resolved
 through the `static final String PREFIX = "..."` constants of the same sources. The output is a
-list of names (data), which tests/test_hudi_keys.py checks rendered files against.
+list of names (data), which tests/core/test_hudi_keys.py checks rendered files against.
 """
 
 import re

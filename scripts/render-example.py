@@ -2,7 +2,7 @@
 """Regenerate properties/ (the rendered MoMA example) from hudi-cdc.yaml.
 
 Paths are rendered as if this checkout lived at /opt/hudi-cdc, so the files do not depend on
-where the repository was cloned; tests/test_render.py keeps them current."""
+where the repository was cloned; tests/core/test_render.py keeps them current."""
 
 import sys
 from pathlib import Path

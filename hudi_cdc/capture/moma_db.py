@@ -18,7 +18,7 @@ _PG_TYPES = {"int": "integer", "long": "bigint", "string": "text", "boolean": "b
 
 # Seed 001's statements, as the seed's text writes them (artworks: the four updates of 128447 and the
 # later 1959 -> 1960 update the text describes in prose; artists: five updates of 299, then its delete).
-# hudi_cdc/data/moma/seed_changes.json holds the same changes as landed events (tests/test_moma_db.py).
+# hudi_cdc/data/moma/seed_changes.json holds the same changes as landed events (tests/demo/test_moma_db.py).
 SEED_STATEMENTS = (
     "UPDATE artworks SET date = 1959 WHERE artwork_id = 128447;",
     "UPDATE artworks SET acquisition_date = '2009-04-15' WHERE artwork_id = 128447;",

@@ -3,7 +3,7 @@ and current Hudi.
 
 A profile picks the template folder, the streamer class, key prefixes, flags and jar locations.
 Every key and flag rendered from these profiles is checked against Hudi's own source in
-tests/test_hudi_keys.py.
+tests/core/test_hudi_keys.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,93 @@
+"""Issue 23's "Done when", end to end through the CLI on a real PostgreSQL 15: pgbench's tables (scale 1)
+and the all-types table of tests/jobs/test_types_real.py; `init --from-database` writes the pipeline, `capture
+--once` lands the snapshot, `bootstrap` writes CoW and MoR, then `capture` runs continuously while
+`pgbench -c 4 -T 20` and the typed table's streamed statements change the database, `stream --once`
+applies it table by table and `verify` says equal for every table and both table types."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hudi_cdc.cli import main
+from tests.jobs.test_types_real import COLUMNS, DDL, SNAPSHOT, STREAMED_1, _sql
+from tests.shared import require
+
+pytestmark = [pytest.mark.postgres, pytest.mark.spark]
+
+ROOT = Path(__file__).resolve().parents[2]
+PGBENCH_TABLES = ("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history")
+
+
+def _pgbench() -> str:
+    found = shutil.which("pgbench") or "/usr/lib/postgresql/15/bin/pgbench"
+    require(Path(found).exists(), "no pgbench (postgresql-15's client binaries): run scripts/setup.sh")
+    return found
+
+
+def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database):
+    pgbench = _pgbench()
+    db = pg_database("done_when")
+    env = {**os.environ, "PGPASSWORD": os.environ[db["password_env"]]}
+    conn = ["-h", db["host"], "-p", str(db["port"]), "-U", db["user"]]
+    subprocess.run([pgbench, "-i", "-s", "1", "-q", "-n", *conn, db["name"]], env=env, check=True,
+                   capture_output=True)
+    # pgbench_history has no key: one is added (init --from-database skips keyless tables, and says so)
+    # and one row, so the snapshot bootstraps it like the others
+    _sql(db, "ALTER TABLE pgbench_history ADD COLUMN hid bigserial PRIMARY KEY",
+         "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 1, 0, now())", *DDL,
+         *[f"INSERT INTO typed ({COLUMNS}) VALUES {row}" for row in SNAPSHOT], tz="America/New_York")
+
+    d = tmp_path / "p"
+    assert main(["init", str(d), "--from-database", "--dbname", db["name"], "--user", db["user"],
+                 "--host", db["host"], "--port", str(db["port"]), "--password-env", db["password_env"]]) == 0
+    cfg = d / "hudi-cdc.yaml"
+    doc = yaml.safe_load(cfg.read_text())
+    assert set(doc["tables"]) == {*PGBENCH_TABLES, "typed"}, doc["tables"]
+    doc["spark"] = {"master": "local[2]", "driver_memory": "1g", "shuffle_partitions": 2}
+    for t in doc["tables"].values():
+        t["table_types"] = ["COPY_ON_WRITE", "MERGE_ON_READ"]
+    # hudi-rs 0.5.0 cannot read a MoR base file and a newer log file that both hold an array of timestamps
+    # (docs/types.md, known limits): the typed table compacts with every delta commit, so verify reads it
+    doc["tables"]["typed"]["compaction_delta_commits"] = 1
+    cfg.write_text(yaml.safe_dump(doc, sort_keys=False))
+    c = str(cfg)
+    assert main(["-c", c, "capture", "--once", "--timeout", "600"]) == 0
+    assert main(["-c", c, "bootstrap"]) == 0
+
+    # capture runs continuously while pgbench (4 clients, 20 s) and the typed table's changes run
+    argv = [sys.executable, "-m", "hudi_cdc.cli", "-c", c, "capture", "--rotate-seconds", "2"]
+    capture = subprocess.Popen(argv, cwd=d, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _sql(db, *STREAMED_1, tz="Asia/Kolkata")
+        bench = subprocess.run([pgbench, "-c", "4", "-j", "2", "-T", "20", "-n", *conn, db["name"]], env=env,
+                               capture_output=True, text=True)
+        assert bench.returncode == 0, bench.stderr[-500:]
+        assert capture.poll() is None, (capture.stderr.read() if capture.stderr else "")[-800:]
+    finally:
+        capture.send_signal(signal.SIGINT)
+        try:
+            capture.wait(120)
+        except subprocess.TimeoutExpired:
+            capture.kill()
+            capture.wait(30)
+    # the stop's offsets stand on a transaction's last change, never on its COMMIT (capture/txn.py
+    # stands_on_commit: Debezium 3.6 skipped an open transaction's changes on restart from one)
+    from hudi_cdc.capture.offsets import offsets_file, stored_offsets
+    from hudi_cdc.config import load_pipeline
+
+    stored = stored_offsets(offsets_file(load_pipeline(cfg)))
+    assert stored and all(o.get("messageType") != "COMMIT" for o in stored), stored
+    assert main(["-c", c, "capture", "--once", "--timeout", "600"]) == 0  # whatever the stop left
+    for table in (*PGBENCH_TABLES, "typed"):
+        assert main(["-c", c, "stream", "--table", table, "--once"]) == 0, table
+        for tt in ("cow", "mor"):
+            assert main(["-c", c, "verify", "--table", table, "--type", tt]) == 0, (table, tt)

@@ -1,0 +1,55 @@
+"""`verify --wait`: the comparison repeated while capture and stream catch up (no database: the
+comparison itself is stood in for; tests/capture/test_capture.py runs the real one on PostgreSQL)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hudi_cdc.capture.verify import VerifyResult, verify_until_equal
+
+
+def _results(*equal: bool):
+    seen = []
+
+    def compare(pipeline, table, table_type):
+        r = VerifyResult(table, table_type, equal=equal[len(seen)], db_rows=3, lake_rows=3 if equal[len(seen)] else 2)
+        if not r.equal:
+            r.missing, r.missing_keys = 1, ["7"]
+        seen.append(r)
+        return r
+
+    return compare, seen
+
+
+def test_compares_again_until_equal_and_says_each_difference():
+    compare, seen = _results(False, False, True)
+    said = []
+    r = verify_until_equal(None, "artists", "MERGE_ON_READ", wait_seconds=30, poll_seconds=0.01,
+                           progress=said.append, compare=compare)
+    assert r.equal and len(seen) == 3
+    line = "artists (MERGE_ON_READ): DIFFERS: 1 missing in the lake (e.g. key 7); comparing again in 0.01 s"
+    assert said == [line] * 2
+
+
+def test_gives_up_after_the_wait_with_the_last_differences():
+    compare, seen = _results(*[False] * 1000)
+    r = verify_until_equal(None, "artists", "COPY_ON_WRITE", wait_seconds=0.05, poll_seconds=0.01, compare=compare)
+    assert not r.equal and r.missing_keys == ["7"] and 2 <= len(seen) < 1000
+
+
+def test_no_wait_is_one_comparison():
+    compare, seen = _results(False, True)
+    assert not verify_until_equal(None, "t", "COPY_ON_WRITE", wait_seconds=0, compare=compare).equal
+    assert len(seen) == 1
+
+
+def test_an_error_is_not_retried():
+    calls = []
+
+    def compare(*_):
+        calls.append(1)
+        raise RuntimeError("database down")
+
+    with pytest.raises(RuntimeError, match="database down"):
+        verify_until_equal(None, "t", "COPY_ON_WRITE", wait_seconds=30, poll_seconds=0.01, compare=compare)
+    assert calls == [1]

@@ -1,0 +1,191 @@
+"""The type mapping itself (hudi_cdc/common/lake_types.py, expressions in lake_types_sql.py): landed Avro
+field -> lake type, the expressions' shape, reader and target schemas, the per-table numeric scale. No JVM:
+Spark runs them in tests/jobs/test_types_real.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from hudi_cdc.common import lake_types as lt
+from hudi_cdc.common import lake_types_sql as lts
+
+DATE = {"connect.version": 1, "connect.name": "io.debezium.time.Date", "type": "int"}
+MICRO_TS = {"connect.version": 1, "connect.name": "io.debezium.time.MicroTimestamp", "type": "long"}
+MILLI_TS = {"connect.version": 1, "connect.name": "io.debezium.time.Timestamp", "type": "long"}
+ZONED = {"connect.version": 1, "connect.name": "io.debezium.time.ZonedTimestamp", "type": "string"}
+MICRO_TIME = {"connect.version": 1, "connect.name": "io.debezium.time.MicroTime", "type": "long"}
+DECIMAL = {"scale": 2, "precision": 12, "connect.version": 1, "connect.name": "org.apache.kafka.connect.data.Decimal",
+           "connect.parameters": {"scale": "2", "connect.decimal.precision": "12"}, "logicalType": "decimal",
+           "type": "bytes"}
+MONEY = {"scale": 2, "precision": 64, "connect.version": 1, "connect.parameters": {"scale": "2"},
+         "connect.name": "org.apache.kafka.connect.data.Decimal", "logicalType": "decimal", "type": "bytes"}
+VSD = {"connect.doc": "Variable scaled decimal", "connect.version": 1,
+       "connect.name": "io.debezium.data.VariableScaleDecimal",
+       "type": "record", "name": "io.debezium.data.VariableScaleDecimal",
+       "fields": [{"name": "scale", "type": "int"}, {"name": "value", "type": "bytes"}]}
+SCHEMA = {"type": "record", "name": "Value", "namespace": "db.public.t", "fields": [
+    {"name": "id", "type": "int"},
+    {"name": "d", "type": ["null", DATE], "default": None},
+    {"name": "ts", "type": ["null", MICRO_TS], "default": None},
+    {"name": "ts3", "type": ["null", MILLI_TS], "default": None},
+    {"name": "tstz", "type": ["null", ZONED], "default": None},
+    {"name": "tm", "type": ["null", MICRO_TIME], "default": None},
+    {"name": "n", "type": ["null", DECIMAL], "default": None},
+    {"name": "m", "type": ["null", MONEY], "default": None},
+    {"name": "nfree", "type": ["null", VSD], "default": None},
+    {"name": "nfarr", "type": ["null", {"type": "array", "items": ["null", "io.debezium.data.VariableScaleDecimal"]}],
+     "default": None},
+    {"name": "darr", "type": ["null", {"type": "array", "items": ["null", DATE]}], "default": None},
+    {"name": "tarr", "type": ["null", {"type": "array", "items": ["null", "string"]}], "default": None},
+    {"name": "iv", "type": ["null", {"connect.name": "io.debezium.time.Interval", "type": "string"}], "default": None},
+    {"name": "dur", "type": ["null", {"connect.name": "io.debezium.time.MicroDuration", "type": "long"}],
+     "default": None},
+    {"name": "j", "type": ["null", {"connect.name": "io.debezium.data.Json", "type": "string"}], "default": None},
+    {"name": "b", "type": ["null", "bytes"], "default": None},
+    {"name": "__lsn", "type": ["null", "long"], "default": None},
+]}
+
+
+def _by_name(**kw):
+    return {c.name: c for c in lt.schema_types(SCHEMA, table="t", **kw)}
+
+
+def test_every_landed_encoding_has_its_lake_type():
+    c = _by_name()
+    assert {n: c[n].lake_type for n in c} == {
+        "id": "int", "d": "date", "ts": "timestamp", "ts3": "timestamp", "tstz": "timestamp", "tm": "string",
+        "n": "decimal(12,2)", "m": "decimal(38,2)", "nfree": "decimal(38,18)", "nfarr": "array<decimal(38,18)>",
+        "darr": "array<date>", "tarr": "array<string>", "iv": "string", "dur": "string", "j": "string",
+        "b": "binary", "__lsn": "bigint"}
+    assert {n for n in c if c[n].converts} == {"d", "ts", "ts3", "tstz", "tm", "m", "nfree", "nfarr", "darr", "dur"}
+    assert c["tstz"].kind == "timestamptz" and c["darr"].kind == "array<date>" and c["j"].kind == "json"
+
+
+def test_expressions_do_not_depend_on_the_session_time_zone():
+    c = _by_name()
+    sql = " ".join(x.expr for x in c.values() if x.expr)
+    for tz_dependent in ("to_timestamp(", "from_utc_timestamp", "to_utc_timestamp", "current_timezone",
+                         "TIMESTAMP '", "DATE '"):
+        assert tz_dependent not in sql
+    assert "timestamp_micros(`ts`)" in c["ts"].expr and "timestamp_millis(`ts3`)" in c["ts3"].expr
+    assert "date_from_unix_date(`d`)" in c["d"].expr
+    assert f"timestamp_micros({lts.TS_MAX_MICROS})" in c["ts"].expr  # +infinity by policy
+    assert "transform(`darr`, e0 ->" in c["darr"].expr and "e0 IS NULL THEN NULL" in c["darr"].expr
+
+
+def test_numerics_fail_loudly_naming_table_and_column():
+    c = _by_name()
+    assert "raise_error" in c["nfree"].expr and "hudi-cdc: t.nfree: " in c["nfree"].expr
+    assert "decimal(38,18)" in c["nfree"].expr and "hudi-cdc: t.m: " in c["m"].expr
+    scaled = _by_name(props={lt.NUMERIC_SCALE_KEY: "6", f"{lt.NUMERIC_SCALE_KEY}.nfarr": "2"})
+    assert scaled["nfree"].lake_type == "decimal(38,6)" and scaled["nfarr"].lake_type == "array<decimal(38,2)>"
+    with pytest.raises(lt.LakeTypeError, match="no scale 0..38"):
+        _by_name(props={lt.NUMERIC_SCALE_KEY: "39"})
+    with pytest.raises(lt.LakeTypeError, match="is no number"):
+        _by_name(props={lt.NUMERIC_SCALE_KEY: "six"})
+
+
+def test_reader_schema_reads_wide_decimals_as_bytes():
+    types = lt.schema_types(SCHEMA, table="t")
+    reader = lt.reader_schema(SCHEMA, types)
+    m = next(f for f in reader["fields"] if f["name"] == "m")
+    assert m["type"] == ["null", {k: v for k, v in MONEY.items() if k not in ("logicalType", "precision", "scale")}]
+    n = next(f for f in reader["fields"] if f["name"] == "n")
+    assert n["type"] == ["null", DECIMAL]  # spark-avro reads decimal(12,2) as written
+    narrow = {**SCHEMA, "fields": [f for f in SCHEMA["fields"] if f["name"] != "m"]}
+    assert lt.reader_schema(narrow, lt.schema_types(narrow)) is None
+
+
+def test_typed_schema_and_transformer_sql():
+    types = lt.schema_types(SCHEMA, table="t")
+    typed = {f["name"]: f["type"] for f in lt.typed_schema(SCHEMA, types, keep={"ts"})["fields"]}
+    assert typed["d"] == ["null", {"type": "int", "logicalType": "date"}]
+    assert typed["tstz"] == ["null", {"type": "long", "logicalType": "timestamp-micros"}]
+    assert typed["nfree"] == ["null", {"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": 18}]
+    assert typed["darr"] == ["null", {"type": "array", "items": ["null", {"type": "int", "logicalType": "date"}]}]
+    assert typed["ts"] == ["null", MICRO_TS] and typed["n"] == ["null", DECIMAL]  # kept / unchanged
+    sql = lt.transformer_sql(SCHEMA, table="t", extra="(`__deleted` = 'true') AS _hoodie_is_deleted")
+    assert sql.startswith("SELECT `id`, CASE WHEN `d` IS NULL") and sql.endswith("AS _hoodie_is_deleted FROM <SRC>")
+    assert " AS `d`, " in sql and "`__lsn`, (`__deleted`" in sql
+
+
+def test_policy_values_and_sentinels():
+    from datetime import date, datetime, timezone
+
+    assert lts.DATE_MAX_DAYS == (date(9999, 12, 31) - date(1970, 1, 1)).days
+    assert lts.DATE_MIN_DAYS == (date(1, 1, 1) - date(1970, 1, 1)).days
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    top = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc) - epoch
+    assert lts.TS_MAX_MICROS == (top.days * 86400 + top.seconds) * 1_000_000 + top.microseconds
+    expr = lts.date_expr("x", "t.d")
+    for v in (*lts.DATE_POS_INF, *lts.DATE_NEG_INF):
+        assert str(v) in expr or str(v - 2) in expr
+
+
+def test_decimals_as_bytes_for_the_014_deltastreamer():
+    """0.14's Avro source refuses Debezium's decimals: every Decimal is read as bytes, typed in SQL."""
+    types = {c.name: c for c in lt.schema_types(SCHEMA, table="t", decimals_as_bytes=True)}
+    assert types["n"].lake_type == "decimal(12,2)" and types["n"].converts
+    assert "AS DECIMAL(12,2)" in types["n"].expr and "hudi-cdc: t.n: " in types["n"].expr
+    reader = lt.reader_schema(SCHEMA, list(types.values()))
+    n = next(f for f in reader["fields"] if f["name"] == "n")
+    assert "logicalType" not in n["type"][1] and n["type"][1]["type"] == "bytes"
+
+
+# What Debezium 3 lands for the PostgreSQL types beyond the main table (measured on PostgreSQL 15 with
+# pgoutput; docs/types.md): each gets a lake type, never a raw encoding.
+def _bits(n: int) -> dict:
+    return {"connect.version": 1, "connect.parameters": {"length": str(n)}, "connect.name": "io.debezium.data.Bits",
+            "type": "bytes"}
+
+
+MORE = {"type": "record", "name": "Value", "fields": [
+    {"name": "b8", "type": ["null", _bits(8)]},
+    {"name": "vb0", "type": ["null", _bits(2147483647)]},
+    {"name": "b1", "type": ["null", "boolean"]},
+    {"name": "tsv", "type": ["null", {"connect.version": 1, "connect.name": "io.debezium.data.Tsvector",
+                                      "type": "string"}]},
+    {"name": "ci", "type": ["null", "string"]},
+    {"name": "r4", "type": ["null", "string"]},
+    {"name": "pt", "type": ["null", {"connect.name": "io.debezium.data.geometry.Point", "type": "record",
+                                     "name": "io.debezium.data.geometry.Point", "fields": [
+                                         {"name": "x", "type": "double"}, {"name": "y", "type": "double"},
+                                         {"name": "wkb", "type": ["null", "bytes"]},
+                                         {"name": "srid", "type": ["null", "int"]}]}]},
+    {"name": "tzarr", "type": ["null", {"type": "array", "items": ["null", ZONED]}]},
+    {"name": "uarr", "type": ["null", {"type": "array", "items": [
+        "null", {"connect.version": 1, "connect.name": "io.debezium.data.Uuid", "type": "string"}]}]},
+    {"name": "tmarr", "type": ["null", {"type": "array", "items": ["null", MICRO_TIME]}]},
+    {"name": "narr", "type": ["null", {"type": "array", "items": ["null", DECIMAL]}]},
+    {"name": "barr", "type": ["null", {"type": "array", "items": ["null", "bytes"]}]},
+]}
+
+
+def test_more_postgresql_types_have_lake_types():
+    c = {x.name: x for x in lt.schema_types(MORE, table="t")}
+    assert {n: c[n].lake_type for n in c} == {
+        "b8": "string", "vb0": "string", "b1": "boolean", "tsv": "string", "ci": "string", "r4": "string",
+        "pt": "struct<`x`:double,`y`:double,`wkb`:binary,`srid`:int>", "tzarr": "array<timestamp>",
+        "uarr": "array<string>", "tmarr": "array<string>", "narr": "array<decimal(12,2)>", "barr": "array<binary>"}
+    assert c["b8"].kind == "bits" and c["tzarr"].kind == "array<timestamptz>" and c["tmarr"].kind == "array<time>"
+    assert {n for n in c if c[n].converts} == {"b8", "vb0", "tzarr", "tmarr"}
+    # bit(n): n characters, the highest bit first; an unbounded varbit drops leading zeros
+    assert "sequence(8 - 1, 0, -1)" in c["b8"].expr and "regexp_replace" not in c["b8"].expr
+    assert "length(`vb0`) * 8" in c["vb0"].expr and "'^0+'" in c["vb0"].expr
+    assert c["tzarr"].expr.startswith("transform(`tzarr`, e0 -> ")
+
+
+def test_verify_canonical_forms_of_bit_strings():
+    import pyarrow as pa
+
+    from hudi_cdc.capture import typed_values as tv
+
+    assert tv.kind_of("bit(8)") == "bits:8" and tv.kind_of("bit varying(16)") == "bits:16"
+    assert tv.kind_of("bit varying") == "bits:" and tv.kind_of("bit(1)") == tv.kind_of("bit") == "bit1"
+    assert tv.kind_of("bit(8)[]") == "array:bits:8"
+    assert tv.select_sql('"b"', "bit(8)") == '"b"::text'
+    assert tv.db_value("bits:8", "10110001") == tv.lake_value("bits:8", pa.string(), "10110001")
+    assert tv.db_value("bits:16", "101") == "0000000000000101"  # Debezium carries no varbit length
+    assert tv.db_value("bits:", "00001000") == "1000" and tv.db_value("bits:", "000") == ""
+    assert tv.db_value("bit1", "1") is True and tv.db_value("bit1", "0") is False
+    assert tv.lake_value("bits:8", pa.binary(), b"\xb1") != tv.db_value("bits:8", "10110001")

@@ -1,0 +1,167 @@
+"""The streamer's own key lookup (hudi_cdc/jobs/stream/located.py): which tables it takes, that the
+record keys and partition paths it computes are the ones Hudi's key generators write, and that a
+round with every kind of change is one commit whose result equals the replayed events and the
+result through Hudi's index."""
+
+from __future__ import annotations
+
+import pytest
+
+from hudi_cdc.jobs.stream import located
+from tests.jobs.test_cdc_semantics import SNAPSHOT, Lake, ev
+
+SIMPLE = {
+    "hoodie.index.type": "GLOBAL_SIMPLE", "hoodie.simple.index.update.partition.path": "true",
+    "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+    "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
+    "hoodie.datasource.write.hive_style_partitioning": "true",
+}
+
+
+@pytest.mark.unit
+def test_key_shape_of_what_hudi_cdc_renders():
+    shape, why = located.key_shape(SIMPLE)
+    assert shape == located.KeyShape(("id",), ("p",), complex_key=False, hive_style=True) and why == ""
+    complex_ = {**SIMPLE, "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+                "hoodie.datasource.write.recordkey.field": "a, b"}
+    assert located.key_shape(complex_)[0] == located.KeyShape(("a", "b"), ("p",), True, True)
+    flat = {**SIMPLE, "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+            "hoodie.datasource.write.partitionpath.field": ""}
+    assert located.key_shape(flat)[0] == located.KeyShape(("id",), (), False, True)
+    bloom = {**SIMPLE, "hoodie.index.type": "GLOBAL_BLOOM", "hoodie.bloom.index.update.partition.path": "true"}
+    assert located.key_shape(bloom)[0] is not None
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("change", "why"), [
+    ({"hoodie.streamer.hudi_cdc.locations": "index"}, "locations=index"),
+    ({"hoodie.index.type": "RECORD_INDEX"}, "RECORD_INDEX"),
+    ({"hoodie.index.type": "SIMPLE"}, "not a global index"),
+    ({"hoodie.simple.index.update.partition.path": "false"}, "not a global index that moves rows"),
+    ({"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.CustomKeyGenerator"}, "key generator"),
+    ({"hoodie.datasource.write.partitionpath.urlencode": "true"}, "URL-encoded"),
+    ({"hoodie.datasource.write.recordkey.field": "a,b"}, "record key"),
+])
+def test_key_shape_refuses_what_it_cannot_reproduce(change, why):
+    shape, reason = located.key_shape({**SIMPLE, **change})
+    assert shape is None and why in reason
+
+
+def _written_keys(spark, tmp_path, rows, schema, options):
+    """Write rows with Hudi's own key generator; return (stored meta keys, keys located.py computes)."""
+    from pyspark.sql import functions as F
+
+    path = f"file://{tmp_path}/t"
+    df = spark.createDataFrame(rows, schema)
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.operation": "bulk_insert",
+            "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.metadata.enable": "false", **options}
+    df.write.format("hudi").options(**opts).mode("overwrite").save(path)
+    shape, why = located.key_shape({**SIMPLE, **options})
+    assert shape is not None, why
+    got = spark.read.format("hudi").load(path).select(
+        "_hoodie_record_key", "_hoodie_partition_path",
+        located.record_key_column(shape).alias("key"), located.partition_path_column(shape).alias("pp"))
+    rows = got.orderBy(F.col("_hoodie_record_key")).collect()
+    return [(r[0], r[1]) for r in rows], [(r[2], r[3]) for r in rows]
+
+
+@pytest.mark.parametrize("case", ["simple-hive", "simple-plain", "complex", "nonpartitioned", "int-partition"])
+def test_computed_keys_are_hudis_own(spark, tmp_path, case):
+    """Null, empty and spaced partition values, integer partitions, two-field keys: what Hudi 1.2.0's
+    key generators wrote equals what located.py computes from the same columns."""
+    values = ["DE", "", None, "a b", "x-y"]
+    if case == "simple-hive":
+        rows, schema, options = [(i, v, 1) for i, v in enumerate(values)], "id long, p string, o long", {}
+    elif case == "simple-plain":
+        rows, schema = [(i, v, 1) for i, v in enumerate(values)], "id long, p string, o long"
+        options = {"hoodie.datasource.write.hive_style_partitioning": "false"}
+    elif case == "complex":
+        rows, schema = [(i, f"k{i}", v, 1) for i, v in enumerate(values)], "a int, b string, p string, o long"
+        options = {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+                   "hoodie.datasource.write.recordkey.field": "a,b"}
+    elif case == "nonpartitioned":
+        rows, schema = [(f"id-{i}", v, 1) for i, v in enumerate(values)], "id string, p string, o long"
+        options = {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+                   "hoodie.datasource.write.partitionpath.field": ""}
+    else:
+        rows, schema, options = [(i, i % 3 - 1, 1) for i in range(5)], "id long, p int, o long", {}
+    options = {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
+               "hoodie.datasource.write.hive_style_partitioning": "true", "hoodie.table.ordering.fields": "o",
+               "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator", **options}
+    stored, computed = _written_keys(spark, tmp_path, rows, schema, options)
+    assert stored == computed
+
+
+def test_prepped_writes_option_is_hudis(spark):
+    """The writer option located.py relies on is the one Hudi 1.2.0's Spark SQL UPDATE uses."""
+    jvm_key = spark.sparkContext._jvm.org.apache.hudi.DataSourceWriteOptions.SPARK_SQL_WRITES_PREPPED_KEY()
+    assert jvm_key == located.PREPPED_OPTION
+
+
+def _every_kind_of_change(lake):
+    lake.land(SNAPSHOT[:20])
+    lake.run("BULK_INSERT")
+    # update in place, partition move, key-only delete, delete of a key never stored, delete older than
+    # the stored row, redelivery, stale update, insert, insert with a null partition, a key moved twice
+    lake.land([ev(1, 200, nat="French", name="updated"), ev(2, 201, nat="Spanish", name="moved"),
+               ev(3, 202, deleted=True), ev(99, 203, deleted=True), ev(4, 90, deleted=True),
+               SNAPSHOT[5], ev(8, 50, name="stale"),
+               ev(40, 204, nat="German", op="c"), ev(41, 205, nat=None, op="c"),
+               ev(7, 206, nat="Spanish"), ev(7, 207, nat="German", name="moved twice")])
+    return lake.run("UPSERT")
+
+
+def _comparable(rows):
+    """Rows without what differs between two writes of the same data (commit times, file names)."""
+    skip = {"_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name"}
+    return {k: {c: v for c, v in row.items() if c not in skip} for k, row in rows.items()}
+
+
+def test_one_commit_per_round_equal_to_the_index_path(tmp_path, spark):
+    mine = Lake(tmp_path / "snapshot", spark)
+    theirs = Lake(tmp_path / "index", spark, hudi_options={"hoodie.streamer.hudi_cdc.locations": "index"})
+    results = _every_kind_of_change(mine)
+    _every_kind_of_change(theirs)
+    for lake in (mine, theirs):
+        lake.assert_matches()  # hudi-rs read == the replayed events, both table types
+    for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        assert len(mine.commits(tt)) == 2, f"{tt}: bootstrap + one commit for the round"
+        assert _comparable(mine.table(tt)) == _comparable(theirs.table(tt)), tt
+    assert len(theirs.commits("MERGE_ON_READ")) == 3  # through the index: upserts, then deletes
+    for r in results:
+        assert (r.moves, r.unchanged_ignored, r.ignored_deletes) == (2, 2, 2), r
+    # a second round on keys whose newest version is in a MoR log file (or a file the first round made)
+    for lake in (mine, theirs):
+        lake.land([ev(1, 300, nat="French", name="again"), ev(2, 301, nat="French", name="moved back"),
+                   ev(40, 302, deleted=True), ev(7, 303, nat="German", name="third"), ev(41, 304, nat="Irish")])
+        lake.run("UPSERT")
+        lake.assert_matches()
+    assert len(mine.commits("COPY_ON_WRITE")) == 3
+    assert len([c for c in mine.commits("MERGE_ON_READ") if c.endswith(".deltacommit")]) == 2  # one per round
+    for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        assert _comparable(mine.table(tt)) == _comparable(theirs.table(tt)), tt
+    cow = mine.table("COPY_ON_WRITE")
+    assert cow[2]["_hoodie_partition_path"] == "nationality=French" and 40 not in cow
+    assert cow[41]["_hoodie_partition_path"] == "nationality=Irish"
+
+
+def test_first_round_layout(tmp_path, spark):
+    """Where the first round put moved, deleted and new keys (hudi-rs read of the CoW table)."""
+    mine = Lake(tmp_path, spark, types=("COPY_ON_WRITE",))
+    _every_kind_of_change(mine)
+    cow = mine.table("COPY_ON_WRITE")
+    assert cow[2]["_hoodie_partition_path"] == "nationality=Spanish"
+    assert cow[41]["_hoodie_partition_path"] == "nationality=__HIVE_DEFAULT_PARTITION__"
+    assert cow[7]["_hoodie_partition_path"] == "nationality=German" and cow[7]["name"] == "moved twice"
+    assert 3 not in cow and 99 not in cow and 4 in cow
+
+
+def test_unsupported_partition_type_goes_through_the_index(spark, tmp_path):
+    """A partition column whose text form located.py does not reproduce (a date): Hudi's index."""
+    from pyspark.sql import functions as F
+
+    events = spark.createDataFrame([(1, "2024-01-01", 5, False)],
+                                   "id long, d string, o long, _hoodie_is_deleted boolean")
+    events = events.withColumn("d", F.to_date("d"))
+    shape = located.KeyShape(("id",), ("d",), False, True)
+    assert located.locate(spark, events, f"file://{tmp_path}/none", shape, ["o"]) is None
