@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import re
 
-from hudi_cdc.capture import mysql
-from hudi_cdc.capture.connectors import notes, render_connectors
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.connect.connectors import notes, render_connectors
+from hudi_cdc.sources.mysql import binlog as mysql
 from tests.shared import render_connectors_cli, seed_text
 
 

@@ -51,7 +51,7 @@ DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 
 class DatabaseSettings(Model):
     """The database the changes are captured from (hudi-cdc capture / verify): PostgreSQL, or a
-    MySQL-family server (MySQL, Aurora MySQL, MariaDB: hudi_cdc/capture/mysql.py)."""
+    MySQL-family server (MySQL, Aurora MySQL, MariaDB: hudi_cdc/sources/mysql/binlog.py)."""
 
     kind: SourceKind = "postgresql"
     host: str = "127.0.0.1"

@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hudi_cdc.capture import mysql
-from hudi_cdc.capture import source as src
 from hudi_cdc.config import Pipeline
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources.base import UNWRAP
+from hudi_cdc.sources.mysql import binlog as mysql
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 ORDERING = ["__file", "__pos", "__row"]
@@ -66,8 +67,6 @@ def _history(pipeline: Pipeline, iam: bool) -> dict[str, str]:
 
 def source_connector(pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
     """The binlog connector with hudi-cdc's own settings (as capture runs it, less the embedded engine's)."""
-    from hudi_cdc.capture.capture import UNWRAP
-
     db = src.database(pipeline)
     tables = src.source_tables(pipeline)
     config: dict[str, Any] = {
