@@ -88,7 +88,7 @@ def test_engine_properties_follow_the_pipeline(tmp_path, monkeypatch):
 
 
 def test_verify_compares_typed_values():
-    """verify's canonical forms (capture/typed_values.py): the database's text and the lake's typed
+    """verify's canonical forms (sources/typed_values.py): the database's text and the lake's typed
     (arrow) values meet; a lake column still in a Debezium encoding never equals."""
     import pyarrow as pa
 

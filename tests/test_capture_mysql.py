@@ -3,7 +3,7 @@
 Unit tests: the source.database block of MySQL-family kinds, the binlog ordering value, the --once end
 test, the schema-history guard. Tests marked ``mariadb`` start Debian's MariaDB (tests/plugins/mariadb.py)
 and run `hudi-cdc capture` as a subprocess: the MariaDB connector runs on Debezium 3.5.0's jars, in a JVM
-of its own (capture/mysql.py).
+of its own (sources/mysql/binlog.py).
 """
 
 from __future__ import annotations

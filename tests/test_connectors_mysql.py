@@ -1,4 +1,4 @@
-"""`hudi-cdc connectors render` for a MySQL-family source (capture/connectors_mysql.py).
+"""`hudi-cdc connectors render` for a MySQL-family source (sources/mysql/connector.py).
 
 The `--seed` flavour is seed 004's connector: every value is taken from the seed's own text in
 $HUDI_CDC_SHARED/seeds (the Aurora endpoint and user of its mysql command line, the database of

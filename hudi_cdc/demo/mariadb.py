@@ -1,7 +1,7 @@
 """`hudi-cdc demo DIR --from-mariadb`: the whole path from a throwaway MariaDB, end to end, locally.
 
 A MariaDB server of the demo's own (Debian's mariadb-server: binlog ROW/FULL, a free port, its data in
-DIR/.hudi-cdc/mariadb, capture/mariadb_local.py) is started; a database `shop` with a table `orders` of
+DIR/.hudi-cdc/mariadb, sources/mysql/local.py) is started; a database `shop` with a table `orders` of
 typed columns (DECIMAL, TINYINT(1), ENUM, SET, DATE, DATETIME(6), TIMESTAMP(6), TIME, JSON, BIGINT
 UNSIGNED) is filled with 200 rows; the pipeline file gets `source.database` with `kind: mariadb` (the
 capture user's password only in the environment variable it names, random unless set). Then: capture

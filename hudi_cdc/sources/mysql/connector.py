@@ -1,7 +1,7 @@
 """Kafka Connect configs of Debezium's binlog connectors (MySQL, Aurora MySQL, MariaDB) for
 `hudi-cdc connectors render` (connectors.py dispatches here for source.database.kind mysql|mariadb).
 
-Current flavour: what `hudi-cdc capture` runs the connector with (capture/mysql.py), for a Kafka
+Current flavour: what `hudi-cdc capture` runs the connector with (sources/mysql/binlog.py), for a Kafka
 Connect / MSK Connect worker: the schema history in a Kafka topic (`schema-history.<topic prefix>`,
 the embedded engine keeps it in a file), the unwrap SMT with rewritten deletes and the fields
 op,db,table,file,pos,row,source.ts_ms. A Connect worker has no step that turns the binlog coordinates

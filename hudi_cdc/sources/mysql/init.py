@@ -4,7 +4,7 @@ the pipeline file's tables the same way as PostgreSQL's.
 
 - record_key: the primary key; without one, the first unique index whose columns are all NOT NULL
   (no prefix or expression parts), with the fix capture's `source check` asks for (ADD PRIMARY KEY
-  on those columns); neither: the table is left out with the fix (init_db).
+  on those columns); neither: the table is left out with the fix (sources/init.py).
 - Deletes carry the whole row (capture needs binlog_row_image=FULL), so a partition field is never
   null in a delete: the comment says so instead of PostgreSQL's replica identity.
 - Partition candidates: the text, date, enum and small integer columns (as PostgreSQL's).

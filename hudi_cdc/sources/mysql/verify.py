@@ -1,5 +1,5 @@
 """``verify`` for MySQL-family sources: the database side read with pymysql, each value in the typed form a
-lake user reads (capture/typed_values.py, the same canonical forms as PostgreSQL's verify), the lake read with
+lake user reads (sources/typed_values.py, the same canonical forms as PostgreSQL's verify), the lake read with
 hudi-rs (arrow) and compared column by column.
 
 Column kinds from information_schema.COLUMNS: DATE as a date; DATETIME as a timestamp (the wall clock at

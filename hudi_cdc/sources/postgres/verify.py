@@ -84,7 +84,7 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
 
 
 def _verify_history(pipeline: Pipeline, table: str, table_type: str, st, lake, samples: int) -> VerifyResult:
-    """A raw history table (capture/history.py) against the database: the database's rows as a
+    """A raw history table (sources/history.py) against the database: the database's rows as a
     multiset against the landed inserts minus the deleted rows, over the columns both have."""
     lake_cols = set(lake.column_names) if lake is not None else set()
     with db.connect(pipeline, autocommit=False) as conn:
