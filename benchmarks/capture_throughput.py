@@ -1,6 +1,6 @@
 """Benchmark: `hudi-cdc capture --once` throughput, PostgreSQL -> Debezium (embedded) -> S3-sink Avro files.
 
-A throwaway PostgreSQL 15 (hudi_cdc.capture.pg_local), a `customers` table of --rows rows, then three
+A throwaway PostgreSQL 15 (hudi_cdc.sources.postgres.local), a `customers` table of --rows rows, then three
 whole `hudi-cdc capture --once` processes, each timed from start to exit (JVM start included) and with
 the rate capture itself reports (events over its own engine time):
   1. the snapshot of every row;

@@ -6,7 +6,7 @@ readable in the lake).
     python -m benchmarks.e2e_postgres --rows 1000000 --rates 2000,5000,10000 [--step-seconds 60]
         [--work /work/bench-data/e2e] [--out results.json]
 
-A throwaway PostgreSQL 15 (hudi_cdc.capture.pg_local) with a `customers` table of --rows rows, captured
+A throwaway PostgreSQL 15 (hudi_cdc.sources.postgres.local) with a `customers` table of --rows rows, captured
 (`capture --once`: the snapshot) and bootstrapped first. The load generator commits one transaction per
 second of `rate` rows (UPDATE ... WHERE customer_id in a range, ranges walking the table), noting the wall
 time just before each COMMIT. Debezium stamps every event of a transaction with its commit time

@@ -1,5 +1,5 @@
 """The PostgreSQL side of the capture benchmarks (capture_throughput.py, e2e_postgres.py): a throwaway
-PostgreSQL 15 (hudi_cdc.capture.pg_local) with a `bench` role, its `customers` table filled with
+PostgreSQL 15 (hudi_cdc.sources.postgres.local) with a `bench` role, its `customers` table filled with
 generate_series, and the pipeline file that captures it. The role's password is random and reaches the
 CLI through PASSWORD_ENV only (never a file, argv or log)."""
 
@@ -19,7 +19,7 @@ def bench_postgres(work: Path) -> tuple[object, str]:
     (the LocalPostgres, the role's password). The caller removes it (``pg.remove()``), also on failure."""
     import psycopg
 
-    from hudi_cdc.capture import pg_local
+    from hudi_cdc.sources.postgres import local as pg_local
 
     password = secrets.token_hex(12)
     pg = pg_local.LocalPostgres(work / "pg")

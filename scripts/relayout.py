@@ -106,7 +106,7 @@ REMOVE_PACKAGES = ("engines",)
 TOP_MODULES = ("__init__", "errors", "http", "job_package")
 TOP_PACKAGES = ("cli", "common", "config", "core", "pipeline", "spark", "toolchain", "hive", "demo", "sample", "lake",
                 "capture", "inspect", "query", "report", "sinks", "registry", "stack", "runners", "jobs",
-                "data", "templates")
+                "data", "templates", "sources", "connect")
 # the kernel: what the Spark job (jobs/) may import besides itself
 KERNEL = ("common", "errors")
 NEW_PACKAGE_DOCS = {

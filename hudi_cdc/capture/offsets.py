@@ -10,20 +10,12 @@ from pathlib import Path
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import SourceError
 
+# where capture keeps its state (sources.base: the sources read it too), named here as before
+from hudi_cdc.sources.base import good_copy as good_copy
+from hudi_cdc.sources.base import offsets_file as offsets_file
+from hudi_cdc.sources.base import work_dir as work_dir
+
 Progress = Callable[[str], None]
-
-
-def work_dir(pipeline: Pipeline) -> Path:
-    return pipeline.work_dir / "capture"
-
-
-def offsets_file(pipeline: Pipeline) -> Path:
-    return work_dir(pipeline) / f"offsets-{pipeline.slot_name}.dat"
-
-
-def good_copy(pipeline: Pipeline) -> Path:
-    f = offsets_file(pipeline)
-    return f.with_name(f.name + ".good")
 
 
 def offsets_loadable(path: Path) -> bool:

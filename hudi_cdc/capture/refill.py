@@ -10,8 +10,8 @@ import io
 import time
 from collections.abc import Callable
 
-from hudi_cdc.capture import source as src
 from hudi_cdc.config import Pipeline
+from hudi_cdc.sources import tables as src
 
 
 def truncate_before_snapshot(consumer, pipeline: Pipeline, topic: str, lsn: int | None,

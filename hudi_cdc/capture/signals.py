@@ -40,37 +40,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hudi_cdc import sources
 from hudi_cdc.capture import refill
-from hudi_cdc.capture import source as src
-from hudi_cdc.capture.catalog import primary_key
-from hudi_cdc.capture.identity import refuse_unusable
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline, load_pipeline
-from hudi_cdc.errors import ConfigError, SourceError
+from hudi_cdc.errors import ConfigError
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources.base import INCREMENTAL, NOTIFICATIONS, SnapshotSignals
 
 Progress = Callable[[str], None]
-SIGNAL_DDL = "CREATE TABLE IF NOT EXISTS {} (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))"
-EXECUTE = "execute-snapshot"
-NOTIFICATIONS = "hudi_cdc_notifications"  # the topic of Debezium's notifications (sink channel)
-INCREMENTAL = "incremental"  # source.snapshot of an incremental-snapshot row
-
-
-def signal_table(pipeline: Pipeline) -> tuple[str, str]:
-    """(schema, table) of the pipeline's signal table: <slot>_signal beside its first table."""
-    first = src.source_tables(pipeline)[0]
-    return first.schema, f"{pipeline.slot_name[:56]}_signal"
-
-
-def properties(pipeline: Pipeline) -> dict[str, str]:
-    """The connector properties incremental snapshots need (signals read from the slot)."""
-    schema, table = signal_table(pipeline)
-    return {
-        "signal.enabled.channels": "source",
-        "signal.data.collection": f"{schema}.{table}",
-        "incremental.snapshot.chunk.size": str(src.database(pipeline).snapshot_chunk_size),
-        "notification.enabled.channels": "sink",
-        "notification.sink.topic.name": f"{src.topic_prefix(pipeline)}.{NOTIFICATIONS}",
-    }
 
 
 def _dir(pipeline: Pipeline) -> Path:
@@ -91,67 +69,23 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
-def _lsn(text: str) -> int:
-    hi, lo = text.split("/")
-    return (int(hi, 16) << 32) + int(lo, 16)
-
-
 # ------------------------------------------------------------------ the command's side
 def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
                      progress: Progress = log_progress) -> dict[str, Any]:
     """Prepare the database (signal table; the table and the signal table in the publication) and
     leave a request the capture on the pipeline's slot carries out. Returns what was done."""
-    from psycopg import sql
-
-    from hudi_cdc.capture import mysql
-
     try:
         pipeline.table(table)
     except ConfigError as exc:  # one line naming the file, and the way forward
         raise ConfigError(f"capture snapshot: {exc}: add it to the pipeline first (hudi-cdc add-table, or the "
                           "tables block), then ask again") from None
-    if mysql.is_mysql_family(src.database(pipeline)):
+    signals = sources.for_pipeline(pipeline).signals
+    if signals is None:
         raise ConfigError(f"capture snapshot: incremental snapshots are for PostgreSQL sources; {table} is captured "
                           f"from {src.database(pipeline).kind} ({pipeline.source_file})")
-    t = src.source_table(pipeline, table)
-    schema, signal = signal_table(pipeline)
-    pub = pipeline.publication_name
-    with src.connect(pipeline) as conn:
-        src.check_logical(conn)
-        if conn.execute("SELECT to_regclass(%s)", (t.sql_name,)).fetchone()[0] is None:
-            raise SourceError(f"capture snapshot: table {t.qualified} does not exist in {src.database(pipeline).name}")
-        oid = conn.execute("SELECT %s::regclass::oid", (t.sql_name,)).fetchone()[0]
-        if not primary_key(conn, oid):
-            raise SourceError(f"capture snapshot: {t.qualified} has no primary key; Debezium reads an incremental "
-                              "snapshot in primary-key chunks (add one, or re-take it with capture --drop-slot)")
-        refuse_unusable(conn, pub, [(t.schema, t.table)])
-        ident = sql.Identifier(schema, signal)
-        try:
-            conn.execute(sql.SQL(SIGNAL_DDL).format(ident))
-        except Exception as exc:  # psycopg.Error: no CREATE on the schema
-            raise SourceError(f"cannot create the signal table {schema}.{signal}: {' '.join(str(exc).split())} "
-                              f"(create it as: {SIGNAL_DDL.format(f'{schema}.{signal}')})") from None
-        row = conn.execute("SELECT puballtables FROM pg_publication WHERE pubname = %s", (pub,)).fetchone()
-        if row is None:
-            src.ensure_publication(conn, pub, src.source_tables(pipeline), progress)
-            row = (False,)
-        if not row[0]:
-            published = {(s, n) for s, n in conn.execute(
-                "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (pub,)).fetchall()}
-            for s, n in ((t.schema, t.table), (schema, signal)):
-                if (s, n) not in published:
-                    try:
-                        conn.execute(sql.SQL("ALTER PUBLICATION {} ADD TABLE {}").format(
-                            sql.Identifier(pub), sql.Identifier(s, n)))
-                    except Exception as exc:  # psycopg.Error: not the publication's owner
-                        raise SourceError(f"cannot add {s}.{n} to publication {pub}: {' '.join(str(exc).split())} "
-                                          f"(ALTER PUBLICATION {pub} ADD TABLE {s}.{n};)") from None
-                    progress(f"added {s}.{n} to publication {pub}")
-        active = conn.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s",
-                              (pipeline.slot_name,)).fetchone()
+    running = signals.prepare(pipeline, table, progress)
     doc = {"table": table, "replace": replace, "id": uuid.uuid4().hex, "requested_at": time.time()}
     _write_json(_dir(pipeline) / f"{table}.json", doc)
-    running = bool(active and active[0])
     who = "the running capture" if running else "the next capture"
     progress(f"snapshot of {table} requested: {who} on slot {pipeline.slot_name} takes it in chunks of "
              f"{src.database(pipeline).snapshot_chunk_size} rows while streaming goes on"
@@ -178,10 +112,15 @@ def snapshot_status(pipeline: Pipeline) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------ the capture's side
 class Snapshots:
-    """What a PostgreSQL capture does for incremental snapshots: carries out requests (poll, from its
-    main loop), orders the snapshot rows (rewrite, from the consumer) and notes completions."""
+    """What a capture does for incremental snapshots: carries out requests (poll, from its main loop),
+    orders the snapshot rows (rewrite, from the consumer) and notes completions; the database's side is
+    the source's (base.SnapshotSignals: PostgreSQL's)."""
 
     def __init__(self, pipeline: Pipeline, progress: Progress, reloadable: bool = False):
+        db = sources.for_pipeline(pipeline).signals
+        if db is None:
+            raise ConfigError(f"incremental snapshots: not for {src.database(pipeline).kind} sources")
+        self.db: SnapshotSignals = db
         self.pipeline = pipeline
         self.progress = progress
         self.reloadable = reloadable  # a continuous capture of the whole pipeline may restart its engine
@@ -240,21 +179,15 @@ class Snapshots:
     def _begin(self, consumer, table: str, doc: dict) -> None:
         """R and the transactions running at R; with --replace the truncate row, under the landing lock
         (every event landed before it has an LSN below R, every later one is after it)."""
-        from psycopg import sql
-
         t = src.source_table(self.pipeline, table)
-        schema, signal = signal_table(self.pipeline)
-        with src.connect(self.pipeline) as conn:  # sent already (a capture stopped before its bookkeeping)
-            sent = conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE id = %s").format(
-                sql.Identifier(schema, signal)), (doc["id"],)).fetchone()[0]
+        sent = self.db.sent(self.pipeline, doc["id"])  # sent already (a capture stopped before its bookkeeping)
         if sent and self.state.get(table, {}).get("id") == doc["id"]:
             self.state[table]["state"] = "signalled"  # its floor stays: the snapshot began after it
             self.save()
             (self.dir / f"{table}.json").unlink(missing_ok=True)
             return
-        with consumer.lock, src.connect(self.pipeline) as conn:
-            r = _lsn(conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()[0])
-            xmax = conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").fetchone()[0]
+        with consumer.lock:
+            r, xmax = self.db.floor(self.pipeline)
             if doc.get("replace"):
                 self._land_truncate(consumer, t, r - 2)
         with self.lock:
@@ -266,26 +199,18 @@ class Snapshots:
 
     def _ended(self, table: str, w: dict) -> bool:
         """Has every transaction running at R ended? (a note after 30 s names the oldest one)"""
-        with src.connect(self.pipeline) as conn:
-            if conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot()) >= %s::xid8", (w["xmax"],)).fetchone()[0]:
-                return True
-            if not w["noted"] and time.monotonic() - w["since"] >= 30:
-                w["noted"] = True
-                row = conn.execute("SELECT pid, state, xact_start FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
-                                   "ORDER BY xact_start LIMIT 1").fetchone()
-                self.progress(f"capture snapshot: {table} waits for the transactions open when it began to end"
-                              + (f" (oldest: pid {row[0]}, {row[1]} since {row[2]})" if row else ""))
+        if self.db.ended(self.pipeline, w["xmax"]):
+            return True
+        if not w["noted"] and time.monotonic() - w["since"] >= 30:
+            w["noted"] = True
+            row = self.db.oldest_transaction(self.pipeline)
+            self.progress(f"capture snapshot: {table} waits for the transactions open when it began to end"
+                          + (f" (oldest: pid {row[0]}, {row[1]} since {row[2]})" if row else ""))
         return False
 
     def _signal(self, table: str, doc: dict) -> None:
-        from psycopg import sql
-
         t = src.source_table(self.pipeline, table)
-        schema, signal = signal_table(self.pipeline)
-        data = json.dumps({"data-collections": [t.qualified], "type": INCREMENTAL})
-        with src.connect(self.pipeline) as conn:
-            conn.execute(sql.SQL("INSERT INTO {} (id, type, data) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING")
-                         .format(sql.Identifier(schema, signal)), (doc["id"], EXECUTE, data))
+        self.db.signal(self.pipeline, t.qualified, doc["id"])
         with self.lock:
             self.state[table]["state"] = "signalled"
         self.save()

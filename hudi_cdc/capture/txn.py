@@ -28,7 +28,6 @@ import time
 from hudi_cdc.common import storage
 from hudi_cdc.jobs.stream import cuts
 
-TXN_PROPERTIES = {"provide.transaction.metadata": "true"}
 _IN_SNAPSHOT = ("true", "first", "first_in_data_collection", "last_in_data_collection")
 _UNLIMITED = sys.maxsize
 

@@ -51,7 +51,7 @@ DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 
 class DatabaseSettings(Model):
     """The database the changes are captured from (hudi-cdc capture / verify): PostgreSQL, or a
-    MySQL-family server (MySQL, Aurora MySQL, MariaDB: hudi_cdc/capture/mysql.py)."""
+    MySQL-family server (MySQL, Aurora MySQL, MariaDB: hudi_cdc/sources/mysql/binlog.py)."""
 
     kind: SourceKind = "postgresql"
     host: str = "127.0.0.1"
@@ -67,7 +67,7 @@ class DatabaseSettings(Model):
     snapshot_chunk_size: int = Field(1024, ge=1, description="rows per incremental-snapshot chunk")
     # Debezium heartbeats: the slot's confirmed position moves on while the captured tables are idle
     # (0 turns them off); the action query runs at each heartbeat and writes a WAL record the slot
-    # decodes (default: a logical decoding message of capture's own, capture/heartbeat.py; "" for none)
+    # decodes (default: a logical decoding message of capture's own, sources/postgres/heartbeat.py; "" for none)
     heartbeat_interval_ms: int = Field(10000, ge=0, description="Debezium's heartbeat.interval.ms (0: none)")
     heartbeat_action_query: str | None = Field(None, description="Debezium's heartbeat.action.query "
                                                "(default: a logical decoding message; empty: none)")

@@ -1,7 +1,7 @@
 """`hudi-cdc demo DIR --from-mariadb`: the whole path from a throwaway MariaDB, end to end, locally.
 
 A MariaDB server of the demo's own (Debian's mariadb-server: binlog ROW/FULL, a free port, its data in
-DIR/.hudi-cdc/mariadb, capture/mariadb_local.py) is started; a database `shop` with a table `orders` of
+DIR/.hudi-cdc/mariadb, sources/mysql/local.py) is started; a database `shop` with a table `orders` of
 typed columns (DECIMAL, TINYINT(1), ENUM, SET, DATE, DATETIME(6), TIMESTAMP(6), TIME, JSON, BIGINT
 UNSIGNED) is filled with 200 rows; the pipeline file gets `source.database` with `kind: mariadb` (the
 capture user's password only in the environment variable it names, random unless set). Then: capture
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import yaml
 
-from hudi_cdc.capture.mariadb_local import LocalMariaDB
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline, load_pipeline
 from hudi_cdc.errors import ConfigError
+from hudi_cdc.sources.mysql.local import LocalMariaDB
 
 Progress = Callable[[str], None]
 SERVER_DIR = Path(".hudi-cdc") / "mariadb"
@@ -172,10 +172,9 @@ def run_mariadb_demo(directory: Path, *, keep_db: bool = False, progress: Progre
                      show: Progress = log_progress) -> dict:
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.capture.kinds import verify
-    from hudi_cdc.capture.verify import TablesDiffer, VerifyResult
     from hudi_cdc.common.text import text_table
     from hudi_cdc.lake.reader import current_rows
+    from hudi_cdc.sources.verify import TablesDiffer, VerifyResult, verify
 
     t0 = time.time()
     timings: dict = {}

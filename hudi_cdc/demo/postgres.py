@@ -2,7 +2,7 @@
 
 A PostgreSQL 15 cluster of the demo's own (Debian's package, wal_level=logical, a free port, its data
 in DIR/.hudi-cdc/postgres) is started, unless ``dsn`` names a database or DIR's pipeline file has a
-``source.database`` already. The MoMA sample is loaded into it (hudi_cdc/capture/moma_db.py), the
+``source.database`` already. The MoMA sample is loaded into it (hudi_cdc/demo/moma_db.py), the
 pipeline file gets a ``source.database`` block (the password only in the environment variable it
 names), then: capture --once (the snapshot) -> bootstrap (CoW and MoR) -> seed 001's changes by SQL
 -> capture --once -> stream --once per table -> verify every table and type -> the rows of artist 299
@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hudi_cdc import pipeline as pipe
-from hudi_cdc.capture.pg_local import LocalPostgres
 from hudi_cdc.common.text import log_progress, text_table
 from hudi_cdc.config import Pipeline, load_pipeline
 from hudi_cdc.errors import ConfigError
+from hudi_cdc.sources.postgres.local import LocalPostgres
 
 if TYPE_CHECKING:
-    from hudi_cdc.capture.verify import VerifyResult
+    from hudi_cdc.sources.verify import VerifyResult
 
 Progress = Callable[[str], None]
 ROLE = "hudi_cdc"
@@ -194,7 +194,7 @@ def _capture(p: Pipeline, progress: Progress) -> dict:
 
 
 def verify_all(p: Pipeline, progress: Progress) -> list:
-    from hudi_cdc.capture.verify import verify
+    from hudi_cdc.sources.verify import verify
 
     results = []
     for table, tt in p.targets():
@@ -208,9 +208,10 @@ def _show_db_rows(p: Pipeline, progress: Progress, show: Progress) -> None:
     from psycopg import sql
     from psycopg.rows import dict_row
 
-    from hudi_cdc.capture import source as src
+    from hudi_cdc.sources import tables as src
+    from hudi_cdc.sources.postgres import db as pg
 
-    with src.connect(p) as conn:
+    with pg.connect(p) as conn:
         for table, (key, value, cols) in DB_SHOW.items():
             if table not in p.tables:
                 continue
@@ -226,7 +227,7 @@ def _show_db_rows(p: Pipeline, progress: Progress, show: Progress) -> None:
 
 def raise_if_differ(results: Sequence[VerifyResult]) -> None:
     """The demo's outcome once the rows are shown: TablesDiffer (exit 10) naming every table that differs."""
-    from hudi_cdc.capture.verify import TablesDiffer
+    from hudi_cdc.sources.verify import TablesDiffer
 
     differ = [r for r in results if not r.equal]
     if differ:
@@ -237,9 +238,8 @@ def raise_if_differ(results: Sequence[VerifyResult]) -> None:
 def run_postgres_demo(directory: Path, *, dsn: str | None = None, password_env: str | None = None,
                       keep_db: bool = False, registry: str = "", metastore: str = "",
                       progress: Progress = log_progress, show: Progress = log_progress) -> dict:
-    from hudi_cdc.capture import moma_db
-    from hudi_cdc.capture import source as src
-    from hudi_cdc.demo import register_schemas, show_rows
+    from hudi_cdc.demo import moma_db, register_schemas, show_rows
+    from hudi_cdc.sources.postgres import db as pg
 
     t0 = time.time()
     timings: dict = {}
@@ -248,7 +248,7 @@ def run_postgres_demo(directory: Path, *, dsn: str | None = None, password_env: 
     hide = PASSWORD_ENV if source.password_generated else None
     results: list = []
     try:
-        with src.connect(p) as conn:
+        with pg.connect(p) as conn:
             moma_db.load_sample(conn, progress)
         started = time.time()
         first = _capture(p, progress)
@@ -261,7 +261,7 @@ def run_postgres_demo(directory: Path, *, dsn: str | None = None, password_env: 
             timings["bootstrap_s"] = round(time.time() - started, 1)
         else:
             progress("tables exist already: skipping bootstrap")
-        with src.connect(p) as conn:
+        with pg.connect(p) as conn:
             moma_db.apply_seed_changes(conn, progress)
         started = time.time()
         second = _capture(p, progress)

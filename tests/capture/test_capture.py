@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from hudi_cdc import sample
-from hudi_cdc.capture import moma_db
 from hudi_cdc.config import load_pipeline, parse_pipeline
+from hudi_cdc.demo import moma_db
 from hudi_cdc.errors import ConfigError
 from tests.cli import run_cli
 
@@ -65,8 +65,8 @@ def test_database_block_defaults_and_errors(tmp_path):
 
 
 def test_engine_properties_follow_the_pipeline(tmp_path, monkeypatch):
-    from hudi_cdc.capture import source as src
     from hudi_cdc.capture.capture import engine_properties
+    from hudi_cdc.sources import tables as src
 
     p = parse_pipeline(_pipeline_dict({"name": "moma", "user": "u", "port": 6543, "password_env": "T_PW",
                                        "slot": "s1"}), "x.yaml", str(tmp_path))
@@ -88,11 +88,11 @@ def test_engine_properties_follow_the_pipeline(tmp_path, monkeypatch):
 
 
 def test_verify_compares_typed_values():
-    """verify's canonical forms (capture/typed_values.py): the database's text and the lake's typed
+    """verify's canonical forms (sources/typed_values.py): the database's text and the lake's typed
     (arrow) values meet; a lake column still in a Debezium encoding never equals."""
     import pyarrow as pa
 
-    from hudi_cdc.capture import typed_values as tv
+    from hudi_cdc.sources import typed_values as tv
 
     assert tv.kind_of("timestamp(3) without time zone") == "timestamp"
     assert tv.kind_of("timestamp with time zone[]") == "array:timestamptz"
@@ -132,7 +132,7 @@ def _sql(db: dict, *statements, params=None):
 
 
 def _load_moma(db: dict, artists: int = 300, artworks: int = 200) -> None:
-    """The sample's first artists (hudi_cdc.capture.moma_db, shared with the demo) and artworks of
+    """The sample's first artists (hudi_cdc.demo.moma_db, shared with the demo) and artworks of
     every type verify normalises (price, dates, timestamps, real, boolean)."""
     import psycopg
 
@@ -249,7 +249,7 @@ def test_database_to_lake_chain_verifies(tmp_path, pg_database):
     for CoW and MoR; then a change the lake has not seen makes verify fail and name the key."""
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.capture.verify import verify
+    from hudi_cdc.sources.verify import verify
 
     db = pg_database("cap_chain")
     _load_moma(db)
@@ -352,7 +352,7 @@ def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
     capture, stream --once after the second, then verify equal for CoW and MoR."""
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.capture.verify import verify
+    from hudi_cdc.sources.verify import verify
 
     db = pg_database("cap_kill")
     _sql(db, ARTISTS_DDL, ARTWORKS_DDL,

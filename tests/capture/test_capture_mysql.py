@@ -3,7 +3,7 @@
 Unit tests: the source.database block of MySQL-family kinds, the binlog ordering value, the --once end
 test, the schema-history guard. Tests marked ``mariadb`` start Debian's MariaDB (tests/plugins/mariadb.py)
 and run `hudi-cdc capture` as a subprocess: the MariaDB connector runs on Debezium 3.5.0's jars, in a JVM
-of its own (capture/mysql.py).
+of its own (sources/mysql/binlog.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import fastavro
 import pytest
 import yaml
 
-from hudi_cdc.capture import mysql
 from hudi_cdc.config import load_pipeline, parse_pipeline
 from hudi_cdc.errors import ConfigError, SourceError
+from hudi_cdc.sources.mysql import binlog as mysql
 from tests.capture.test_capture import _records
 from tests.cli import run_cli
 
@@ -413,8 +413,8 @@ def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_dat
 
 # ------------------------------------------------------------------ source check
 def _facts(pipeline, **kw):
-    from hudi_cdc.capture import check_mysql
-    from hudi_cdc.capture.source import source_tables
+    from hudi_cdc.sources.mysql import check as check_mysql
+    from hudi_cdc.sources.tables import source_tables
 
     t = source_tables(pipeline)[0]
     base = {"user": "'cdc'@'%'", "rds": False,
@@ -427,7 +427,7 @@ def _facts(pipeline, **kw):
 
 
 def test_mysql_source_check_names_each_fix(tmp_path):
-    from hudi_cdc.capture import check_mysql
+    from hudi_cdc.sources.mysql import check as check_mysql
 
     p = parse_pipeline(_pipeline_dict({"kind": "mysql", "name": "shop", "user": "u"}), "x.yaml", str(tmp_path))
     assert all(c.status == "ok" for c in check_mysql.evaluate(p, _facts(p))), check_mysql.evaluate(p, _facts(p))

@@ -134,8 +134,8 @@ def _free_port() -> int:
 
 def test_capture_into_s3_to_lake_verifies(tmp_path, pg_database, s3_endpoint):
     from hudi_cdc.capture.offsets import offsets_file
-    from hudi_cdc.capture.verify import verify
     from hudi_cdc.config import load_pipeline
+    from hudi_cdc.sources.verify import verify
 
     db = pg_database("cap_s3")
     _load_moma(db)

@@ -141,9 +141,9 @@ def test_snapshot_properties_requests_and_refusals(tmp_path):
 @pytest.mark.spark
 def test_incremental_snapshot_adds_and_retakes_tables_on_one_slot(tmp_path, postgres, pg_database):
     from hudi_cdc import pipeline as pipe
-    from hudi_cdc.capture.verify import verify
     from hudi_cdc.config import load_pipeline
     from hudi_cdc.pipeline.onboard import add_to_file
+    from hudi_cdc.sources.verify import verify
 
     db = pg_database("cap_incsnap")
     _sql(db, "CREATE TABLE a (id int PRIMARY KEY, grp text NOT NULL, v text, n int)",

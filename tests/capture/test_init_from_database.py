@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from hudi_cdc.capture.init_db import _insert_entries
 from hudi_cdc.cli import main
 from hudi_cdc.config import load_pipeline
+from hudi_cdc.sources.init import _insert_entries
 
 
 def test_entries_go_to_the_end_of_the_tables_block():

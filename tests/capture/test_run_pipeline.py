@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 
 
 def test_run_captures_and_streams_every_table_then_stops_cleanly(tmp_path, pg_database):
-    from hudi_cdc.capture.verify import verify
+    from hudi_cdc.sources.verify import verify
 
     db = pg_database("run_all")
     _load_moma(db, artists=40, artworks=30)

@@ -10,10 +10,10 @@ import os
 import pytest
 import yaml
 
-from hudi_cdc.capture.check import Facts, TableFacts, evaluate
-from hudi_cdc.capture.source import SourceTable
 from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.sources.postgres.check import Facts, TableFacts, evaluate
+from hudi_cdc.sources.tables import SourceTable
 
 TABLES = {
     "artists": {"topic": "moma.public.artists", "record_key": "artist_id", "partition_field": "nationality"},

@@ -64,8 +64,8 @@ def _cli(base: Path, *args):
 # ------------------------------------------------------------------ unit
 def test_capture_keeps_truncates_and_sends_heartbeats(tmp_path):
     from hudi_cdc.capture.capture import engine_properties
-    from hudi_cdc.capture.connectors import source_connector
     from hudi_cdc.capture.unwrap import split_transforms
+    from hudi_cdc.connect.connectors import source_connector
 
     db = {"name": "shop", "user": "u"}
     p = parse_pipeline(_pipeline_dict(db), "x.yaml", str(tmp_path))
@@ -98,7 +98,7 @@ def test_capture_keeps_truncates_and_sends_heartbeats(tmp_path):
 def test_source_check_heartbeat_advice(tmp_path):
     from types import SimpleNamespace
 
-    from hudi_cdc.capture.check import _heartbeat_checks
+    from hudi_cdc.sources.postgres.check import _heartbeat_checks
 
     def check(error=None, **db):
         p = parse_pipeline(_pipeline_dict({"name": "shop", "user": "u", **db}), "x.yaml", str(tmp_path))
@@ -141,9 +141,9 @@ def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
     before the truncate changes nothing; a later round applies normally."""
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.capture.verify import verify
     from hudi_cdc.lake.reader import read_table
     from hudi_cdc.query.api import changes, history
+    from hudi_cdc.sources.verify import verify
 
     db = pg_database("life_truncate")
     _sql(db, ITEMS_DDL, "INSERT INTO items SELECT g, 'n' || g, 'g' || (g % 5), g FROM generate_series(1, 500) g")
@@ -244,7 +244,7 @@ def test_heartbeats_let_an_idle_slot_release_wal(tmp_path, postgres, pg_database
 
     import psycopg
 
-    from hudi_cdc.capture.check import source_check
+    from hudi_cdc.sources import source_check
 
     db = pg_database("life_heartbeat")
     _sql(db, "CREATE TABLE quiet (id int PRIMARY KEY, v text)", "INSERT INTO quiet VALUES (1, 'a'), (2, 'b')",

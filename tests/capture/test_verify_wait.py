@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_cdc.capture.verify import VerifyResult, verify_until_equal
+from hudi_cdc.sources.verify import VerifyResult, verify_until_equal
 
 
 def _results(*equal: bool):

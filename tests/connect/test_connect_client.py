@@ -13,10 +13,10 @@ from urllib.parse import parse_qs, unquote, urlparse
 import pytest
 import yaml
 
-from hudi_cdc.capture.connect_client import ConnectClient, ConnectUnavailable, trace_line
-from hudi_cdc.capture.connectors import render_connectors
 from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.connect.client import ConnectClient, ConnectUnavailable, trace_line
+from hudi_cdc.connect.connectors import render_connectors
 from hudi_cdc.errors import ConfigError
 
 TRACE = ("org.apache.kafka.connect.errors.ConnectException: An exception occurred in the change event producer.\n"

@@ -75,7 +75,7 @@ def _wait_state(client, name: str, ok, timeout: float = 60.0):
 
 
 def test_rendered_source_connector_on_a_real_worker(tmp_path, capsys, connect_worker, postgres, pg_database):
-    from hudi_cdc.capture.connect_client import ConnectClient
+    from hudi_cdc.connect.client import ConnectClient
 
     t0 = time.monotonic()
     db = pg_database("kc")
@@ -135,7 +135,7 @@ def test_rendered_source_connector_on_a_real_worker(tmp_path, capsys, connect_wo
 def test_refusals_key_by_key(tmp_path, capsys, connect_worker, pg_database):
     """A password variable the worker does not have, the Apicurio converter it does not have, the S3
     sink plugin it does not have: each reported by config key, exit 2, nothing deployed."""
-    from hudi_cdc.capture.connect_client import ConnectClient
+    from hudi_cdc.connect.client import ConnectClient
 
     db = pg_database("kc")
     cfg = _write(tmp_path, db, connect_worker.url, password_env="HUDI_CDC_TEST_NOT_IN_THE_WORKER")
@@ -163,7 +163,7 @@ def test_a_failed_task_is_one_line_and_exit_11(tmp_path, capsys, postgres, conne
     restart --failed-only after the fix brings it back; delete."""
     import psycopg
 
-    from hudi_cdc.capture.connect_client import ConnectClient
+    from hudi_cdc.connect.client import ConnectClient
 
     db = {**pg_database("kc"), "slot": "hudi_cdc_kcf", "publication": "hudi_cdc_kcf"}
     with psycopg.connect(postgres.dsn(dbname="kc"), autocommit=True) as conn:  # owned by the superuser

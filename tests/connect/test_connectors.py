@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from hudi_cdc.capture.capture import engine_properties
-from hudi_cdc.capture.connectors import native_registry_url, render_connectors
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.connect.connectors import native_registry_url, render_connectors
 from tests.shared import render_connectors_cli, seed_text
 
 MOMA_TABLES = {"artists": {"topic": "moma.public.artists", "record_key": "artist_id"},
@@ -78,7 +78,7 @@ def test_local_endpoint_and_registry_urls(tmp_path):
                         "lake": {"root": "lake"}, "storage": {"s3_endpoint": "http://127.0.0.1:9000"},
                         "tables": MOMA_TABLES}, "x.yaml", str(tmp_path))
     assert native_registry_url(p) == "http://r:8080/apis/registry/v2"
-    from hudi_cdc.capture.connectors import sink_connector
+    from hudi_cdc.connect.connectors import sink_connector
 
     s = sink_connector(p)["config"]
     assert s["store.url"] == "http://127.0.0.1:9000" and s["s3.path.style.access.enabled"] == "true"

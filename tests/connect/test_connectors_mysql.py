@@ -1,4 +1,4 @@
-"""`hudi-cdc connectors render` for a MySQL-family source (capture/connectors_mysql.py).
+"""`hudi-cdc connectors render` for a MySQL-family source (sources/mysql/connector.py).
 
 The `--seed` flavour is seed 004's connector: every value is taken from the seed's own text in
 $HUDI_CDC_SHARED/seeds (the Aurora endpoint and user of its mysql command line, the database of
@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import re
 
-from hudi_cdc.capture import mysql
-from hudi_cdc.capture.connectors import notes, render_connectors
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.connect.connectors import notes, render_connectors
+from hudi_cdc.sources.mysql import binlog as mysql
 from tests.shared import render_connectors_cli, seed_text
 
 

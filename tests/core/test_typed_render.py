@@ -19,7 +19,7 @@ from hudi_cdc.pipeline.plan import job_argvs
 from hudi_cdc.runners.deltastreamer import typed_render
 from tests.jobs.test_lake_types import SCHEMA
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "typed_emr"
+GOLDEN = Path(__file__).parent / "golden" / "typed_emr"
 ROOT = "s3://bucket/hudi-cdc/typed/properties"
 
 
@@ -143,8 +143,8 @@ def test_a_bad_numeric_scale_is_one_config_line(tmp_path):
 def test_source_check_says_the_toast_limit_for_hoodiestreamer_on_emr(tmp_path, hudi):
     """HoodieStreamer jobs on EMR cannot fill unchanged TOASTed values: `source check` warns with the fix
     (REPLICA IDENTITY FULL), for every profile HoodieStreamer runs on EMR."""
-    from hudi_cdc.capture.check import evaluate
     from hudi_cdc.config import parse_pipeline
+    from hudi_cdc.sources.postgres.check import evaluate
     from tests.capture.test_source_check import _by_name, _facts, _pipeline_dict, _tables
 
     tables = _tables()

@@ -22,9 +22,9 @@ SECRET = "demo-secret-0815"
 def test_demo_from_mariadb(tmp_path):
     import pymysql
 
-    from hudi_cdc.capture import mariadb_local
     from hudi_cdc.demo.mariadb import DATABASE, PASSWORD_ENV, SERVER_DIR
     from hudi_cdc.errors import EnvironmentProblem
+    from hudi_cdc.sources.mysql import local as mariadb_local
 
     try:
         mariadb_local.server_binary()

@@ -32,8 +32,8 @@ def _cli(*args, cwd: Path, env: dict):
 @pytest.fixture
 def base():
     """A directory the postgres user can enter (tests run as root: pytest's tmp_path is 0700)."""
-    from hudi_cdc.capture import pg_local
     from hudi_cdc.errors import EnvironmentProblem
+    from hudi_cdc.sources.postgres import local as pg_local
 
     try:
         pg_local.bin_dir()
@@ -107,7 +107,7 @@ def test_demo_from_postgres_verifies_and_reruns(base):
     assert "tables exist already: skipping bootstrap" in err and "seed 001's changes applied already" in err
     assert err.count(": equal (") == 4 and "stopped PostgreSQL" in err
     assert _timelines(d) == timelines  # the stream rounds committed nothing
-    from hudi_cdc.capture import pg_local
+    from hudi_cdc.sources.postgres import local as pg_local
 
     assert not pg_local.LocalPostgres(d / ".hudi-cdc" / "postgres").running()
     print(f"\ndemo --from-postgres: first run {first_s:.1f} s, second run {second_s:.1f} s")

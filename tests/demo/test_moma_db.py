@@ -1,4 +1,4 @@
-"""The MoMA sample as PostgreSQL tables and seed 001's SQL (hudi_cdc/capture/moma_db.py), and the
+"""The MoMA sample as PostgreSQL tables and seed 001's SQL (hudi_cdc/demo/moma_db.py), and the
 parts of `hudi-cdc demo --from-postgres` that need no database (unit; the whole command runs in
 tests/demo/test_demo_postgres.py)."""
 
@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from hudi_cdc import sample
-from hudi_cdc.capture import moma_db
 from hudi_cdc.config import parse_pipeline
+from hudi_cdc.demo import moma_db
 from hudi_cdc.errors import ConfigError
 from tests.shared import seed_text
 
@@ -104,8 +104,8 @@ def test_demo_options_need_from_postgres():
 def test_demo_exits_10_naming_every_table_that_differs():
     """The demo's outcome from verify's own results (the rows are shown before it, in run_postgres_demo):
     nothing when every table is equal, else TablesDiffer (exit 10) with each differing table's summary."""
-    from hudi_cdc.capture.verify import TablesDiffer, VerifyResult
     from hudi_cdc.demo.postgres import raise_if_differ
+    from hudi_cdc.sources.verify import TablesDiffer, VerifyResult
 
     def result(table, tt, **diff):
         return VerifyResult(table, tt, equal=not diff, db_rows=3, lake_rows=3, **diff)

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from hudi_cdc import http
-from hudi_cdc.capture.connect_client import ConnectClient, ConnectRequestError, ConnectUnavailable
+from hudi_cdc.connect.client import ConnectClient, ConnectRequestError, ConnectUnavailable
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.registry import RegistryClient
 from hudi_cdc.registry.errors import RegistryUnavailable

@@ -178,7 +178,7 @@ def test_more_postgresql_types_have_lake_types():
 def test_verify_canonical_forms_of_bit_strings():
     import pyarrow as pa
 
-    from hudi_cdc.capture import typed_values as tv
+    from hudi_cdc.sources import typed_values as tv
 
     assert tv.kind_of("bit(8)") == "bits:8" and tv.kind_of("bit varying(16)") == "bits:16"
     assert tv.kind_of("bit varying") == "bits:" and tv.kind_of("bit(1)") == tv.kind_of("bit") == "bit1"

@@ -183,7 +183,6 @@ def test_the_one_emr_step_of_stream_all():
     from hudi_cdc.errors import ConfigError
     from hudi_cdc.runners.emr import steps_json
     from tests.plugins.aws_fixtures import pipeline_data
-
     from tests.runners.test_emr_engine import GOLDEN, hudi_cdc_pipeline
 
     p = hudi_cdc_pipeline(cluster_id="j-EXAMPLE")
@@ -214,9 +213,9 @@ def test_run_couples_capture_and_stream_stops(tmp_path: Path, monkeypatch):
     """`run` without a JVM: capture failing past its bound stops the stream and `run` exits with
     capture's error; the stream ending stops capture; a capture failure that a restart cures is retried."""
     from hudi_cdc.capture import capture as cap
-    from hudi_cdc.capture import run as run_mod
     from hudi_cdc.config.settings import StreamSettings
     from hudi_cdc.errors import SourceError
+    from hudi_cdc.pipeline import run as run_mod
     from hudi_cdc.runners.supervise import Stopper
 
     class P:  # the pipeline as run_pipeline reads it

@@ -118,7 +118,7 @@ def test_rounds_end_on_the_newest_cut(tmp_path):
 def test_history_replay_and_key():
     from collections import Counter
 
-    from hudi_cdc.capture import history
+    from hudi_cdc.sources import history
 
     assert history.history_key(["tid", "delta"]) == ["__lsn", "tid", "delta"]
     assert history.is_history(["__lsn", "tid"]) and not history.is_history(["tid", "__lsn"])
@@ -140,10 +140,10 @@ def test_keyless_history_table(tmp_path, capsys, spark, pg_database):
     until then and passes after; the application's UPDATE and DELETE keep working; every change event
     is a lake row (CoW and MoR) and verify compares the table as a multiset."""
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.capture.check import source_check
-    from hudi_cdc.capture.verify import verify
     from hudi_cdc.cli import main
     from hudi_cdc.lake.reader import read_table
+    from hudi_cdc.sources import source_check
+    from hudi_cdc.sources.verify import verify
 
     db = pg_database("txn_keyless")
     _sql(db, HISTORY_DDL, "INSERT INTO history VALUES (1, 1, 1, 5, '2024-01-01 10:00', 'x'), "
@@ -235,9 +235,9 @@ def test_pgbench_invariant_at_consistent_points(tmp_path, spark, pg_database):
     satisfy pgbench's invariant sum(abalance) = sum(tbalance) = sum(bbalance) = sum(delta); after
     pgbench stops, verify finds every table equal to the database and the last point equals it."""
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.capture.history import COMPLEX_KEYGEN, KEYGEN_OPTION, history_key
-    from hudi_cdc.capture.verify import verify
     from hudi_cdc.query.consistent import read_consistent
+    from hudi_cdc.sources.history import COMPLEX_KEYGEN, KEYGEN_OPTION, history_key
+    from hudi_cdc.sources.verify import verify
 
     require(Path(PGBENCH).exists() or shutil.which("pgbench"), "pgbench (Debian postgresql-15)")
     pgbench = PGBENCH if Path(PGBENCH).exists() else shutil.which("pgbench")

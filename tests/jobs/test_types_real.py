@@ -120,7 +120,7 @@ def _lake(p, tt):
 
 def _by_id(table) -> dict[int, dict]:
     """{id: {column: value}} of a lake table, dates/timestamps as hudi-rs's typed values made numbers."""
-    from hudi_cdc.capture import typed_values as tv
+    from hudi_cdc.sources import typed_values as tv
 
     cols = {n: tv.lake_column(table.column(n)) for n in table.column_names if not n.startswith("_hoodie")}
     ids = cols["id"][1]
@@ -257,7 +257,7 @@ def test_spark_reads_the_same_typed_values(scenario, spark):
 
 
 def test_verify_equal_for_cow_and_mor(scenario):
-    from hudi_cdc.capture.verify import verify
+    from hudi_cdc.sources.verify import verify
 
     for tt in TYPES:
         r = verify(scenario["p"], TABLE, tt)
@@ -270,7 +270,7 @@ def test_legacy_table_keeps_its_encodings_and_verify_names_them(scenario):
     naming the columns and the way to migrate), the round succeeds; verify reports those columns."""
     import pyarrow as pa
 
-    from hudi_cdc.capture.verify import verify
+    from hudi_cdc.sources.verify import verify
 
     lines = [m for m in scenario["legacy_log"] if "keep Debezium's encodings" in m]
     assert len(lines) == 2 and "re-bootstrap" in lines[0] and "d, ts, ts3, tstz, tm, nfree" in lines[0]
@@ -288,8 +288,8 @@ def test_legacy_table_keeps_its_encodings_and_verify_names_them(scenario):
 def test_real_deltastreamer_014_lands_the_same_types(scenario):
     """The real HoodieDeltaStreamer 0.14.0 (one spark-submit per job) over the same landed files: its
     transformer SQL, rendered per column from the landed schema, gives the same lake types and values."""
-    from hudi_cdc.capture.verify import verify
     from hudi_cdc.runners.deltastreamer import runtime, submit
+    from hudi_cdc.sources.verify import verify
 
     require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     p = _pipeline(Path(scenario["p"].base_dir), scenario["db"], lake="lake014", hudi={"version": "0.14.0"})
@@ -314,9 +314,9 @@ def test_rendered_emr_properties_type_the_same_on_the_real_014(scenario):
     """What `hudi-cdc render` writes (and the AWS runners upload) for HoodieStreamer on EMR (hudi.version
     0.14.0, engine hoodiestreamer): its properties and schema files, run unchanged by the real
     HoodieDeltaStreamer 0.14.0 locally, give the same lake types and values as hudi-cdc's streamer."""
-    from hudi_cdc.capture.verify import verify
     from hudi_cdc.pipeline.plan import job_argvs
     from hudi_cdc.runners.deltastreamer import runtime, submit, typed_render
+    from hudi_cdc.sources.verify import verify
     from hudi_cdc.spark import launch
 
     require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
@@ -356,10 +356,10 @@ def test_rendered_emr_properties_type_the_same_on_the_real_014(scenario):
 def test_corrupted_lake_value_is_a_difference(scenario, spark):
     """A rounded decimal and a shifted timestamp written into the CoW table: verify counts the row once
     and names both columns."""
-    from hudi_cdc.capture.verify import verify
     from hudi_cdc.common import properties
     from hudi_cdc.jobs.stream.argv import Target
     from hudi_cdc.jobs.stream.round import writer_options
+    from hudi_cdc.sources.verify import verify
 
     p = scenario["p"]
     base = p.base_path(TABLE, "COPY_ON_WRITE")
@@ -386,7 +386,7 @@ def test_numeric_nan_and_overflow_are_never_silent(scenario, spark):
     both. A numeric that does not fit decimal(38,18)
     fails the round naming table and column, and nothing is written."""
     from hudi_cdc.capture.capture import capture_once
-    from hudi_cdc.capture.verify import verify
+    from hudi_cdc.sources.verify import verify
 
     p, db = scenario["p"], scenario["db"]
     _sql(db, "UPDATE typed SET nfree = 'NaN', darr = ARRAY['0044-03-15 BC'::date] WHERE id = 3")

@@ -23,8 +23,8 @@ USER = "hudi_cdc"
 
 @pytest.fixture(scope="session")
 def mariadb():
-    from hudi_cdc.capture import mariadb_local
     from hudi_cdc.errors import EnvironmentProblem
+    from hudi_cdc.sources.mysql import local as mariadb_local
 
     try:
         import pymysql  # noqa: F401

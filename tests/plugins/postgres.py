@@ -20,8 +20,8 @@ ROLE = "hudi_cdc"
 
 @pytest.fixture(scope="session")
 def postgres():
-    from hudi_cdc.capture import pg_local
     from hudi_cdc.errors import EnvironmentProblem
+    from hudi_cdc.sources.postgres import local as pg_local
 
     try:
         pg = pg_local.throwaway()

@@ -92,11 +92,10 @@ def capture_snapshot_cmd(ctx, table, replace, show_status, output):
 @click.pass_context
 def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, output):
     """Compare a Hudi table with its database table by keys and row hashes; exit 10 when they differ."""
-    from hudi_cdc.capture import kinds
-    from hudi_cdc.capture.verify import TablesDiffer, verify_until_equal
+    from hudi_cdc.sources.verify import TablesDiffer, verify, verify_until_equal
 
     result = verify_until_equal(pipeline_from(ctx), table, TYPES[ttype], wait_seconds, poll_seconds,
-                                progress=lambda m: click.echo(m, err=True), compare=kinds.verify)
+                                progress=lambda m: click.echo(m, err=True), compare=verify)
     if output == "json":
         emit(result.to_dict(), "json")
     elif result.equal:
@@ -116,9 +115,9 @@ def source():
 @click.pass_context
 def source_check_cmd(ctx, table, output):
     """Is the database ready for capture? Each failing check prints its fix; exit 11 on any failure."""
-    from hudi_cdc.capture.kinds import source_check
     from hudi_cdc.cli.output import Output, Section, render
     from hudi_cdc.errors import SourceError
+    from hudi_cdc.sources import source_check
 
     checks = source_check(pipeline_from(ctx), table)
     failed = [c.name for c in checks if c.status == "fail"]
@@ -149,14 +148,14 @@ def connectors_render_cmd(ctx, seed, table, out):
     import json
     from pathlib import Path
 
-    from hudi_cdc.capture.connectors import ENV_PROVIDER, render_connectors
+    from hudi_cdc.connect.connectors import ENV_PROVIDER, render_connectors
 
     if seed and table:
         raise click.UsageError("give one of --seed or --table")
     pipeline = pipeline_from(ctx)
     rendered = render_connectors(pipeline, seed=seed, table=table)
     if not seed:
-        from hudi_cdc.capture.connectors import notes
+        from hudi_cdc.connect.connectors import notes
 
         for note in notes(pipeline):
             progress(note)
@@ -183,8 +182,8 @@ _only = click.option("--only", type=click.Choice(["source", "sink"]), default=No
 
 
 def _connectors(ctx, table, only, connect_url):
-    from hudi_cdc.capture.connect_client import ConnectClient
-    from hudi_cdc.capture.connectors import chosen
+    from hudi_cdc.connect.client import ConnectClient
+    from hudi_cdc.connect.connectors import chosen
 
     pipeline = pipeline_from(ctx)
     return chosen(pipeline, only, table), ConnectClient.from_pipeline(pipeline, connect_url)
@@ -199,7 +198,7 @@ def _connectors(ctx, table, only, connect_url):
 @click.pass_context
 def connectors_deploy_cmd(ctx, table, only, connect_url, dry_run, output):
     """PUT each connector's config (creates or updates; an unchanged config is left alone)."""
-    from hudi_cdc.capture.connectors import ENV_PROVIDER
+    from hudi_cdc.connect.connectors import ENV_PROVIDER
 
     rendered, client = _connectors(ctx, table, only, connect_url)
     rows = []
@@ -233,7 +232,7 @@ def connectors_deploy_cmd(ctx, table, only, connect_url, dry_run, output):
 @click.pass_context
 def connectors_status_cmd(ctx, table, only, connect_url, output):
     """Each connector's and task's state; a FAILED one prints its trace's first line, exit 11."""
-    from hudi_cdc.capture.connect_client import ConnectorFailed
+    from hudi_cdc.connect.client import ConnectorFailed
 
     rendered, client = _connectors(ctx, table, only, connect_url)
     with client:

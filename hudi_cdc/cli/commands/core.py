@@ -45,7 +45,7 @@ def init_cmd(directory, registry, metastore, force, from_db, kind, host, port, d
 
         render(Output(notes=[write_sample_pipeline(Path(directory), registry, metastore, force)]))
         return
-    from hudi_cdc.capture.init_db import init_from_database, new_database, partition_fields, write
+    from hudi_cdc.sources.init import init_from_database, new_database, partition_fields, write
 
     db, password = new_database(Path(directory), host, port, dbname, user, password_env, kind)
     result = init_from_database(Path(directory), db, password, schemas=list(schemas) or None,

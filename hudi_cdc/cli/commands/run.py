@@ -19,7 +19,7 @@ from hudi_cdc.cli.output import emit, output_option, progress, render
 @click.pass_context
 def run_cmd(ctx, flush_size, rotate_seconds, dry_run, output):
     """Capture (when the pipeline has a database) and stream every table, until SIGTERM or Ctrl-C."""
-    from hudi_cdc.capture.run import run_pipeline
+    from hudi_cdc.pipeline.run import run_pipeline
 
     if target_of(ctx) != "local":
         raise click.UsageError("run is local: on EMR submit `stream --all`'s step (docs/stream-all.md)")

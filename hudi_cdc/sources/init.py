@@ -1,5 +1,5 @@
-"""`hudi-cdc init --from-database`: the pipeline file's tables section from a live PostgreSQL database
-(a MySQL-family one, source.database.kind mysql|mariadb: init_mysql.py reads it).
+"""`hudi-cdc init --from-database`: the pipeline file's tables section from a live database (its Source
+reads the tables: sources/postgres/init.py, sources/mysql/init.py).
 
 Each table of the chosen schemas (or the named tables) becomes an entry: topic
 `<topic prefix>.<schema>.<table>` (as Debezium names it), record_key = the primary key, the ordering
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import yaml
 
-from hudi_cdc.capture import catalog, history
-from hudi_cdc.capture.db_tables import DbTable
-from hudi_cdc.capture.identity import unique_index
-from hudi_cdc.capture.source import connect_to, lake_name, source_tables, topic_prefix
+from hudi_cdc import sources
 from hudi_cdc.config import Pipeline, load_pipeline, parse_pipeline
 from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import ConfigError
+from hudi_cdc.sources import history
+from hudi_cdc.sources.db_tables import DbTable
+from hudi_cdc.sources.tables import lake_name, source_tables, topic_prefix
 
 PIPELINE_FILE = "hudi-cdc.yaml"
 IDENTITY = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}
@@ -47,35 +47,6 @@ class InitResult:
         verb = "would write" if dry_run else "wrote"
         kept = f"; kept {', '.join(self.kept)}" if self.kept else ""
         return f"{verb} {self.path}: added {', '.join(self.added)}{kept}"
-
-
-def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[DbTable]:
-    """The ordinary and partitioned tables of `schemas` (or exactly `only`: schema.table or table)."""
-    rows = conn.execute(
-        "SELECT c.oid, n.nspname, c.relname, c.relreplident FROM pg_class c "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition "
-        "AND n.nspname = ANY(%s) ORDER BY n.nspname, c.relname", (schemas,)).fetchall()
-    wanted = None if not only else {t if "." in t else f"{schemas[0]}.{t}" for t in only}
-    out = []
-    for oid, schema, table, ident in rows:
-        if wanted is not None and f"{schema}.{table}" not in wanted:
-            continue
-        cols = [(n, t) for n, t in conn.execute(
-            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
-            "AND NOT attisdropped ORDER BY attnum", (oid,))]
-        pk = catalog.primary_key(conn, oid)
-        t = DbTable(schema, table, cols, pk, ident)
-        if not pk:
-            t.unique_index = unique_index(conn, oid)
-            row = conn.execute("SELECT ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid "
-                               "WHERE i.indrelid = %s AND i.indisreplident", (oid,)).fetchone()
-            t.identity_index = row[0] if row else None
-        out.append(t)
-    if wanted is not None:
-        missing = sorted(wanted - {t.qualified for t in out})
-        if missing:
-            raise ConfigError(f"--table: no such table in the database: {', '.join(missing)}")
-    return out
 
 
 def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | None, indent: str) -> str:
@@ -126,7 +97,7 @@ def _table_name(t: DbTable, taken: set[str], tables: list[DbTable]) -> str:
 
 def _new_file(db: DatabaseSettings, pipeline_name: str, entries: str) -> str:
     lines = [f"pipeline: {pipeline_name}", "source:", "  root: landing/topics", "  database:"]
-    if db.kind != "postgresql":
+    if db.kind != DatabaseSettings.model_fields["kind"].default:  # the default kind goes unsaid
         lines.append(f"    kind: {db.kind}")
     lines += [f"    host: {db.host}", f"    port: {db.port}", f"    name: {db.name}", f"    user: {db.user}"]
     if db.password_env:
@@ -169,22 +140,16 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         if existing.source.database is None:
             raise ConfigError(f"{path}: has no source.database block; add it (or init into a new directory)")
         db = existing.source.database
-        from hudi_cdc.capture.source import password as pipeline_password
+        from hudi_cdc.sources.tables import password as pipeline_password
 
         password = pipeline_password(existing)
         prefix = prefix or topic_prefix(existing)
     if db is None:
         raise ConfigError("init --from-database: --dbname and --user are needed for a new pipeline file")
     prefix = prefix or db.name
-    if db.kind != "postgresql":  # MySQL-family: the schemas are databases
-        from hudi_cdc.capture import init_mysql
-
-        schemas = schemas or [db.name]
-        found = init_mysql.read_tables(db, password, schemas, tables)
-    else:
-        schemas = schemas or ["public"]
-        with connect_to(db, password) as conn:
-            found = introspect(conn, schemas, tables)
+    source = sources.get(db.kind)
+    schemas = schemas or source.default_schemas(db)  # PostgreSQL: public; MySQL-family: the database
+    found = source.read_tables(db, password, schemas, tables)
     known = {(t.schema, t.table) for t in source_tables(existing)} if existing else set()
     taken = set(existing.tables) if existing else set()
     indent = _indent_of(path.read_text()) if existing else "  "

@@ -1,11 +1,16 @@
-"""A source table as `init --from-database` reads it (init_db.py for PostgreSQL, init_mysql.py for
-MySQL-family databases): its columns, key and what the pipeline file's entry says about it."""
+"""A source table as `init --from-database` reads it (postgres/init.py, mysql/init.py; init.py writes the
+entries): its columns, key and what the pipeline file's entry says about it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hudi_cdc.capture.identity import UniqueIndex
+
+@dataclass(frozen=True)
+class UniqueIndex:
+    name: str
+    columns: tuple[str, ...]
+
 
 CANDIDATE_TYPES = ("text", "character varying", "character", "date", "boolean", "smallint", "integer")
 

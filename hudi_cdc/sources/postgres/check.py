@@ -8,30 +8,20 @@ exact SQL or setting that fixes it (and the RDS parameter-group name, as the see
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_cdc.capture import catalog
-from hudi_cdc.capture.heartbeat import action_table_sql
-from hudi_cdc.capture.history import is_history
-from hudi_cdc.capture.identity import Unusable, unusable
-from hudi_cdc.capture.source import SourceTable, connect, current_lsn, source_tables
 from hudi_cdc.config import Pipeline
-from hudi_cdc.errors import ConfigError
+from hudi_cdc.sources.base import Check
+from hudi_cdc.sources.history import is_history
+from hudi_cdc.sources.postgres import catalog
+from hudi_cdc.sources.postgres.db import connect, current_lsn
+from hudi_cdc.sources.postgres.heartbeat import action_table_sql
+from hudi_cdc.sources.postgres.identity import Unusable, unusable
+from hudi_cdc.sources.tables import SourceTable
 
 RESTART = "then restart PostgreSQL"
 INDEX_KEYS = ("hoodie.index.type",)
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: str  # ok | warn | fail
-    detail: str
-    fix: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -357,14 +347,7 @@ def evaluate(pipeline: Pipeline, f: Facts) -> list[Check]:
     return checks + _slot_checks(pipeline, f) + _heartbeat_checks(pipeline, f)
 
 
-def source_check(pipeline: Pipeline, table: str | None = None) -> list[Check]:
-    """Every check for the pipeline's tables (or one table) against the live database."""
-    tables = source_tables(pipeline)
-    if table is not None:
-        pipeline.table(table)  # unknown table -> ConfigError
-        tables = [t for t in tables if t.name == table]
-    if pipeline.source.database is not None and pipeline.source.database.kind != "postgresql":
-        raise ConfigError(f"source.database.kind: {pipeline.source.database.kind} is checked by "
-                          "capture.kinds.source_check")
+def source_check(pipeline: Pipeline, tables: list[SourceTable]) -> list[Check]:
+    """Every check for these tables of the pipeline against the live database (sources.source_check)."""
     with connect(pipeline) as conn:
         return evaluate(pipeline, gather(conn, pipeline, tables))

@@ -1,6 +1,6 @@
 """``verify``: is the Hudi table equal to the database table it is captured from?
 
-Both sides are compared in the types a lake user reads (capture/typed_values.py): dates as dates,
+Both sides are compared in the types a lake user reads (sources/typed_values.py): dates as dates,
 timestamps as instants (timestamp as the wall clock at UTC), decimals exactly, time as HH:MM:SS.ffffff,
 intervals as (months, days, microseconds), arrays element by element with their NULLs, json/jsonb as
 parsed JSON, bytea as bytes; the lake's typed columns as hudi-rs reads them. A lake column still in a
@@ -15,25 +15,16 @@ keys, the columns that differ for them, and how many rows differ per column.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 
-from hudi_cdc.capture import history as hist
-from hudi_cdc.capture import source as src
-from hudi_cdc.capture import typed_values as tv
 from hudi_cdc.config import Pipeline
-from hudi_cdc.errors import ConfigError, ExitCode, HudiCdcError, TableStateError
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources import typed_values as tv
 
 SAMPLES = 5
 CHUNK = 10_000
-
-
-class TablesDiffer(HudiCdcError):
-    """verify found rows that differ between the database and the lake."""
-
-    exit_code = ExitCode.DIFFERS
 
 
 @dataclass
@@ -90,17 +81,6 @@ class VerifyResult:
         if self.column_differences:
             parts.append("in column(s) " + ", ".join(f"{c} ({n})" for c, n in self.column_differences.items()))
         return head + "DIFFERS: " + "; ".join(parts)
-
-
-def _db_columns(conn, t: src.SourceTable) -> list[Column]:
-    rows = conn.execute(
-        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-        "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
-        (t.schema, t.table)).fetchall()
-    if not rows:
-        raise TableStateError(f"table {t.qualified} not found in the source database")
-    return [Column.of(name, typ, tv.kind_of(typ)) for name, typ in rows]
 
 
 def _canon(v) -> str:
@@ -160,92 +140,6 @@ def _lake_values(lake, names: list[str], kinds: dict[str, str]) -> list[list]:
     return out
 
 
-def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
-    from hudi_cdc.pipeline import table_exists
-
-    if src.database(pipeline).kind != "postgresql":  # mysql / mariadb: verify_mysql (capture.kinds.verify)
-        raise ConfigError(f"source.database.kind: {src.database(pipeline).kind} is verified by capture.kinds.verify")
-    t = pipeline.table(table)
-    st = src.source_table(pipeline, table)
-    keys = t.record_keys
-    base = pipeline.base_path(table, table_type)
-    if base.startswith("file://") and not table_exists(pipeline, table, table_type):
-        raise TableStateError(f"table {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
-    lake = _lake_table(pipeline, table, table_type)
-    if hist.is_history(keys):  # an append-only raw history: compared as a multiset of rows
-        return _verify_history(pipeline, table, table_type, st, lake, samples)
-    lake_cols = set(lake.column_names) if lake is not None else set()
-    with src.connect(pipeline, autocommit=False) as conn:
-        db_cols = _db_columns(conn, st)
-        missing_keys = [k for k in keys if k not in {c.name for c in db_cols}]
-        if missing_keys:
-            raise TableStateError(f"record key {', '.join(missing_keys)} is not a column of {st.qualified}")
-        cols = [c for c in db_cols if (c.name in lake_cols or lake is None) and c.name not in keys]
-        not_in_lake = [c.name for c in db_cols if lake is not None and c.name not in lake_cols]
-        kinds = {c.name: c.kind for c in db_cols}
-        types = {c.name: c.type for c in db_cols}
-        db_names = {c.name: c.db_name for c in db_cols}
-        db_lsn = src.current_lsn(conn)
-        db_digests: dict[tuple, bytes] = {}
-        from psycopg import sql
-
-        for statement in tv.SESSION_SQL:  # the text forms typed_values parses (this transaction only)
-            conn.execute(statement.replace("SET ", "SET LOCAL ", 1))
-        query = sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", types[n])).format(sql.Identifier(db_names[n]))
-                               for n in keys + [c.name for c in cols]),
-            sql.Identifier(st.schema, st.table))
-        with conn.cursor(name="hudi_cdc_verify") as cur:
-            cur.itersize = CHUNK
-            cur.execute(query)
-            for row in cur:
-                key = tuple(tv.db_value(kinds[k], v) for k, v in zip(keys, row[:len(keys)], strict=True))
-                db_digests[key] = _row_digest([tv.db_value(c.kind, v)
-                                               for c, v in zip(cols, row[len(keys):], strict=True)])
-        conn.rollback()
-
-    result = VerifyResult(table, table_type, equal=False, db_rows=len(db_digests), lake_rows=0,
-                          columns=[c.name for c in cols], not_in_lake=not_in_lake, db_lsn=db_lsn)
-    return compare(lake, t, cols, kinds, db_digests, result, samples)
-
-
-def _verify_history(pipeline: Pipeline, table: str, table_type: str, st, lake, samples: int) -> VerifyResult:
-    """A raw history table (capture/history.py) against the database: the database's rows as a
-    multiset against the landed inserts minus the deleted rows, over the columns both have."""
-    lake_cols = set(lake.column_names) if lake is not None else set()
-    with src.connect(pipeline, autocommit=False) as conn:
-        db_cols = _db_columns(conn, st)
-        cols = [c for c in db_cols if c.name in lake_cols or lake is None]
-        kinds = {c.name: c.kind for c in db_cols}
-        db_lsn = src.current_lsn(conn)
-        from psycopg import sql
-
-        for statement in tv.SESSION_SQL:
-            conn.execute(statement.replace("SET ", "SET LOCAL ", 1))
-        query = sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", c.type)).format(sql.Identifier(c.db_name)) for c in cols),
-            sql.Identifier(st.schema, st.table))
-        db_rows: Counter = Counter()
-        with conn.cursor(name="hudi_cdc_verify") as cur:
-            cur.itersize = CHUNK
-            cur.execute(query)
-            for row in cur:
-                db_rows[_row_digest([tv.db_value(c.kind, v) for c, v in zip(cols, row, strict=True)])] += 1
-        conn.rollback()
-    n = lake.num_rows if lake is not None else 0
-    values = _lake_values(lake, [c.name for c in cols], kinds) if n else [[] for _ in cols]
-    ops = lake.column(hist.OP).to_pylist() if n and hist.OP in lake_cols else [None] * n
-    lake_rows, _updates = hist.replay(ops, [_row_digest([v[i] for v in values]) for i in range(n)])
-    missing, extra = hist.differences(db_rows, lake_rows)
-    result = VerifyResult(table, table_type, equal=not (missing or extra), db_rows=sum(db_rows.values()),
-                          lake_rows=sum(c for c in lake_rows.values() if c > 0), missing=len(missing), extra=len(extra),
-                          missing_keys=[d.hex()[:16] for d in missing[:samples]],
-                          extra_keys=[d.hex()[:16] for d in extra[:samples]], columns=[c.name for c in cols],
-                          not_in_lake=[c.name for c in db_cols if lake is not None and c.name not in lake_cols],
-                          db_lsn=db_lsn)
-    return result
-
-
 def compare(lake, t, cols: list[Column], kinds: dict[str, str], db_digests: dict[tuple, bytes], result: VerifyResult,
             samples: int = SAMPLES) -> VerifyResult:
     """The lake (arrow, hudi-rs) against the database's {typed key: row digest}: missing, extra and different
@@ -292,25 +186,3 @@ def compare(lake, t, cols: list[Column], kinds: dict[str, str], db_digests: dict
                 result.missing_keys.append(_key_text(key))
     result.equal = not (result.missing or result.extra or result.different)
     return result
-
-
-def verify_until_equal(pipeline: Pipeline, table: str, table_type: str, wait_seconds: float,
-                       poll_seconds: float = 5.0, progress: Callable[[str], None] = lambda m: None,
-                       compare: Callable[..., VerifyResult] | None = None) -> VerifyResult:
-    """`verify`, repeated while a running capture and stream catch up: the database moves on while the
-    lake follows it, so a comparison taken mid-flight can differ by what is still in transit. Compares
-    every `poll_seconds` (tenacity's retry loop) until the tables are equal or `wait_seconds` have passed;
-    returns the last result (equal, or the differences that stayed). wait_seconds=0: one comparison."""
-    from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_delay, wait_fixed
-
-    run = compare or verify
-
-    def last(state: RetryCallState) -> VerifyResult:
-        assert state.outcome is not None  # called after an attempt
-        return state.outcome.result()
-
-    attempts = Retrying(stop=stop_after_delay(wait_seconds), wait=wait_fixed(poll_seconds),
-                        retry=retry_if_result(lambda r: not r.equal), retry_error_callback=last, reraise=True,
-                        before_sleep=lambda state: progress(f"{last(state).summary()}; "
-                                                            f"comparing again in {poll_seconds:g} s"))
-    return attempts(run, pipeline, table, table_type)

@@ -17,14 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hudi_cdc.errors import SourceError
+from hudi_cdc.sources.db_tables import UniqueIndex
 
 IDENTITY = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}
-
-
-@dataclass(frozen=True)
-class UniqueIndex:
-    name: str
-    columns: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -1,76 +1,13 @@
-"""The source database of a pipeline: connection, the tables behind the topics, publication and slot.
-
-Topics name their source table the way Debezium names topics: ``<topic prefix>.<schema>.<table>``.
-Every table of one pipeline shares the topic prefix (one connector per pipeline).
-"""
+"""A PostgreSQL source's connection and the publication and slot capture reads: connect as the
+pipeline's user, wal_level, the publication of exactly the pipeline's tables, the slot free, the WAL
+position."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
-
 from hudi_cdc.config import Pipeline
 from hudi_cdc.config.settings import DatabaseSettings
-from hudi_cdc.errors import ConfigError, SourceError
-
-
-@dataclass(frozen=True)
-class SourceTable:
-    name: str  # the pipeline's table name
-    topic: str
-    schema: str
-    table: str
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.schema}.{self.table}"
-
-    @property
-    def sql_name(self) -> str:
-        return f'"{self.schema}"."{self.table}"'
-
-
-def database(pipeline: Pipeline) -> DatabaseSettings:
-    db = pipeline.source.database
-    if db is None:
-        raise ConfigError(f"source.database: needed for capture and verify, not set ({pipeline.source_file})")
-    return db
-
-
-def password(pipeline: Pipeline) -> str | None:
-    db = database(pipeline)
-    if not db.password_env:
-        return None
-    value = os.environ.get(db.password_env)
-    if value is None:
-        raise ConfigError(f"source.database.password_env: environment variable {db.password_env} is not set "
-                          f"({pipeline.source_file})")
-    return value
-
-
-def source_tables(pipeline: Pipeline) -> list[SourceTable]:
-    out = []
-    for name, t in pipeline.tables.items():
-        parts = t.topic.rsplit(".", 2)
-        if len(parts) != 3 or not all(parts):
-            raise ConfigError(f"tables.{name}.topic: {t.topic!r} must be <topic prefix>.<schema>.<table>, as "
-                              f"Debezium names topics ({pipeline.source_file})")
-        out.append(SourceTable(name, t.topic, parts[1], parts[2]))
-    return out
-
-
-def topic_prefix(pipeline: Pipeline) -> str:
-    prefixes = {t.topic.rsplit(".", 2)[0] for t in pipeline.tables.values()}
-    source_tables(pipeline)  # validates every topic
-    if len(prefixes) != 1:
-        raise ConfigError(f"tables: every topic of one pipeline needs the same prefix (one Debezium connector); "
-                          f"found {', '.join(sorted(prefixes))} ({pipeline.source_file})")
-    return prefixes.pop()
-
-
-def source_table(pipeline: Pipeline, name: str) -> SourceTable:
-    pipeline.table(name)
-    return next(t for t in source_tables(pipeline) if t.name == name)
+from hudi_cdc.errors import SourceError
+from hudi_cdc.sources.tables import SourceTable, database, password
 
 
 def connect(pipeline: Pipeline, autocommit: bool = True):
@@ -129,19 +66,6 @@ def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None
     if missing:
         names = ", ".join(t.qualified for t in missing)
         raise SourceError(f"publication {name} does not publish {names}: ALTER PUBLICATION {name} ADD TABLE {names};")
-
-
-def lake_name(column: str) -> str:
-    """A column's name in the landed files and the lake: Debezium's field.name.adjustment.mode=avro puts
-    "_" in place of every character Avro does not allow (a first character: letter or "_", a leading digit
-    gets "_" before it; the others: letters, digits, "_")."""
-    out = []
-    for i, ch in enumerate(column):
-        if ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z") or (i > 0 and "0" <= ch <= "9"):
-            out.append(ch)
-        else:
-            out.append("_" + ch if "0" <= ch <= "9" else "_")  # a leading digit is kept: "1st" -> "_1st"
-    return "".join(out)
 
 
 def _is_partitioned(conn, t: SourceTable) -> bool:

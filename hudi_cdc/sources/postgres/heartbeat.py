@@ -106,7 +106,7 @@ def pipeline_slot(pipeline: Pipeline) -> SlotWal | None:
     """The pipeline's replication slot (`status`), or None when the pipeline captures no database."""
     if pipeline.source.database is None:
         return None
-    from hudi_cdc.capture import source as src
+    from hudi_cdc.sources.postgres import db
 
-    with src.connect(pipeline) as conn:
+    with db.connect(pipeline) as conn:
         return retained_wal(conn, pipeline.slot_name)

@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hudi_cdc.capture import mysql, mysql_settings
-from hudi_cdc.capture.check import Check
-from hudi_cdc.capture.source import SourceTable, source_tables
 from hudi_cdc.config import Pipeline
+from hudi_cdc.sources.base import Check
+from hudi_cdc.sources.mysql import binlog as mysql
+from hudi_cdc.sources.mysql import settings as mysql_settings
+from hudi_cdc.sources.tables import SourceTable, source_tables
 
 PARAMETER_GROUP = "on RDS/Aurora: set it in the DB (cluster) parameter group and reboot"
 
@@ -58,7 +59,7 @@ def offsets_binlog_file(path: Path) -> str | None:
 def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
     import pymysql
 
-    from hudi_cdc.capture.offsets import offsets_file
+    from hudi_cdc.sources.base import offsets_file
 
     name, _, host = str(_rows(conn, "SELECT CURRENT_USER()")[0][0]).rpartition("@")
     user = f"'{name}'@'{host}'"  # as GRANT ... TO names it

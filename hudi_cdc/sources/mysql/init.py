@@ -1,10 +1,10 @@
 """`init --from-database` of a MySQL-family source (MySQL, Aurora MySQL, MariaDB): the tables of the
-chosen databases read from information_schema as init_db.DbTable entries, which init_db turns into
+chosen databases read from information_schema as db_tables.DbTable entries, which sources/init.py turns into
 the pipeline file's tables the same way as PostgreSQL's.
 
 - record_key: the primary key; without one, the first unique index whose columns are all NOT NULL
   (no prefix or expression parts), with the fix capture's `source check` asks for (ADD PRIMARY KEY
-  on those columns); neither: the table is left out with the fix (init_db).
+  on those columns); neither: the table is left out with the fix (sources/init.py).
 - Deletes carry the whole row (capture needs binlog_row_image=FULL), so a partition field is never
   null in a delete: the comment says so instead of PostgreSQL's replica identity.
 - Partition candidates: the text, date, enum and small integer columns (as PostgreSQL's).
@@ -12,10 +12,9 @@ the pipeline file's tables the same way as PostgreSQL's.
 
 from __future__ import annotations
 
-from hudi_cdc.capture.db_tables import DbTable
-from hudi_cdc.capture.identity import UniqueIndex
 from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import ConfigError
+from hudi_cdc.sources.db_tables import DbTable, UniqueIndex
 
 CANDIDATE_TYPES = ("varchar", "char", "text", "tinytext", "date", "enum", "tinyint", "smallint", "mediumint", "int",
                    "year", "bit")
@@ -75,7 +74,7 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
 
 def read_tables(db: DatabaseSettings, password: str | None, schemas: list[str],
                 only: list[str] | None = None) -> list[DbTable]:
-    from hudi_cdc.capture.mysql import connect_to
+    from hudi_cdc.sources.mysql.binlog import connect_to
 
     conn = connect_to(db, password)
     try:

@@ -1,6 +1,6 @@
-"""Kafka Connect configs from the pipeline file: the Debezium PostgreSQL source connector (a binlog
-source: connectors_mysql.py) and the Confluent S3 sink connector that lands the files bootstrap/stream
-read (`hudi-cdc connectors render`).
+"""Kafka Connect configs from the pipeline file: the source's Debezium connector (its Source's config:
+sources/postgres/connector.py, sources/mysql/connector.py) and the Confluent S3 sink connector that lands
+the files bootstrap/stream read (`hudi-cdc connectors render`).
 
 Current flavour: the source connector carries the same settings `hudi-cdc capture` runs Debezium
 3.x with (topic prefix, pgoutput, slot, publication, the unwrap SMT with rewritten deletes and
@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hudi_cdc.capture.capture import CONNECTOR, DEFAULT_FLUSH_SIZE, TYPE_HANDLING, UNWRAP
-from hudi_cdc.capture.heartbeat import heartbeat_properties
-from hudi_cdc.capture.postgres_source import marker_prefix
-from hudi_cdc.capture.source import source_tables, topic_prefix
+from hudi_cdc import sources
+from hudi_cdc.capture.capture import DEFAULT_FLUSH_SIZE
 from hudi_cdc.config import Pipeline, is_s3_uri
+from hudi_cdc.sources.tables import source_tables, topic_prefix
 
 S3_SINK = "io.confluent.connect.s3.S3SinkConnector"
 APICURIO_CONVERTER = "io.apicurio.registry.utils.converter.AvroConverter"
@@ -65,46 +64,9 @@ def _converters(url: str, pipeline: Pipeline | None = None) -> dict[str, str]:
     return out
 
 
-def _db(pipeline: Pipeline):
-    from hudi_cdc.capture.source import database
-
-    return database(pipeline)
-
-
 def source_connector(pipeline: Pipeline) -> dict[str, Any]:
-    db = _db(pipeline)
-    if db.kind != "postgresql":  # Debezium's binlog connectors (connectors_mysql.py)
-        from hudi_cdc.capture import connectors_mysql
-
-        return connectors_mysql.source_connector(pipeline, _converters(native_registry_url(pipeline), pipeline))
-    tables = source_tables(pipeline)
-    config: dict[str, Any] = {
-        "connector.class": CONNECTOR,
-        "tasks.max": "1",
-        "database.hostname": db.host,
-        "database.port": str(db.port),
-        "database.user": db.user,
-    }
-    if db.password_env:
-        config["database.password"] = "${env:" + db.password_env + "}"
-    config.update({
-        "database.dbname": db.name,
-        "topic.prefix": topic_prefix(pipeline),
-        "plugin.name": "pgoutput",
-        "slot.name": pipeline.slot_name,
-        "publication.name": pipeline.publication_name,
-        "publication.autocreate.mode": "filtered",  # exactly the pipeline's tables
-        "table.include.list": ",".join(re.escape(t.qualified) for t in tables),
-        "snapshot.mode": "initial",
-        "tombstones.on.delete": "false",
-        # TRUNCATE: Kafka Connect runs the unwrap SMT, which drops truncate events whatever
-        # skipped.operations says; only `hudi-cdc capture` lands them (docs/source-life.md)
-        **heartbeat_properties(db, marker_prefix(pipeline)),
-        **TYPE_HANDLING,
-        **UNWRAP,
-        **_converters(native_registry_url(pipeline), pipeline),
-    })
-    return {"name": f"hudi-cdc-{pipeline.pipeline}-source", "config": config}
+    """The source's Kafka Connect connector (the Source's own config, with the converters)."""
+    return sources.for_pipeline(pipeline).connector(pipeline, _converters(native_registry_url(pipeline), pipeline))
 
 
 def _bucket_and_dir(root: str) -> tuple[str, str]:
@@ -142,28 +104,9 @@ def sink_connector(pipeline: Pipeline) -> dict[str, Any]:
     return {"name": f"hudi-cdc-{pipeline.pipeline}-s3-sink", "config": config}
 
 
-# ---------------------------------------------------------------- seed 001's own JSON
+# ---------------------------------------------------------------- the seed's own JSON
 def seed_source_connector(pipeline: Pipeline) -> dict[str, Any]:
-    db = _db(pipeline)
-    prefix = topic_prefix(pipeline)
-    config = {
-        "connector.class": CONNECTOR,
-        "database.hostname": db.host,
-        "database.port": str(db.port),
-        "database.user": db.user,
-        "database.password": "<your_password>",
-        "database.dbname": db.name,
-        "database.server.name": prefix,
-        "table.include.list": ",".join(t.qualified for t in source_tables(pipeline)),
-        "plugin.name": "pgoutput",
-        **_converters(_seed_registry(pipeline)),
-        "transforms": "unwrap",
-        "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
-        "transforms.unwrap.drop.tombstones": "false",
-        "transforms.unwrap.delete.handling.mode": "rewrite",  # ignored by Debezium 3.x: no __deleted there
-        "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",
-    }
-    return {"name": f"source_connector_{pipeline.pipeline}_postgres_kafka", "config": config}
+    return sources.for_pipeline(pipeline).seed_connector(pipeline, _converters(_seed_registry(pipeline)))
 
 
 def seed_sink_connector(pipeline: Pipeline) -> dict[str, Any]:
@@ -200,11 +143,9 @@ def render_connectors(pipeline: Pipeline, seed: bool = False, table: str | None 
     """[source, sink], each {"name", "config"} (POST /connectors; `config` alone is the PUT body).
     With table: that table alone, on the slot and publication `capture --table` uses, the connectors
     named hudi-cdc-<pipeline>-<table>-source / -s3-sink."""
-    if seed:
-        if _db(pipeline).kind != "postgresql":  # seed 004: the MySQL connector alone (Redshift reads MSK)
-            from hudi_cdc.capture import connectors_mysql
-
-            return [connectors_mysql.seed_source_connector(pipeline)]
+    if seed:  # seed 001: source and sink; seed 004: the MySQL connector alone (Redshift reads MSK)
+        if not sources.for_pipeline(pipeline).seed_sink:
+            return [seed_source_connector(pipeline)]
         return [seed_source_connector(pipeline), seed_sink_connector(pipeline)]
     if table is None:
         return [source_connector(pipeline), sink_connector(pipeline)]
@@ -219,11 +160,9 @@ def render_connectors(pipeline: Pipeline, seed: bool = False, table: str | None 
 
 def notes(pipeline: Pipeline) -> list[str]:
     """What the rendered connectors need of the pipeline file besides them (a binlog source's ordering)."""
-    if pipeline.source.database is None or pipeline.source.database.kind == "postgresql":
+    if pipeline.source.database is None:
         return []
-    from hudi_cdc.capture import connectors_mysql
-
-    return connectors_mysql.ordering_notes(pipeline)
+    return sources.for_pipeline(pipeline).connector_notes(pipeline)
 
 
 KINDS = ("source", "sink")

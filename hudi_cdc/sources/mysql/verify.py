@@ -1,5 +1,5 @@
 """``verify`` for MySQL-family sources: the database side read with pymysql, each value in the typed form a
-lake user reads (capture/typed_values.py, the same canonical forms as PostgreSQL's verify), the lake read with
+lake user reads (sources/typed_values.py, the same canonical forms as PostgreSQL's verify), the lake read with
 hudi-rs (arrow) and compared column by column.
 
 Column kinds from information_schema.COLUMNS: DATE as a date; DATETIME as a timestamp (the wall clock at
@@ -13,12 +13,12 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
-from hudi_cdc.capture import mysql
-from hudi_cdc.capture import source as src
-from hudi_cdc.capture import typed_values as tv
-from hudi_cdc.capture.verify import CHUNK, SAMPLES, Column, VerifyResult, _row_digest, compare
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import TableStateError
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources import typed_values as tv
+from hudi_cdc.sources.comparison import CHUNK, SAMPLES, Column, VerifyResult, _row_digest, compare
+from hudi_cdc.sources.mysql import binlog as mysql
 
 _EPOCH_DAY = date(1970, 1, 1)
 _EPOCH = datetime(1970, 1, 1)
@@ -88,14 +88,14 @@ def _quote(name: str) -> str:
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
     import pymysql
 
+    from hudi_cdc.jobs.streamer import has_completed_commit
     from hudi_cdc.lake.reader import read_arrow
-    from hudi_cdc.pipeline import table_exists
 
     t = pipeline.table(table)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
     base = pipeline.base_path(table, table_type)
-    if base.startswith("file://") and not table_exists(pipeline, table, table_type):
+    if base.startswith("file://") and not has_completed_commit(base):  # pipeline.table_exists, local
         raise TableStateError(f"table {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
     lake = read_arrow(base)
     lake_cols = set(lake.column_names) if lake is not None else set()

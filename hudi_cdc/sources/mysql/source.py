@@ -1,0 +1,54 @@
+"""The MySQL family as a Source (base.Source): Debezium's binlog connectors for MySQL, Aurora MySQL
+(kind mysql) and MariaDB (kind mariadb), one class for both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hudi_cdc.config import Pipeline
+from hudi_cdc.config.settings import DatabaseSettings
+from hudi_cdc.sources.base import UNWRAP, Check, Progress, SnapshotSignals, good_copy, offsets_file, work_dir
+from hudi_cdc.sources.comparison import VerifyResult
+from hudi_cdc.sources.db_tables import DbTable
+from hudi_cdc.sources.mysql import binlog, check, connector, init, verify
+from hudi_cdc.sources.tables import SourceTable
+
+
+class MySqlFamily:
+    transaction_boundaries = False  # files close by size and time (no transaction metadata)
+    signals: SnapshotSignals | None = None  # incremental snapshots: PostgreSQL's (`capture snapshot` says so)
+    seed_sink = False  # seed 004: the MySQL connector alone (Redshift reads MSK)
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def engine_properties(self, pipeline: Pipeline, password: str | None) -> dict[str, str]:
+        return binlog.engine_properties(pipeline, password, work_dir(pipeline), offsets_file(pipeline), UNWRAP)
+
+    def capture_part(self, pipeline: Pipeline, run_id: str) -> binlog.BinlogCapture:
+        return binlog.BinlogCapture(pipeline, work_dir(pipeline), offsets_file(pipeline))
+
+    def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
+        return binlog.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), good_copy(pipeline), progress)
+
+    def check(self, pipeline: Pipeline, tables: list[SourceTable]) -> list[Check]:
+        return check.source_check(pipeline, tables)
+
+    def default_schemas(self, db: DatabaseSettings) -> list[str]:
+        return [db.name]  # the schemas are databases
+
+    def read_tables(self, db: DatabaseSettings, password: str | None, schemas: list[str],
+                    only: list[str] | None) -> list[DbTable]:
+        return init.read_tables(db, password, schemas, only)
+
+    def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int) -> VerifyResult:
+        return verify.verify(pipeline, table, table_type, samples)
+
+    def connector(self, pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
+        return connector.source_connector(pipeline, converters)
+
+    def seed_connector(self, pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
+        return connector.seed_source_connector(pipeline)  # JSON with schemas, whatever the registry
+
+    def connector_notes(self, pipeline: Pipeline) -> list[str]:
+        return connector.ordering_notes(pipeline)

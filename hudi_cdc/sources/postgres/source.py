@@ -1,0 +1,55 @@
+"""PostgreSQL as a Source (base.Source): logical decoding (pgoutput) on the pipeline's slot and publication."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hudi_cdc.config import Pipeline
+from hudi_cdc.config.settings import DatabaseSettings
+from hudi_cdc.sources.base import Check, Progress, SnapshotSignals
+from hudi_cdc.sources.comparison import VerifyResult
+from hudi_cdc.sources.db_tables import DbTable
+from hudi_cdc.sources.postgres import check, connector, engine, init, verify
+from hudi_cdc.sources.postgres.capture import PostgresCapture
+from hudi_cdc.sources.postgres.signals import PostgresSignals
+from hudi_cdc.sources.tables import SourceTable
+
+
+class PostgresSource:
+    kind = "postgresql"
+    transaction_boundaries = True  # BEGIN/END records (engine.TXN_PROPERTIES): files cut at commits
+    seed_sink = True  # seed 001: the source and the S3 sink connector
+
+    def __init__(self) -> None:
+        self.signals: SnapshotSignals | None = PostgresSignals()  # `capture snapshot`
+
+    def engine_properties(self, pipeline: Pipeline, password: str | None) -> dict[str, str]:
+        return engine.engine_properties(pipeline, password)
+
+    def capture_part(self, pipeline: Pipeline, run_id: str) -> PostgresCapture:
+        return PostgresCapture(pipeline, run_id)
+
+    def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
+        return engine.drop_state(pipeline, progress)
+
+    def check(self, pipeline: Pipeline, tables: list[SourceTable]) -> list[Check]:
+        return check.source_check(pipeline, tables)
+
+    def default_schemas(self, db: DatabaseSettings) -> list[str]:
+        return ["public"]
+
+    def read_tables(self, db: DatabaseSettings, password: str | None, schemas: list[str],
+                    only: list[str] | None) -> list[DbTable]:
+        return init.read_tables(db, password, schemas, only)
+
+    def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int) -> VerifyResult:
+        return verify.verify(pipeline, table, table_type, samples)
+
+    def connector(self, pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
+        return connector.source_connector(pipeline, converters)
+
+    def seed_connector(self, pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
+        return connector.seed_source_connector(pipeline, converters)
+
+    def connector_notes(self, pipeline: Pipeline) -> list[str]:
+        return []

@@ -1,0 +1,47 @@
+"""``verify`` and ``verify --wait``: the pipeline's table against its database table. The Source reads the
+database side (sources/postgres/verify.py, sources/mysql/verify.py); comparison.py compares it with the
+lake in the types a lake user reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hudi_cdc import sources
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import ExitCode, HudiCdcError
+from hudi_cdc.sources.comparison import SAMPLES, VerifyResult
+
+__all__ = ["SAMPLES", "TablesDiffer", "VerifyResult", "verify", "verify_until_equal"]
+
+
+class TablesDiffer(HudiCdcError):
+    """verify found rows that differ between the database and the lake."""
+
+    exit_code = ExitCode.DIFFERS
+
+
+def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
+    """The pipeline's table against its database table (the Source reads the database side)."""
+    return sources.for_pipeline(pipeline).verify(pipeline, table, table_type, samples)
+
+
+def verify_until_equal(pipeline: Pipeline, table: str, table_type: str, wait_seconds: float,
+                       poll_seconds: float = 5.0, progress: Callable[[str], None] = lambda m: None,
+                       compare: Callable[..., VerifyResult] | None = None) -> VerifyResult:
+    """`verify`, repeated while a running capture and stream catch up: the database moves on while the
+    lake follows it, so a comparison taken mid-flight can differ by what is still in transit. Compares
+    every `poll_seconds` (tenacity's retry loop) until the tables are equal or `wait_seconds` have passed;
+    returns the last result (equal, or the differences that stayed). wait_seconds=0: one comparison."""
+    from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+    run = compare or verify
+
+    def last(state: RetryCallState) -> VerifyResult:
+        assert state.outcome is not None  # called after an attempt
+        return state.outcome.result()
+
+    attempts = Retrying(stop=stop_after_delay(wait_seconds), wait=wait_fixed(poll_seconds),
+                        retry=retry_if_result(lambda r: not r.equal), retry_error_callback=last, reraise=True,
+                        before_sleep=lambda state: progress(f"{last(state).summary()}; "
+                                                            f"comparing again in {poll_seconds:g} s"))
+    return attempts(run, pipeline, table, table_type)
