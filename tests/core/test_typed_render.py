@@ -19,7 +19,7 @@ from hudi_cdc.pipeline.plan import job_argvs
 from hudi_cdc.runners.deltastreamer import typed_render
 from tests.jobs.test_lake_types import SCHEMA
 
-GOLDEN = Path(__file__).parent / "golden" / "typed_emr"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "typed_emr"
 ROOT = "s3://bucket/hudi-cdc/typed/properties"
 
 
