@@ -56,6 +56,10 @@ def test_bootstrap_records_a_table_with_nothing_landed_and_runs_the_others(p):
     uri_to_path(p.topic_dir("artworks")).rmdir()  # no folder at all (capture to S3 lands none)
     assert pipe.bootstrap_plan(p)[1] == empty
     said: list[str] = []
+    assert pipe.bootstrap(p, "artworks", dry_run=True, progress=said.append, runner=NoRunner()) == []  # type: ignore[arg-type]
+    assert len(said) == 2 and "would be recorded as bootstrapped empty" in said[0], said
+    assert not is_empty_bootstrapped(p, "artworks", COW)
+    said.clear()
     rows = pipe.bootstrap(p, "artworks", progress=said.append, runner=NoRunner())  # type: ignore[arg-type]
     assert [r["table"] for r in rows] == ["moma_cow.artworks", "moma_mor.artworks"]
     assert all(r["empty"] and r["skipped"] and r["commit"] is None for r in rows)

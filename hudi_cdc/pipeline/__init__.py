@@ -153,6 +153,8 @@ def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = Fal
     if dry_run:
         jobs, empty = bootstrap_plan(pipeline, table, force, target)
         _record_empty(pipeline, empty, progress, dry_run=True)
+        if not jobs:
+            return []
         return (runner or make_runner(pipeline, target, progress, dry_run, show)).plan(jobs, "bootstrap")
     # one writer per table: refused while another bootstrap/stream writes one of the tables
     with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets(table)), "bootstrap", progress):
