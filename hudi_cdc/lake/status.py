@@ -25,6 +25,7 @@ from hudi_cdc.core.lock import probe
 from hudi_cdc.errors import TableStateError
 from hudi_cdc.jobs import streamer
 from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD
+from hudi_cdc.lake.empty import is_empty_bootstrapped
 from hudi_cdc.lake.metadata import commit_metadata
 from hudi_cdc.lake.table import Table, open_table
 from hudi_cdc.lake.timeline import completed_writes, read_timeline
@@ -69,6 +70,7 @@ class TableStatus:
     last_failure: dict | None = None
     writer_held: bool = False
     writer: dict | None = None  # the holder while writer_held: pid, host, command, age_seconds
+    waiting: bool = False  # bootstrapped empty (nothing landed), its stream creates it from its first files
     breaches: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
@@ -80,6 +82,8 @@ class TableStatus:
         w = self.writer
         row["writer"] = (f"pid {w['pid']} on {w['host']} ({w['command'] or '?'}), {w['age_seconds']:.0f}s"
                          if w else "-")
+        if self.waiting:
+            row["last_commit"] = "- (bootstrapped empty: waits for files)"
         return row
 
 
@@ -171,6 +175,7 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
         tbl = open_table(base)
     except TableStateError:
         _backlog(pipeline, table, None, st)  # not bootstrapped yet: everything landed is backlog
+        st.waiting = is_empty_bootstrapped(pipeline, table, table_type)
         return st
     timeline = read_timeline(tbl)
     writes = completed_writes(timeline)
@@ -242,7 +247,8 @@ def breaches(st: TableStatus, bounds: Bounds) -> list[str]:
     label = f"{st.table} ({st.table_type})"
     if bounds.max_freshness_seconds is not None:
         if st.freshness_seconds is None:
-            out.append(f"{label}: no source event time applied yet")
+            if not (st.waiting and not st.backlog_files):  # an empty table waiting for files is not stale
+                out.append(f"{label}: no source event time applied yet")
         elif st.freshness_seconds > bounds.max_freshness_seconds:
             out.append(f"{label}: freshness {st.freshness_seconds:.0f}s > {bounds.max_freshness_seconds:.0f}s")
     if bounds.max_backlog_files is not None and st.backlog_files > bounds.max_backlog_files:

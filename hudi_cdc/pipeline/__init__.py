@@ -10,9 +10,11 @@ from hudi_cdc.common import storage
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline, is_s3_uri, uri_to_path
 from hudi_cdc.core.lock import table_locks
+from hudi_cdc.core.profiles import HUDI_CDC, engine_for
 from hudi_cdc.core.render import Job
 from hudi_cdc.errors import DataError, TableStateError
 from hudi_cdc.jobs.streamer import has_completed_commit
+from hudi_cdc.lake.empty import DATA, EMPTY, MISSING, clear_empty, is_empty_bootstrapped, landing_state, mark_empty
 from hudi_cdc.registry.preflight import check_subjects
 from hudi_cdc.runners import Runner, make_runner
 from hudi_cdc.runners.local.plan import work_dir
@@ -51,17 +53,66 @@ def check_landing(pipeline: Pipeline, table: str, target: str = "local") -> None
                         f"(topic {pipeline.table(table).topic}; land data first, e.g. `hudi-cdc sample moma`)")
 
 
-def plan_bootstrap(pipeline: Pipeline, table: str | None = None, force: bool = False,
-                   target: str = "local") -> list[Job]:
-    jobs = []
-    for name, tt in pipeline.targets(table):
-        check_landing(pipeline, name, target)
-        if table_exists(pipeline, name, tt, target) and not force:
+def _landing(pipeline: Pipeline, table: str, target: str) -> str | None:
+    """What the table's landing holds (lake/empty.py), None when this process cannot look."""
+    d = pipeline.topic_dir(table)
+    if not _readable(pipeline, target, d):
+        return None
+    if is_s3_uri(d):
+        storage.check_roots(pipeline)  # a missing bucket or an endpoint that is down: one line
+    return landing_state(pipeline, table)
+
+
+def _anything_landed(pipeline: Pipeline, states: dict[str, str | None]) -> bool:
+    """Has any table of the pipeline a landing folder (checked only as far as needed)?"""
+    if any(s in (EMPTY, DATA) for s in states.values()):
+        return True
+    return any(landing_state(pipeline, name) != MISSING for name in pipeline.tables if name not in states)
+
+
+def bootstrap_plan(pipeline: Pipeline, table: str | None = None, force: bool = False,
+                   target: str = "local") -> tuple[list[Job], list[tuple[str, str]]]:
+    """The bootstrap jobs, and the (table, type) pairs with nothing landed that are recorded as
+    bootstrapped empty instead (a table empty at the source lands nothing). A landing folder missing
+    while no table of the pipeline has one is refused (nothing was landed at all)."""
+    targets = pipeline.targets(table)
+    states = {name: _landing(pipeline, name, target) for name, _ in targets}
+    jobs, empty = [], []
+    for name, tt in targets:
+        exists = table_exists(pipeline, name, tt, target)
+        if states[name] == MISSING and (exists or not _anything_landed(pipeline, states)):
+            check_landing(pipeline, name, target)
+        if exists and not force:
             raise TableStateError(
                 f"table {name} ({tt}) already exists at {pipeline.base_path(name, tt)}; "
                 "bootstrap refuses to overwrite it (use --force to rebuild it from the landed files)")
-        jobs.append(Job(name, tt, "BULK_INSERT"))
-    return jobs
+        if states[name] in (MISSING, EMPTY) and not exists:
+            empty.append((name, tt))
+        else:
+            jobs.append(Job(name, tt, "BULK_INSERT"))
+    return jobs, empty
+
+
+def plan_bootstrap(pipeline: Pipeline, table: str | None = None, force: bool = False,
+                   target: str = "local") -> list[Job]:
+    return bootstrap_plan(pipeline, table, force, target)[0]
+
+
+def _record_empty(pipeline: Pipeline, empty: list[tuple[str, str]], progress: Progress,
+                  dry_run: bool = False) -> list[dict]:
+    """Bootstrapped empty: recorded, and one result row each (no commit)."""
+    rows = []
+    for name, tt in empty:
+        if dry_run:
+            progress(f"dry run: {name} ({tt}): nothing landed, would be recorded as bootstrapped empty")
+            continue
+        mark_empty(pipeline, name, tt)
+        progress(f"{name} ({tt}): nothing landed (an empty table?): bootstrapped empty; its stream waits "
+                 "and creates the table from the first files that land")
+        rows.append({"table": f"{pipeline.hive_db(tt)}.{name}", "base_path": pipeline.base_path(name, tt),
+                     "operation": "BULK_INSERT", "files": [], "records_in": 0, "records_written": 0,
+                     "commit": None, "skipped": True, "empty": True})
+    return rows
 
 
 def _set_aside(pipeline: Pipeline, jobs: list[Job], progress: Progress) -> list[tuple]:
@@ -91,31 +142,43 @@ def _restore(moved: list[tuple], progress: Progress) -> None:
 def _check_registry(pipeline: Pipeline, jobs: list[Job], target: str) -> None:
     """A local job's registry subjects, before Spark starts (an AWS job reaches the registry from
     the cluster, which this machine may not)."""
-    if target == "local":
-        check_subjects(pipeline, [job.table for job in jobs])
+    if target == "local":  # not a table bootstrapped empty: nothing landed, maybe nothing registered yet
+        check_subjects(pipeline, [job.table for job in jobs if job.op != "UPSERT"
+                                  or not waits_for_files(pipeline, job.table, job.table_type, target)])
 
 
 def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = False, target: str = "local",
               dry_run: bool = False, progress: Progress = log_progress, runner: Runner | None = None,
               show: Progress | None = None) -> list[dict]:
     if dry_run:
-        jobs = plan_bootstrap(pipeline, table, force, target)
+        jobs, empty = bootstrap_plan(pipeline, table, force, target)
+        _record_empty(pipeline, empty, progress, dry_run=True)
+        if not jobs:
+            return []
         return (runner or make_runner(pipeline, target, progress, dry_run, show)).plan(jobs, "bootstrap")
     # one writer per table: refused while another bootstrap/stream writes one of the tables
     with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets(table)), "bootstrap", progress):
-        jobs = plan_bootstrap(pipeline, table, force, target)
-        runner = runner or make_runner(pipeline, target, progress, dry_run, show)
-        runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
-        _check_registry(pipeline, jobs, target)
-        moved = _set_aside(pipeline, jobs, progress)
-        try:
-            results = runner.run(jobs, "bootstrap")
-        except BaseException:
-            _restore(moved, progress)
-            raise
-        for _, aside in moved:
-            shutil.rmtree(aside, ignore_errors=True)
-        return results
+        jobs, empty = bootstrap_plan(pipeline, table, force, target)
+        results = _run_bootstrap(pipeline, jobs, target, progress, runner, show) if jobs else []
+        for job in jobs:
+            clear_empty(pipeline, job.table, job.table_type)  # the table exists now
+        return results + _record_empty(pipeline, empty, progress)
+
+
+def _run_bootstrap(pipeline: Pipeline, jobs: list[Job], target: str, progress: Progress, runner: Runner | None,
+                   show: Progress | None) -> list[dict]:
+    runner = runner or make_runner(pipeline, target, progress, False, show)
+    runner.preflight()  # Java, jars, settings, credentials: fail before anything is touched
+    _check_registry(pipeline, jobs, target)
+    moved = _set_aside(pipeline, jobs, progress)
+    try:
+        results = runner.run(jobs, "bootstrap")
+    except BaseException:
+        _restore(moved, progress)
+        raise
+    for _, aside in moved:
+        shutil.rmtree(aside, ignore_errors=True)
+    return results
 
 
 def _local_targets(pipeline: Pipeline, target: str, targets: list[tuple]) -> list[tuple]:
@@ -125,16 +188,29 @@ def _local_targets(pipeline: Pipeline, target: str, targets: list[tuple]) -> lis
     return [(t, tt) for t, tt in targets if _is_local(pipeline.base_path(t, tt))]
 
 
+def waits_for_files(pipeline: Pipeline, table: str, table_type: str, target: str = "local") -> bool:
+    """Bootstrapped empty and not created yet: its stream waits for files, then creates the table."""
+    return (_readable(pipeline, target, pipeline.base_path(table, table_type))
+            and is_empty_bootstrapped(pipeline, table, table_type)
+            and not table_exists(pipeline, table, table_type, target))
+
+
 def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | None = None,
                 target: str = "local") -> list[Job]:
-    t = pipeline.table(table)
-    check_landing(pipeline, table, target)
+    types = [tt for tt in pipeline.table(table).table_types if not table_type or tt == table_type]
+    waiting = [tt for tt in types if waits_for_files(pipeline, table, tt, target)]
+    if len(waiting) < len(types):
+        check_landing(pipeline, table, target)
     jobs = []
-    for tt in t.table_types:
-        if table_type and tt != table_type:
-            continue
+    for tt in types:
         base = pipeline.base_path(table, tt)
-        if _readable(pipeline, target, base) and not table_exists(pipeline, table, tt, target):
+        if tt in waiting:
+            if engine_for(pipeline.hudi.version, target, pipeline.hudi.engine) != HUDI_CDC:
+                raise TableStateError(
+                    f"table {table} ({tt}) was bootstrapped empty and does not exist yet; hudi.version "
+                    f"{pipeline.hudi.version} streams existing tables only: `hudi-cdc bootstrap --table {table}` "
+                    "once rows landed")
+        elif _readable(pipeline, target, base) and not table_exists(pipeline, table, tt, target):
             raise TableStateError(f"table {table} ({tt}) does not exist at {base}; run `hudi-cdc bootstrap` first")
         jobs.append(Job(table, tt, "UPSERT", continuous=not once))
     return jobs

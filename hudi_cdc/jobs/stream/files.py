@@ -19,14 +19,19 @@ def _walk(root: str) -> list[SourceFile]:
     return storage.walk_files(root)
 
 
-def list_source_files(root: str, checkpoint: str | None, source_limit: int) -> tuple[list[SourceFile], str | None]:
+def list_source_files(root: str, checkpoint: str | None, source_limit: int,
+                      missing_ok: bool = False) -> tuple[list[SourceFile], str | None]:
     """Files newer than the checkpoint, oldest first, as DFSPathSelector picks them.
 
     Returns ([(path, mtime_ms, size)], new_checkpoint). Unlike DFSPathSelector, a round always
     takes at least one file, so a file larger than the source limit cannot stall the stream.
+    ``missing_ok``: no landing folder is no file (the stream of a table bootstrapped empty, whose
+    source has landed nothing yet, waits); else it is an error.
     """
     local = local_path(root)
     if not storage.is_dir(local):
+        if missing_ok:
+            return [], checkpoint
         raise JobInputError(f"landing directory {root} does not exist")
     last = int(checkpoint) if checkpoint not in (None, "") else None
     picked: list[SourceFile] = []

@@ -216,7 +216,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
     existing = has_completed_commit(t.target_base_path)
     checkpoint = read_checkpoint(t.target_base_path) if existing else None
-    files, new_cp = list_source_files(root, checkpoint, t.source_limit)
+    files, new_cp = list_source_files(root, checkpoint, t.source_limit, missing_ok=not existing and t.op == "UPSERT")
     files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log)  # whole transactions
     result.checkpoint = new_cp
     if not files:
