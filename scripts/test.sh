@@ -19,4 +19,6 @@ if [[ "${1:-}" == "--fast" ]]; then
 fi
 bash scripts/setup-tests.sh
 bash scripts/lint.sh
-exec "$PY" -m pytest -q -p no:cacheprovider "$@"
+# two workers (pytest-xdist): one file per unit, the files of a costly service (stack, Kafka, MariaDB) on one
+# worker (tests/conftest.py); the 25 slowest tests are printed at the end
+exec "$PY" -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=25 "$@"

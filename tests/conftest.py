@@ -13,6 +13,8 @@ every test with none of these marks is marked ``unit`` (``pytest -m unit``: no J
 
 from pathlib import Path
 
+import pytest
+
 _plugins = sorted(p.stem for p in (Path(__file__).parent / "plugins").glob("*.py") if p.stem != "__init__")
 pytest_plugins = [f"tests.plugins.{name}" for name in _plugins]
 
@@ -36,7 +38,38 @@ FIXTURE_MARKS = {
 }
 
 
+# fixture -> the xdist group of the costly session service it starts: under `pytest -n 2 --dist loadgroup`
+# (scripts/test.sh) every file using one of them runs on the same worker, so each service starts once
+SERVICE_GROUPS = {
+    "registry_url": "stack",
+    "secured_registry": "stack",
+    "hive_stack": "stack",
+    "trino": "stack",
+    "connect_worker": "kafka",
+    "mariadb": "mariadb",
+}
+
+
+def _xdist_groups(items) -> None:
+    """One xdist group per test file (module-scoped fixtures are built once), except that a file using a
+    service of SERVICE_GROUPS joins that service's group; the service groups are ordered first so the
+    longest units start first."""
+    group_of: dict[str, str] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        service = next((SERVICE_GROUPS[f] for f in getattr(item, "fixturenames", ()) if f in SERVICE_GROUPS), None)
+        if service is not None:
+            group_of[path] = service
+        group_of.setdefault(path, path)
+    rank = {g: i for i, g in enumerate(("stack", "kafka", "mariadb"))}
+    position = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda it: (rank.get(group_of[it.nodeid.split("::")[0]], len(rank)), position[id(it)]))
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid.split("::")[0]]))
+
+
 def pytest_collection_modifyitems(config, items):
+    _xdist_groups(items)
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
             mark = FIXTURE_MARKS.get(fixture)
