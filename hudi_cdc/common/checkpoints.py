@@ -34,6 +34,8 @@ RESET_KEYS = (RESET_KEY_V2, RESET_KEY_V1)
 # hudi-cdc's streamer: the newest source event time / ordering value each commit applied
 SOURCE_TS_KEY = "streamer.hudi_cdc.max_source_ts_ms"
 SOURCE_ORDERING_KEY = "streamer.hudi_cdc.max_ordering"
+# rows a commit wrote with a value their lake type could not hold (kept in __rejects, docs/types.md)
+REJECTED_ROWS_KEY = "streamer.hudi_cdc.rejected_rows"
 # transaction cuts (jobs/stream/cuts.py): the cut a commit ends exactly on, that cut's source LSN,
 # and the newest landed file the commit consumed (a later cut naming the same file for the table's
 # topic is covered by this commit too: the table had no change in between)

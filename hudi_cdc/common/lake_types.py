@@ -11,9 +11,10 @@ ISO strings carrying their offset), so a job in any time zone writes the same in
 Policies (docs/types.md): PostgreSQL ``infinity`` / ``-infinity`` dates and timestamps land as
 9999-12-31 (23:59:59.999999) / 0001-01-01 (00:00:00); ``time`` as the string HH:MM:SS.ffffff;
 unconstrained ``numeric`` as decimal(38, 18) (scale per table or column:
-``hoodie.streamer.hudi_cdc.numeric.scale[.<column>]``), a value that does not fit or would be rounded
-fails the round naming table and column; a Decimal wider than 38 digits (``money``) as decimal(38, s)
-with the same check.
+``hoodie.streamer.hudi_cdc.numeric.scale[.<column>]``); a Decimal wider than 38 digits (``money``) as
+decimal(38, s). A value the lake type cannot hold (a numeric that does not fit exactly: never rounded)
+never fails a round: the typed column gets NULL and the row's ``__rejects`` column keeps the exact
+source value and the reason (``rejects_expr``; verify and status read it).
 
 Standard library only: the streamer job (hudi_cdc/jobs/) imports it in the Spark driver.
 """
@@ -26,14 +27,18 @@ from dataclasses import dataclass
 
 from hudi_cdc.common.lake_types_sql import (
     MAX_PRECISION,
+    Refusal,
     bits_expr,
     date_expr,
     decimal_from_bytes_expr,
     duration_expr,
+    sql_text,
     time_expr,
     timestamp_expr,
     zoned_timestamp_expr,
 )
+
+REJECTS_COLUMN = "__rejects"  # {column: {value, reason}} as JSON; NULL when every value of the row fit
 
 DEFAULT_NUMERIC_SCALE = 18
 NUMERIC_SCALE_KEY = "hoodie.streamer.hudi_cdc.numeric.scale"
@@ -57,6 +62,7 @@ class ColumnType:
     kind: str  # date, timestamp, timestamptz, time, decimal, numeric, interval, json, binary, plain, ...
     expr: str | None = None  # over the quoted column; None: unchanged
     reader_type: object | None = None  # the Avro type to read the column with, when not the landed one
+    refusal: Refusal | None = None  # when expr gives NULL for a value its type cannot hold
 
     @property
     def converts(self) -> bool:
@@ -146,89 +152,102 @@ def _spark_type(t, names: dict) -> str:
     return "string"
 
 
-def _convert(t, x: str, label: str, scale: int, names: dict, depth: int = 0, decimals_as_bytes: bool = False):
-    """(lake type, kind, expr or None, reader type or None) of one value x of Avro type t."""
+def _array_refusal(x: str, var: str, item: Refusal | None) -> Refusal | None:
+    """An array is refused when one of its elements is: its exact text is PostgreSQL's ('{1.5,NULL,2}')."""
+    if item is None:
+        return None
+    text = f"concat('{{', concat_ws(',', transform({x}, {var} -> coalesce({item.exact}, 'NULL'))), '}}')"
+    return Refusal(f"coalesce(exists({x}, {var} -> {item.refused}), false)", text, f"an element {item.reason}")
+
+
+def _convert(t, x: str, scale: int, names: dict, depth: int = 0, decimals_as_bytes: bool = False) -> tuple:
+    """(lake type, kind, expr or None, reader type or None, Refusal or None) of one value x of Avro type t."""
     t = _named(_unwrap(t), names)
     if isinstance(t, list):  # a union of several branches: left as spark-avro reads it
-        return _spark_type(t, names), "plain", None, None
+        return _spark_type(t, names), "plain", None, None, None
     if isinstance(t, str):
-        return _SPARK_PRIMITIVE.get(t, "string"), ("binary" if t == "bytes" else "plain"), None, None
-    cname = t.get("connect.name", "")
-    base = t.get("type")
-    if base == "array":
+        return _SPARK_PRIMITIVE.get(t, "string"), ("binary" if t == "bytes" else "plain"), None, None, None
+    if t.get("type") == "array":
         var = f"e{depth}"
-        lake, kind, expr, reader = _convert(t["items"], var, label, scale, names, depth + 1, decimals_as_bytes)
+        lake, kind, expr, reader, refusal = _convert(t["items"], var, scale, names, depth + 1, decimals_as_bytes)
         items_reader = None
         if reader is not None:
             items_reader = ["null", reader] if isinstance(t["items"], list) and "null" in t["items"] else reader
         arr_reader = {**t, "items": items_reader} if items_reader is not None else None
         if expr is None:
-            return f"array<{lake}>", f"array<{kind}>", None, arr_reader
-        return f"array<{lake}>", f"array<{kind}>", f"transform({x}, {var} -> {expr})", arr_reader
+            return f"array<{lake}>", f"array<{kind}>", None, arr_reader, None
+        return (f"array<{lake}>", f"array<{kind}>", f"transform({x}, {var} -> {expr})", arr_reader,
+                _array_refusal(x, var, refusal))
+    return _convert_one(t, x, scale, names, decimals_as_bytes)
+
+
+def _convert_one(t: dict, x: str, scale: int, names: dict, decimals_as_bytes: bool) -> tuple:
+    """_convert of one (non-array) value x of the Avro type t."""
+    cname = t.get("connect.name", "")
+    base = t.get("type")
     if cname == "io.debezium.time.Date":
-        return "date", "date", date_expr(x, label), None
+        expr, refusal = date_expr(x)
+        return "date", "date", expr, None, refusal
     if cname in ("io.debezium.time.Timestamp", "io.debezium.time.MicroTimestamp", "io.debezium.time.NanoTimestamp"):
         unit = {"io.debezium.time.Timestamp": "millis", "io.debezium.time.MicroTimestamp": "micros"}.get(cname, "nanos")
-        return "timestamp", "timestamp", timestamp_expr(x, unit), None
+        return "timestamp", "timestamp", timestamp_expr(x, unit), None, None
     if cname == "io.debezium.time.ZonedTimestamp":
-        return "timestamp", "timestamptz", zoned_timestamp_expr(x, label), None
+        expr, refusal = zoned_timestamp_expr(x)
+        return "timestamp", "timestamptz", expr, None, refusal
     if cname in ("io.debezium.time.Time", "io.debezium.time.MicroTime", "io.debezium.time.NanoTime"):
         unit = {"io.debezium.time.Time": "millis", "io.debezium.time.MicroTime": "micros"}.get(cname, "nanos")
-        return "string", "time", time_expr(x, unit), None
+        return "string", "time", time_expr(x, unit), None, None
     if cname == "io.debezium.time.ZonedTime":
-        return "string", "timetz", None, None
+        return "string", "timetz", None, None, None
     if cname == "io.debezium.time.Interval":
-        return "string", "interval", None, None
+        return "string", "interval", None, None, None
     if cname == "io.debezium.time.MicroDuration":
-        return "string", "duration", duration_expr(x), None
+        return "string", "duration", duration_expr(x), None, None
     if cname == "io.debezium.data.VariableScaleDecimal" or (base == "record" and t.get("name", "").endswith(
             "VariableScaleDecimal")):
-        how = f"unconstrained numeric as decimal({MAX_PRECISION},{scale}); set {NUMERIC_SCALE_KEY}"
-        return (f"decimal({MAX_PRECISION},{scale})", "numeric",
-                decimal_from_bytes_expr(f"{x}.value", f"{x}.scale", scale, label, how,
-                                        null_when=f"{x} IS NULL OR {x}.value IS NULL"), None)
+        expr, refusal = decimal_from_bytes_expr(f"{x}.value", f"{x}.scale", scale,
+                                                null_when=f"{x} IS NULL OR {x}.value IS NULL")
+        return f"decimal({MAX_PRECISION},{scale})", "numeric", expr, None, refusal
     if t.get("logicalType") == "decimal" or cname == "org.apache.kafka.connect.data.Decimal":
         p = int(t.get("precision") or (t.get("connect.parameters") or {}).get("connect.decimal.precision") or 64)
         s = int(t.get("scale") or (t.get("connect.parameters") or {}).get("scale") or 0)
         if p <= MAX_PRECISION and t.get("logicalType") == "decimal" and not decimals_as_bytes:
-            return f"decimal({p},{s})", "decimal", None, None
+            return f"decimal({p},{s})", "decimal", None, None, None
         # wider than Spark's decimals (PostgreSQL money, numeric(50,2)), or an engine whose Avro reader
         # cannot take Avro decimals (HoodieDeltaStreamer 0.14): read as bytes, converted exactly
         reader = {k: v for k, v in t.items() if k not in ("logicalType", "precision", "scale")}
         s = min(s, MAX_PRECISION)
         p = min(max(p, s), MAX_PRECISION)
-        how = f"a Decimal of precision {p} as decimal({p},{s})"
-        return (f"decimal({p},{s})", "decimal", decimal_from_bytes_expr(x, str(s), s, label, how, precision=p),
-                reader)
+        expr, refusal = decimal_from_bytes_expr(x, str(s), s, precision=p)
+        return f"decimal({p},{s})", "decimal", expr, reader, refusal
     if cname == "io.debezium.data.Bits":
         length = int((t.get("connect.parameters") or {}).get("length") or 0)
-        return "string", "bits", bits_expr(x, length), None
+        return "string", "bits", bits_expr(x, length), None, None
     if cname == "io.debezium.data.Json":
-        return "string", "json", None, None
+        return "string", "json", None, None, None
     if cname in ("io.debezium.data.Uuid", "io.debezium.data.Enum", "io.debezium.data.Xml", "io.debezium.data.Ltree",
                  "io.debezium.data.EnumSet"):
-        return "string", cname.rsplit(".", 1)[1].lower(), None, None
+        return "string", cname.rsplit(".", 1)[1].lower(), None, None, None
     if base == "bytes":
-        return "binary", "binary", None, None
+        return "binary", "binary", None, None, None
     if t.get("logicalType") == "date":
-        return "date", "date", None, None
+        return "date", "date", None, None, None
     if t.get("logicalType") in ("timestamp-millis", "timestamp-micros"):
-        return "timestamp", "timestamp", None, None
-    return _spark_type(t, names), "plain", None, None
+        return "timestamp", "timestamp", None, None, None
+    return _spark_type(t, names), "plain", None, None, None
 
 
 def column_type(name: str, avro_type, *, table: str = "", props: Mapping[str, str] | None = None,
                 names: dict | None = None, decimals_as_bytes: bool = False) -> ColumnType:
     """The lake type of one landed field (its Avro type as in the file's schema). decimals_as_bytes: every
     Decimal is read as its bytes and converted in SQL (for HoodieDeltaStreamer 0.14's Avro reader)."""
-    label = f"{table}.{name}" if table else name
     named: dict = dict(names or {})
     _collect_names(avro_type, named)
-    lake, kind, expr, reader = _convert(avro_type, quote(name), label, numeric_scale(props, name), named,
-                                        decimals_as_bytes=decimals_as_bytes)
+    lake, kind, expr, reader, refusal = _convert(avro_type, quote(name), numeric_scale(props, name), named,
+                                                 decimals_as_bytes=decimals_as_bytes)
     if reader is not None and isinstance(avro_type, list):
         reader = [reader if _unwrap(avro_type) is b or b == _unwrap(avro_type) else b for b in avro_type]
-    return ColumnType(name, lake, kind, expr, reader)
+    return ColumnType(name, lake, kind, expr, reader, refusal)
 
 
 def schema_types(schema: Mapping, *, table: str = "", props: Mapping[str, str] | None = None,
@@ -254,9 +273,30 @@ def reader_schema(schema: Mapping, types: list[ColumnType]) -> dict | None:
     return out
 
 
+def refusing(types: list[ColumnType], keep: set[str] | frozenset[str] = frozenset()) -> list[ColumnType]:
+    """The converted columns (not in keep) whose conversion can refuse a value."""
+    return [c for c in types if c.converts and c.refusal is not None and c.name not in keep]
+
+
+def rejects_expr(types: list[ColumnType], keep: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """The SELECT item of the row's ``__rejects`` column: NULL when every value fit its lake type, else
+    JSON ``{"<column>": {"value": "<exact source value>", "reason": "..."}}`` naming each value the
+    conversion refused (its typed column is NULL); None when no column can refuse one."""
+    cols = refusing(types, keep)
+    if not cols:
+        return None
+    any_refused = " OR ".join(f"({c.refusal.refused})" for c in cols if c.refusal)
+    fields = ", ".join(f"{sql_text(c.name)}, CASE WHEN {c.refusal.refused} THEN named_struct('value', "
+                       f"{c.refusal.exact}, 'reason', {sql_text(c.refusal.reason)}) END" for c in cols if c.refusal)
+    return f"CASE WHEN {any_refused} THEN to_json(named_struct({fields})) END AS {quote(REJECTS_COLUMN)}"
+
+
 def select_list(types: list[ColumnType], keep: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """The SELECT items giving every column its lake type (columns in keep left as landed)."""
-    return [quote(c.name) if c.name in keep else c.select() for c in types]
+    """The SELECT items giving every column its lake type (columns in keep left as landed), and the
+    ``__rejects`` column when a conversion can refuse a value."""
+    rejects = rejects_expr(types, keep)
+    items = [quote(c.name) if c.name in keep else c.select() for c in types if c.name != REJECTS_COLUMN]
+    return items + ([rejects] if rejects else [])
 
 
 def transformer_sql(schema: Mapping, *, table: str = "", props: Mapping[str, str] | None = None,
@@ -299,14 +339,19 @@ def avro_type(lake_type: str) -> object:
 
 
 def typed_schema(schema: Mapping, types: list[ColumnType], keep: set[str] | frozenset[str] = frozenset()) -> dict:
-    """The landed record schema with every converted column (except those in keep) in its lake type."""
+    """The landed record schema with every converted column (except those in keep) in its lake type, and
+    the ``__rejects`` column (rejects_expr) when a conversion can refuse a value."""
     out = copy.deepcopy(dict(schema))
     by_name = {c.name: c for c in types}
     fields = []
     for f in out["fields"]:
         c = by_name.get(f["name"])
+        if f["name"] == REJECTS_COLUMN:
+            continue
         if c is not None and c.converts and c.name not in keep:
             f = {"name": f["name"], "type": avro_type(c.lake_type), "default": None}
         fields.append(f)
+    if refusing(types, keep):
+        fields.append({"name": REJECTS_COLUMN, "type": ["null", "string"], "default": None})
     out["fields"] = fields
     return out

@@ -2,10 +2,17 @@
 Debezium-encoded value into the type a lake user reads, by the policies of docs/types.md, and never
 depends on Spark's session time zone; with the constants of those policies.
 
+No expression ever fails a round: a value the lake type cannot hold (a numeric that does not fit its
+decimal exactly, a date PostgreSQL cannot hold, an unparsable timestamp) gives NULL, and its ``Refusal``
+says when that happened (``refused``), what the exact source value was (``exact``, PostgreSQL's text form)
+and why (``reason``): lake_types.rejects_expr keeps it in the row's ``__rejects`` column.
+
 Standard library only: the streamer job (hudi_cdc/jobs/) imports it in the Spark driver.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 MAX_PRECISION = 38
 
@@ -23,25 +30,32 @@ DATE_POS_INF = (-622_191_233, -2_147_472_692)
 DATE_NEG_INF = (-625_821_271, -2_147_472_691)
 
 
-def _sql_text(s: str) -> str:
+def sql_text(s: str) -> str:
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """When a conversion gives NULL for a value it cannot hold: ``refused`` (SQL, true exactly then),
+    ``exact`` (SQL, the source value's exact text, whatever the value) and ``reason`` (plain text)."""
+
+    refused: str
+    exact: str
+    reason: str
+
+
 # ---------------------------------------------------------------- expressions over one value x
-def _fail(label: str, what: str, value_sql: str) -> str:
-    return f"raise_error(concat({_sql_text(f'hudi-cdc: {label}: ')}, {value_sql}, {_sql_text(' ' + what)}))"
-
-
-def date_expr(x: str, label: str) -> str:
+def date_expr(x: str) -> tuple[str, Refusal]:
     pos = " OR ".join(f"{x} BETWEEN {v - 2} AND {v + 2}" if v > -2_000_000_000 else f"{x} = {v}"
                       for v in DATE_POS_INF)
     neg = " OR ".join(f"{x} BETWEEN {v - 2} AND {v + 2}" if v > -2_000_000_000 else f"{x} = {v}"
                       for v in DATE_NEG_INF)
-    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {PG_MIN_DAYS} THEN date_from_unix_date({x}) "
+    expr = (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {PG_MIN_DAYS} THEN date_from_unix_date({x}) "
             f"WHEN {pos} THEN date_from_unix_date({DATE_MAX_DAYS}) "
-            f"WHEN {neg} THEN date_from_unix_date({DATE_MIN_DAYS}) "
-            f"ELSE {_fail(label, 'is no date PostgreSQL holds (io.debezium.time.Date days)', f'CAST({x} AS STRING)')} "
-            "END")
+            f"WHEN {neg} THEN date_from_unix_date({DATE_MIN_DAYS}) ELSE NULL END")
+    refused = f"coalesce({x} < {PG_MIN_DAYS} AND NOT ({pos}) AND NOT ({neg}), false)"
+    return expr, Refusal(refused, f"CAST({x} AS STRING)",
+                         "is no date PostgreSQL holds (io.debezium.time.Date days since 1970-01-01)")
 
 
 def timestamp_expr(x: str, unit: str) -> str:
@@ -56,12 +70,13 @@ def timestamp_expr(x: str, unit: str) -> str:
             f"WHEN {x} <= {neg} THEN timestamp_micros({TS_MIN_MICROS}) ELSE {fn}({x}) END")
 
 
-def zoned_timestamp_expr(x: str, label: str) -> str:
+def zoned_timestamp_expr(x: str) -> tuple[str, Refusal]:
     """Debezium's ISO-8601 string (UTC, 'Z') -> timestamp (that instant); PostgreSQL's infinities by policy."""
     parsed = f"CAST({x} AS TIMESTAMP)"
-    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} = 'infinity' THEN timestamp_micros({TS_MAX_MICROS}) "
-            f"WHEN {x} = '-infinity' THEN timestamp_micros({TS_MIN_MICROS}) "
-            f"ELSE coalesce({parsed}, {_fail(label, 'is no ISO-8601 timestamp', x)}) END")
+    expr = (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} = 'infinity' THEN timestamp_micros({TS_MAX_MICROS}) "
+            f"WHEN {x} = '-infinity' THEN timestamp_micros({TS_MIN_MICROS}) ELSE {parsed} END")
+    refused = f"coalesce({x} NOT IN ('infinity', '-infinity') AND {parsed} IS NULL, false)"
+    return expr, Refusal(refused, x, "is no ISO-8601 timestamp")
 
 
 def time_expr(x: str, unit: str) -> str:
@@ -112,15 +127,31 @@ def unscaled_expr(b: str) -> str:
             f"WHEN {neg} THEN CAST(-({mag} + 1) AS DECIMAL(38,0)) ELSE {mag} END")
 
 
-def decimal_from_bytes_expr(b: str, scale: str, target_scale: int, label: str, how: str,
-                            null_when: str | None = None, precision: int = MAX_PRECISION) -> str:
-    """(two's-complement unscaled bytes, scale) -> decimal(precision, target_scale), exactly or a failed round."""
+def decimal_text_expr(b: str, scale: str) -> str:
+    """(two's-complement unscaled bytes, scale) -> the exact decimal text, PostgreSQL's form ('-0.000230',
+    the scale's digits kept); an unscaled value of more than 38 digits as '0x<its bytes>E-<scale>'."""
+    u = unscaled_expr(b)
+    digits = f"CAST(abs({u}) AS STRING)"
+    padded = f"lpad({digits}, greatest(length({digits}), {scale} + 1), '0')"
+    plain = (f"concat(CASE WHEN {u} < 0 THEN '-' ELSE '' END, substring({padded}, 1, length({padded}) - {scale}), "
+             f"CASE WHEN {scale} > 0 THEN concat('.', substring({padded}, length({padded}) - {scale} + 1)) "
+             "ELSE '' END)")
+    return (f"CASE WHEN {b} IS NULL THEN NULL WHEN {u} IS NULL OR {scale} < 0 "
+            f"THEN concat('0x', hex({b}), 'E-', CAST({scale} AS STRING)) ELSE {plain} END")
+
+
+def decimal_from_bytes_expr(b: str, scale: str, target_scale: int, null_when: str | None = None,
+                            precision: int = MAX_PRECISION) -> tuple[str, Refusal]:
+    """(two's-complement unscaled bytes, scale) -> decimal(precision, target_scale) exactly, or NULL with
+    its Refusal when the value does not fit (more integer digits, or fraction digits other than zeros
+    beyond the scale: never rounded)."""
     u = unscaled_expr(b)
     text = f"concat(CAST({u} AS STRING), 'E', CAST(-({scale}) AS STRING))"
     exact = (f"({scale} <= {target_scale} OR "
              f"right(CAST(abs({u}) AS STRING), {scale} - {target_scale}) RLIKE '^0+$')")
-    shown = (f"concat('numeric ', coalesce(CAST({u} AS STRING), concat('0x', hex({b}))), 'E-', "
-             f"CAST({scale} AS STRING))")
-    fail = _fail(label, f"does not fit decimal({precision},{target_scale}) exactly ({how})", shown)
-    return (f"CASE WHEN {null_when or b + ' IS NULL'} THEN NULL WHEN {u} IS NOT NULL AND {exact} "
-            f"THEN coalesce(CAST({text} AS DECIMAL({precision},{target_scale})), {fail}) ELSE {fail} END")
+    null = null_when or f"{b} IS NULL"
+    typed = f"CAST({text} AS DECIMAL({precision},{target_scale}))"
+    expr = f"CASE WHEN {null} THEN NULL WHEN {u} IS NOT NULL AND {exact} THEN {typed} ELSE NULL END"
+    refused = f"coalesce(NOT ({null}) AND ({expr}) IS NULL, false)"
+    return expr, Refusal(refused, decimal_text_expr(b, scale),
+                         f"does not fit decimal({precision},{target_scale}) exactly")

@@ -5,8 +5,10 @@ Per table and type: the last commit and its age, the newest source event applied
 writes the largest `__source_ts_ms` and ordering value of every round into the commit metadata),
 freshness = now - that event time, the landing backlog (files and bytes newer than the checkpoint),
 MoR compaction state (pending compactions, delta commits since the last completed one), small
-files, the last failed round the local runner recorded, and whether a writer holds the table (its
-lock, probed without taking it: pid, host, command, age). `breaches()` names every bound a table
+files, the rows written with a value their lake type cannot hold (each commit's count, which the
+streamer records: the values are in the rows' `__rejects`), the last failed round the local runner
+recorded, and whether a writer holds the table (its lock, probed without taking it: pid, host,
+command, age). `breaches()` names every bound a table
 exceeds, so schedulers can alert on the exit code.
 """
 
@@ -65,6 +67,9 @@ class TableStatus:
     deltacommits_since_compaction: int | None = None
     files: int = 0
     small_files: int = 0
+    # rows the commits on the timeline wrote with a value their lake type cannot hold (NULL there, the
+    # exact source value in __rejects; hudi-cdc's streamer records the count per commit)
+    rejected_rows: int = 0
     avg_file_bytes: float | None = None
     inflight: list[str] = field(default_factory=list)
     last_failure: dict | None = None
@@ -195,6 +200,7 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
         st.source_ts_ms = int(ts) if ts else None
         st.source_ts_from = "commit" if ts else None
         st.source_ordering = checkpoints.newest_value(metas, checkpoints.SOURCE_ORDERING_KEY)
+        st.rejected_rows = rejected_rows(metas)
         if st.source_ts_ms is None:
             st.source_ts_ms = landed_source_ts(pipeline.topic_dir(table), st.checkpoint)
             st.source_ts_from = "landing" if st.source_ts_ms is not None else None
@@ -211,6 +217,15 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
             1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
     st.last_failure = _last_failure(pipeline, table, table_type, last_epoch)
     return st
+
+
+def rejected_rows(metas) -> int:
+    """The rows written with a value their lake type cannot hold, summed over the commits' metadata."""
+    total = 0
+    for meta in metas:
+        value = str(checkpoints.extra_metadata(meta).get(checkpoints.REJECTED_ROWS_KEY) or "")
+        total += int(value) if value.isdigit() else 0
+    return total
 
 
 def _writer(pipeline: Pipeline, table: str, table_type: str, st: TableStatus, now: float) -> None:
@@ -273,4 +288,4 @@ def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: st
 
 COLUMNS: Sequence[str] = ("table", "table_type", "last_commit", "last_commit_age_seconds", "freshness_seconds",
                           "backlog_files", "backlog_bytes", "pending_compactions", "deltacommits_since_compaction",
-                          "files", "small_files", "last_failure", "writer")
+                          "files", "small_files", "rejected_rows", "last_failure", "writer")

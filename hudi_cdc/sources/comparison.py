@@ -10,15 +10,22 @@ is a difference. Both sides are reduced to {record key: hash of the row} over th
 chunks. Rows the lake marks deleted (soft deletes) count as absent. The result counts missing (in the
 database, not in the lake), extra (in the lake only) and different rows (each row once), with sample
 keys, the columns that differ for them, and how many rows differ per column.
+
+A value the lake type cannot hold lands as NULL with its exact source value in the row's ``__rejects``
+column (lake_types.rejects_expr): when that value is the database's, the column is no difference but a
+rejected value, counted and named as such (``rejected``, ``rejected_values``); the tables are equal
+otherwise.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 
+from hudi_cdc.common.lake_types import REJECTS_COLUMN
 from hudi_cdc.config import Pipeline
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources import typed_values as tv
@@ -60,6 +67,9 @@ class VerifyResult:
     different_keys: list[str] = field(default_factory=list)
     different_columns: dict[str, list[str]] = field(default_factory=dict)  # sample key -> columns
     column_differences: dict[str, int] = field(default_factory=dict)  # column -> rows differing there
+    rejected: int = 0  # rows holding a value their lake type cannot hold (NULL there, exact in __rejects)
+    rejected_columns: dict[str, int] = field(default_factory=dict)  # column -> rows with a rejected value
+    rejected_values: list[dict] = field(default_factory=list)  # samples: key, column, value, reason, __lsn
     columns: list[str] = field(default_factory=list)
     not_in_lake: list[str] = field(default_factory=list)  # database columns Debezium did not map
     lake_max_lsn: int | None = None
@@ -68,10 +78,18 @@ class VerifyResult:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def rejected_line(self) -> str:
+        if not self.rejected:
+            return ""
+        shown = ", ".join(f"key {v['key']} {v['column']} = {v['value']}" for v in self.rejected_values)
+        return (f"; {self.rejected} row(s) hold a value their lake type cannot hold (NULL there, the exact source "
+                f"value in {REJECTS_COLUMN}): " + ", ".join(f"{c} ({n})" for c, n in self.rejected_columns.items())
+                + (f", e.g. {shown}" if shown else ""))
+
     def summary(self) -> str:
         head = f"{self.table} ({self.table_type}): "
         if self.equal:
-            return head + f"equal ({self.db_rows} rows, {len(self.columns)} columns compared)"
+            return head + f"equal ({self.db_rows} rows, {len(self.columns)} columns compared)" + self.rejected_line()
         parts = []
         for what, n, keys in (("missing in the lake", self.missing, self.missing_keys),
                               ("extra in the lake", self.extra, self.extra_keys),
@@ -80,7 +98,7 @@ class VerifyResult:
                 parts.append(f"{n} {what} (e.g. key {', '.join(keys)})")
         if self.column_differences:
             parts.append("in column(s) " + ", ".join(f"{c} ({n})" for c, n in self.column_differences.items()))
-        return head + "DIFFERS: " + "; ".join(parts)
+        return head + "DIFFERS: " + "; ".join(parts) + self.rejected_line()
 
 
 def _canon(v) -> str:
@@ -153,6 +171,7 @@ def compare(lake, t, cols: list[Column], kinds: dict[str, str], db_digests: dict
     col_values = _lake_values(lake, [c.name for c in cols], kinds) if n_rows else [[] for _ in cols]
     deleted = lake.column(t.delete_field).to_pylist() if soft and n_rows and t.delete_field in lake_cols else None
     lsns = lake.column("__lsn").to_pylist() if n_rows and "__lsn" in lake_cols else None
+    rejects = lake.column(REJECTS_COLUMN).to_pylist() if n_rows and REJECTS_COLUMN in lake_cols else None
     for i in range(n_rows):
         if deleted is not None and str(deleted[i]) == "true":
             continue
@@ -170,9 +189,11 @@ def compare(lake, t, cols: list[Column], kinds: dict[str, str], db_digests: dict
             continue
         seen.add(key)
         got = _row_digest([cv[i] for cv in col_values])
-        if got != want:
+        names = _differing(cols, got, want) if got != want else []
+        if names and rejects is not None and rejects[i]:
+            names = _rejected(cols, want, names, rejects[i], _key_text(key), lsn, result, samples)
+        if names:
             result.different += 1
-            names = _differing(cols, got, want)
             for n in names:
                 result.column_differences[n] = result.column_differences.get(n, 0) + 1
             if len(result.different_keys) < samples:
@@ -186,3 +207,32 @@ def compare(lake, t, cols: list[Column], kinds: dict[str, str], db_digests: dict
                 result.missing_keys.append(_key_text(key))
     result.equal = not (result.missing or result.extra or result.different)
     return result
+
+
+def _rejected(cols: list[Column], want: bytes, names: list[str], rejects_json: str, key: str, lsn,
+              result: VerifyResult, samples: int) -> list[str]:
+    """The differing columns a row's __rejects does not explain: a column whose rejected exact value is the
+    database's is counted (and sampled) as a rejected value instead."""
+    try:
+        rejected = json.loads(rejects_json)
+    except ValueError:
+        return names
+    by_name = {c.name: (i, c) for i, c in enumerate(cols)}
+    left = []
+    for n in names:
+        entry = rejected.get(n) if isinstance(rejected, dict) else None
+        i, c = by_name[n]
+        if not isinstance(entry, dict) or entry.get("value") is None:
+            left.append(n)
+            continue
+        value = entry["value"]
+        if _row_digest([tv.rejected_value(c.kind, value)]) != want[4 * i:4 * i + 4]:
+            left.append(n)
+            continue
+        result.rejected_columns[n] = result.rejected_columns.get(n, 0) + 1
+        if len(result.rejected_values) < samples:
+            result.rejected_values.append({"key": key, "column": n, "value": value, "reason": entry.get("reason"),
+                                           "__lsn": lsn})
+    if len(left) < len(names):
+        result.rejected += 1
+    return left

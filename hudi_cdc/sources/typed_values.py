@@ -295,3 +295,35 @@ def lake_value(kind: str, arrow_type, v):
     if kind == "text":
         return str(v)
     return v
+
+
+# ---------------------------------------------------------------- __rejects (lake_types.rejects_expr)
+def exact_decimal(text: str) -> Decimal:
+    """A rejected numeric's exact text: PostgreSQL's form, or '0x<two's-complement bytes>E-<scale>' for an
+    unscaled value of more than 38 digits."""
+    if text.startswith("0x"):
+        digits, _, scale = text[2:].partition("E-")
+        unscaled = int.from_bytes(bytes.fromhex(digits), "big", signed=True)
+        return Decimal(f"{unscaled}E-{int(scale)}")  # exact (no context rounding)
+    return Decimal(text)
+
+
+def _array_elements(text: str) -> list[str | None]:
+    """PostgreSQL's text of a one-dimensional array of numbers ('{1.5,NULL,2}')."""
+    inner = text.strip()[1:-1]
+    return [None if e == "NULL" else e for e in inner.split(",")] if inner else []
+
+
+def rejected_value(kind: str, text: str | None):
+    """A value the lake type could not hold, from its exact text in __rejects, in the canonical form of
+    ``db_value`` (so verify can tell it is the database's value); None when it has no such form."""
+    if text is None:
+        return None
+    try:
+        if kind.startswith("array:"):
+            return [rejected_value(kind[6:], e) for e in _array_elements(text)]
+        if kind == "decimal":
+            return ("dec", decimal_text(exact_decimal(text)))
+        return db_value(kind, text)
+    except (ValueError, ArithmeticError):
+        return f"{UNTYPED}{text!r}"

@@ -119,6 +119,43 @@ def test_verify_compares_typed_values():
     assert tv.db_value("array:date", ["2024-01-01", None]) == tv.lake_value("array:date", arr, [19723, None])
 
 
+def test_verify_names_rejected_values_apart_from_differences():
+    """A value its lake type cannot hold (NULL, the exact value in __rejects) is no difference when the
+    exact value is the database's: counted and named as rejected; anything else still differs."""
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+
+    from hudi_cdc.sources import typed_values as tv
+    from hudi_cdc.sources.comparison import Column, VerifyResult, _row_digest, compare
+
+    cols = [Column("ratio", "numeric", "decimal"), Column("d", "date", "date")]
+    kinds = {"id": "plain", "ratio": "decimal", "d": "date"}
+    db = {1: ("0.00023263811867095176", "2024-01-01"), 2: ("12345678901234567890.123", "2024-01-01"),
+          3: ("0.5", "2024-01-01"), 4: ("0.00000000000000000001", "2024-01-02")}
+    digests = {(k,): _row_digest([tv.db_value("decimal", r), tv.db_value("date", d)]) for k, (r, d) in db.items()}
+    why = "does not fit decimal(38,18) exactly"
+    rejects = [json.dumps({"ratio": {"value": "0.00023263811867095176", "reason": why}}), None,
+               json.dumps({"ratio": {"value": "0.4", "reason": why}}),  # not the database's value
+               json.dumps({"ratio": {"value": "0.00000000000000000001", "reason": why}})]
+    lake = pa.table({"id": [1, 2, 3, 4], "ratio": pa.array([None, Decimal("12345678901234567890.123"), None, None],
+                                                           pa.decimal128(38, 18)),
+                     "d": pa.array([19723, 19723, 19723, 19723], pa.date32()), "__lsn": [10, 11, 12, 13],
+                     "__rejects": rejects})
+    t = SimpleNamespace(record_keys=["id"], deletes="hard", delete_field="__deleted")
+    r = compare(lake, t, cols, kinds, digests, VerifyResult("t", "COPY_ON_WRITE", False, len(db), 0))
+    assert r.rejected == 2 and r.rejected_columns == {"ratio": 2}
+    assert r.rejected_values[0] == {"key": "1", "column": "ratio", "value": "0.00023263811867095176", "reason": why,
+                                    "__lsn": 10}
+    assert r.different == 2 and r.different_columns == {"3": ["ratio"], "4": ["d"]}  # 4: d differs, ratio rejected
+    text = r.summary()
+    assert "2 row(s) hold a value their lake type cannot hold" in text and "key 1 ratio = 0.000232" in text
+    ok = pa.table({"id": [1], "ratio": pa.array([None], pa.decimal128(38, 18)), "d": pa.array([19723], pa.date32()),
+                   "__rejects": rejects[:1]})
+    r = compare(ok, t, cols, kinds, {(1,): digests[(1,)]}, VerifyResult("t", "COPY_ON_WRITE", False, 1, 0))
+    assert r.equal and r.rejected == 1 and "equal (1 rows" in r.summary() and "in __rejects" in r.summary()
+
+
 # ------------------------------------------------------------------ real PostgreSQL + Debezium
 def _sql(db: dict, *statements, params=None):
     import psycopg

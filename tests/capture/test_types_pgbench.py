@@ -3,10 +3,16 @@ and the all-types table of tests/jobs/test_types_real.py; `init --from-database`
 --once` lands the snapshot, `bootstrap` writes CoW and MoR (pgbench_history, empty, is bootstrapped empty:
 `stream --all --once` starts with it), then `capture` runs continuously while
 `pgbench -c 4 -T 20` and the typed table's streamed statements change the database, `stream --once`
-applies it table by table and `verify` says equal for every table and both table types."""
+applies it table by table and `verify` says equal for every table and both table types.
+
+Issue 36: the typed table also has an unconstrained `ratio numeric` holding 0.00023263811867095176 (20
+decimals: no decimal(38,18)), 12345678901234567890.123 and 1.5; `bootstrap` exits 0 and writes every
+table with rows, the row lands with ratio NULL and the exact value in `__rejects`, `status` counts it and `verify`
+names it (equal otherwise)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -33,7 +39,38 @@ def _pgbench() -> str:
     return found
 
 
-def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database):
+RATIO = ["ALTER TABLE typed ADD COLUMN ratio numeric", "UPDATE typed SET ratio = 0.00023263811867095176 WHERE id = 1",
+         "UPDATE typed SET ratio = 12345678901234567890.123 WHERE id = 2", "UPDATE typed SET ratio = 1.5 WHERE id = 3"]
+WHY = "does not fit decimal(38,18) exactly"
+
+
+def _bootstrapped(cfg: Path, capsys) -> None:
+    """Every table with rows written (pgbench_history, empty, is bootstrapped empty: the test checks it);
+    the typed table's ratio: the refused value kept exactly, the others typed; `status` counts the row."""
+    from decimal import Decimal
+
+    from hudi_cdc.config import load_pipeline
+    from hudi_cdc.lake.reader import read_arrow
+
+    p = load_pipeline(cfg)
+    for table in PGBENCH_TABLES[:-1]:  # not pgbench_history: nothing landed for it
+        for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+            assert read_arrow(p.base_path(table, tt)).num_rows > 0, (table, tt)
+    for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        lake = read_arrow(p.base_path("typed", tt)).select(["id", "ratio", "__rejects"])
+        rows = {r["id"]: r for r in lake.to_pylist()}
+        assert rows[1]["ratio"] is None and json.loads(rows[1]["__rejects"]) == {
+            "ratio": {"value": "0.00023263811867095176", "reason": WHY}}
+        assert rows[2]["ratio"] == Decimal("12345678901234567890.123") and rows[2]["__rejects"] is None
+        assert rows[3]["ratio"] == Decimal("1.5") and rows[3]["__rejects"] is None
+    capsys.readouterr()
+    assert main(["-c", str(cfg), "status", "-o", "json"]) == 0
+    counted = {(r["table"], r["table_type"]): r["rejected_rows"] for r in json.loads(capsys.readouterr().out)}
+    assert counted[("typed", "COPY_ON_WRITE")] == counted[("typed", "MERGE_ON_READ")] == 1, counted
+    assert counted[("pgbench_accounts", "COPY_ON_WRITE")] == 0
+
+
+def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database, capsys):
     pgbench = _pgbench()
     db = pg_database("done_when")
     env = {**os.environ, "PGPASSWORD": os.environ[db["password_env"]]}
@@ -43,7 +80,7 @@ def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database):
     # pgbench_history has no key: one is added (init --from-database skips keyless tables, and says so);
     # it stays empty (as `pgbench -i` leaves it) until pgbench runs: issue 38's new user's first table
     _sql(db, "ALTER TABLE pgbench_history ADD COLUMN hid bigserial PRIMARY KEY", *DDL,
-         *[f"INSERT INTO typed ({COLUMNS}) VALUES {row}" for row in SNAPSHOT], tz="America/New_York")
+         *[f"INSERT INTO typed ({COLUMNS}) VALUES {row}" for row in SNAPSHOT], *RATIO, tz="America/New_York")
 
     d = tmp_path / "p"
     assert main(["init", str(d), "--from-database", "--dbname", db["name"], "--user", db["user"],
@@ -61,6 +98,7 @@ def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database):
     c = str(cfg)
     assert main(["-c", c, "capture", "--once", "--timeout", "600"]) == 0
     assert main(["-c", c, "bootstrap"]) == 0
+    _bootstrapped(cfg, capsys)
     # nothing landed for the empty table: bootstrapped empty, and the pipeline starts with it (its rounds
     # wait); its first round with files creates it (the `stream --once` below), and it verifies equal
     from hudi_cdc.config import load_pipeline
@@ -100,5 +138,10 @@ def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database):
     for table in (*PGBENCH_TABLES, "typed"):
         assert main(["-c", c, "stream", "--table", table, "--once"]) == 0, table
         for tt in ("cow", "mor"):
+            capsys.readouterr()
             assert main(["-c", c, "verify", "--table", table, "--type", tt]) == 0, (table, tt)
+            if table == "typed":  # the refused value, named as such (row 1, updated by STREAMED_1: still refused)
+                out = capsys.readouterr().out
+                assert "equal (" in out and "1 row(s) hold a value their lake type cannot hold" in out, out
+                assert "ratio (1), e.g. key 1 ratio = 0.00023263811867095176" in out, out
     assert all(table_exists(p, "pgbench_history", tt) for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"))

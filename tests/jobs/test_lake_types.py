@@ -73,16 +73,53 @@ def test_expressions_do_not_depend_on_the_session_time_zone():
     assert "transform(`darr`, e0 ->" in c["darr"].expr and "e0 IS NULL THEN NULL" in c["darr"].expr
 
 
-def test_numerics_fail_loudly_naming_table_and_column():
-    c = _by_name()
-    assert "raise_error" in c["nfree"].expr and "hudi-cdc: t.nfree: " in c["nfree"].expr
-    assert "decimal(38,18)" in c["nfree"].expr and "hudi-cdc: t.m: " in c["m"].expr
+def test_numerics_never_fail_a_round_and_keep_the_refused_value():
+    """Issue 36: no expression raises; a value its lake type cannot hold gives NULL, and the row's
+    __rejects names the column, its exact source value and the reason."""
+    types = lt.schema_types(SCHEMA, table="t")
+    c = {x.name: x for x in types}
+    assert not [x.name for x in types if x.expr and "raise_error" in x.expr]
+    assert {x.name for x in lt.refusing(types)} == {"d", "tstz", "m", "nfree", "nfarr", "darr"}
+    assert "does not fit decimal(38,18) exactly" == c["nfree"].refusal.reason
+    assert c["m"].refusal.reason == "does not fit decimal(38,2) exactly"
+    assert c["nfarr"].refusal.reason == "an element does not fit decimal(38,18) exactly"
+    assert "exists(`nfarr`, e0 -> " in c["nfarr"].refusal.refused and "concat('{'" in c["nfarr"].refusal.exact
+    rejects = lt.rejects_expr(types)
+    assert rejects.endswith("END AS `__rejects`") and rejects.startswith("CASE WHEN (")
+    assert "to_json(named_struct('d', CASE WHEN " in rejects and "'nfree', CASE WHEN " in rejects
+    assert "named_struct('value', " in rejects and "'reason', 'does not fit decimal(38,18) exactly'" in rejects
+    # the typed column: NULL (never rounded) when the value does not fit
+    assert "ELSE NULL END" in c["nfree"].expr and "AS DECIMAL(38,18)" in c["nfree"].expr
+    # a column kept as landed (a legacy table) refuses nothing; no refusing column, no __rejects
+    assert "'nfree'" not in lt.rejects_expr(types, keep={"nfree"})
+    plain = {**SCHEMA, "fields": [f for f in SCHEMA["fields"] if f["name"] in ("id", "ts", "n", "j")]}
+    assert lt.rejects_expr(lt.schema_types(plain)) is None
+    assert "__rejects" not in lt.transformer_sql(plain)
     scaled = _by_name(props={lt.NUMERIC_SCALE_KEY: "6", f"{lt.NUMERIC_SCALE_KEY}.nfarr": "2"})
     assert scaled["nfree"].lake_type == "decimal(38,6)" and scaled["nfarr"].lake_type == "array<decimal(38,2)>"
+    assert scaled["nfree"].refusal.reason == "does not fit decimal(38,6) exactly"
     with pytest.raises(lt.LakeTypeError, match="no scale 0..38"):
         _by_name(props={lt.NUMERIC_SCALE_KEY: "39"})
     with pytest.raises(lt.LakeTypeError, match="is no number"):
         _by_name(props={lt.NUMERIC_SCALE_KEY: "six"})
+
+
+def test_exact_text_of_a_refused_numeric():
+    """The exact text keeps PostgreSQL's form: sign, the scale's digits, a leading 0; > 38 digits as hex."""
+    text = lts.decimal_text_expr("b", "s")
+    assert "lpad(CAST(abs(" in text and "greatest(length(" in text and "concat('0x', hex(b), 'E-'" in text
+    from decimal import Decimal
+
+    from hudi_cdc.sources import typed_values as tv
+
+    assert tv.exact_decimal("0.00023263811867095176") == Decimal("0.00023263811867095176")
+    big = 10**45 + 7
+    hexed = "0x" + big.to_bytes(20, "big", signed=True).hex().upper() + "E-3"
+    assert tv.exact_decimal(hexed) == Decimal("1000000000000000000000000000000000000000000.007")
+    assert tv.exact_decimal("0x" + (-5).to_bytes(1, "big", signed=True).hex() + "E-1") == Decimal("-0.5")
+    assert tv.rejected_value("decimal", "0.000230") == tv.db_value("decimal", "0.00023")
+    assert tv.rejected_value("array:decimal", "{1.5,NULL,0.1}") == tv.db_value("array:decimal", ["1.50", None, "0.1"])
+    assert tv.rejected_value("date", "-3000000").startswith(tv.UNTYPED)  # no date PostgreSQL holds
 
 
 def test_reader_schema_reads_wide_decimals_as_bytes():
@@ -104,9 +141,10 @@ def test_typed_schema_and_transformer_sql():
     assert typed["nfree"] == ["null", {"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": 18}]
     assert typed["darr"] == ["null", {"type": "array", "items": ["null", {"type": "int", "logicalType": "date"}]}]
     assert typed["ts"] == ["null", MICRO_TS] and typed["n"] == ["null", DECIMAL]  # kept / unchanged
+    assert typed["__rejects"] == ["null", "string"] and list(typed)[-1] == "__rejects"
     sql = lt.transformer_sql(SCHEMA, table="t", extra="(`__deleted` = 'true') AS _hoodie_is_deleted")
     assert sql.startswith("SELECT `id`, CASE WHEN `d` IS NULL") and sql.endswith("AS _hoodie_is_deleted FROM <SRC>")
-    assert " AS `d`, " in sql and "`__lsn`, (`__deleted`" in sql
+    assert " AS `d`, " in sql and "`__lsn`, CASE WHEN " in sql and " END AS `__rejects`, (`__deleted`" in sql
 
 
 def test_policy_values_and_sentinels():
@@ -117,7 +155,8 @@ def test_policy_values_and_sentinels():
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
     top = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc) - epoch
     assert lts.TS_MAX_MICROS == (top.days * 86400 + top.seconds) * 1_000_000 + top.microseconds
-    expr = lts.date_expr("x", "t.d")
+    expr, refusal = lts.date_expr("x")
+    assert f"x < {lts.PG_MIN_DAYS}" in refusal.refused and refusal.exact == "CAST(x AS STRING)"
     for v in (*lts.DATE_POS_INF, *lts.DATE_NEG_INF):
         assert str(v) in expr or str(v - 2) in expr
 
@@ -126,7 +165,7 @@ def test_decimals_as_bytes_for_the_014_deltastreamer():
     """0.14's Avro source refuses Debezium's decimals: every Decimal is read as bytes, typed in SQL."""
     types = {c.name: c for c in lt.schema_types(SCHEMA, table="t", decimals_as_bytes=True)}
     assert types["n"].lake_type == "decimal(12,2)" and types["n"].converts
-    assert "AS DECIMAL(12,2)" in types["n"].expr and "hudi-cdc: t.n: " in types["n"].expr
+    assert "AS DECIMAL(12,2)" in types["n"].expr and types["n"].refusal.reason == "does not fit decimal(12,2) exactly"
     reader = lt.reader_schema(SCHEMA, list(types.values()))
     n = next(f for f in reader["fields"] if f["name"] == "n")
     assert "logicalType" not in n["type"][1] and n["type"][1]["type"] == "bytes"

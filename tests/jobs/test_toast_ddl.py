@@ -54,6 +54,7 @@ def test_schema_change_is_described():
 
     cols = ["_hoodie_commit_time", "id", "a", "b", "__lsn", "_hoodie_is_deleted"]
     assert describe_change(cols, schema("id", "a", "b", "__lsn")) == ""
+    assert describe_change([*cols, "__rejects"], schema("id", "a", "b", "__lsn")) == ""  # typed.py's, not landed
     assert describe_change(cols, schema("id", "a", "b", "__lsn", "c")) == \
         "new column(s) c added to the lake (null for rows written before)"
     assert "b no longer in the landed files" in describe_change(cols, schema("id", "a", "__lsn"))

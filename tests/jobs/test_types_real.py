@@ -383,9 +383,13 @@ def test_corrupted_lake_value_is_a_difference(scenario, spark):
 
 def test_numeric_nan_and_overflow_are_never_silent(scenario, spark):
     """NaN arrives from Debezium as NULL, a BC date inside an array as the AD date (pgjdbc): verify names
-    both. A numeric that does not fit decimal(38,18)
-    fails the round naming table and column, and nothing is written."""
+    both. A numeric that does not fit decimal(38,18) exactly (19 decimals) never fails the round (issue
+    36): the row lands, its typed column is NULL, __rejects keeps the exact value, verify names it as a
+    rejected value (not a difference) and the commit records the count status reads."""
+    import json
+
     from hudi_cdc.capture.capture import capture_once
+    from hudi_cdc.lake.status import table_status
     from hudi_cdc.sources.verify import verify
 
     p, db = scenario["p"], scenario["db"]
@@ -395,10 +399,19 @@ def test_numeric_nan_and_overflow_are_never_silent(scenario, spark):
     # (CoW: hudi-rs 0.5.0 cannot merge a MoR log's timestamp array with its compacted base file)
     r = verify(p, TABLE, "COPY_ON_WRITE")
     assert r.different == 2 and r.different_columns["3"] == ["nfree", "darr"]  # and row 1, corrupted above
-    _sql(db, "UPDATE typed SET nfree = 0.1234567890123456789 WHERE id = 5")  # 19 decimals
+    _sql(db, "UPDATE typed SET nfree = 0.1234567890123456789, n122 = 2.50 WHERE id = 5")  # 19 decimals
     capture_once(p, progress=lambda m: None, timeout_seconds=300)
-    from hudi_cdc.jobs.stream.errors import JobInputError
-
-    with pytest.raises(JobInputError, match=r"typed\.nfree: numeric 1234567890123456789E-19 does not fit "
-                                            r"decimal\(38,18\) exactly .*nothing was written"):
-        _run(spark, p, "UPSERT", [])
+    log: list[str] = []
+    _run(spark, p, "UPSERT", log)
+    assert [m for m in log if "1 row(s) hold a value their lake type cannot hold" in m], log
+    rows = _by_id(_lake(p, "COPY_ON_WRITE"))
+    assert rows[5]["nfree"] is None and rows[5]["n122"] == Decimal("2.50")  # the row landed
+    assert json.loads(rows[5]["__rejects"]) == {
+        "nfree": {"value": "0.1234567890123456789", "reason": "does not fit decimal(38,18) exactly"}}
+    assert rows[4]["__rejects"] is None and rows[4]["nfree"] == Decimal("314159.265358979323846")
+    r = verify(p, TABLE, "COPY_ON_WRITE")
+    assert r.rejected == 1 and r.rejected_columns == {"nfree": 1} and r.different == 2  # rows 1 and 3, as above
+    assert r.rejected_values == [{"key": "5", "column": "nfree", "value": "0.1234567890123456789",
+                                  "reason": "does not fit decimal(38,18) exactly", "__lsn": rows[5]["__lsn"]}]
+    assert "key 5 nfree = 0.1234567890123456789" in r.summary()
+    assert table_status(p, TABLE, "COPY_ON_WRITE").rejected_rows == 1

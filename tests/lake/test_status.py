@@ -27,6 +27,19 @@ def test_breaches_name_the_table_and_the_bound():
     assert breaches(st, Bounds(max_freshness_seconds=600, max_backlog_files=3)) == []
 
 
+def test_rejected_rows_sum_every_commit_that_recorded_them():
+    """The rows written with a value their lake type cannot hold (the streamer's per-commit count, summary.py)."""
+    from hudi_cdc.common.checkpoints import REJECTED_ROWS_KEY
+    from hudi_cdc.jobs.stream.summary import source_position
+    from hudi_cdc.lake.status import rejected_rows
+
+    assert source_position({"n": 5, "rejected": 0}) == {}
+    assert source_position({"rejected": 2}) == {REJECTED_ROWS_KEY: "2"}
+    metas = [{"extraMetadata": {REJECTED_ROWS_KEY: "2"}}, {"extra_metadata": {REJECTED_ROWS_KEY: "3"}}, None,
+             {"extraMetadata": {"streamer.checkpoint.key.v2": "1"}}]
+    assert rejected_rows(metas) == 5 and rejected_rows([]) == 0
+
+
 @pytest.fixture(scope="module")
 def lake(spark, tmp_path_factory):
     return build_sample_lake(tmp_path_factory.mktemp("status-lake"), spark)

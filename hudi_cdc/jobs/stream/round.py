@@ -20,11 +20,9 @@ from hudi_cdc.jobs.stream.located import PREPPED_OPTION, key_shape, locate
 from hudi_cdc.jobs.stream.props import streamer_prop
 from hudi_cdc.jobs.stream.redelivery import drop_unchanged
 from hudi_cdc.jobs.stream.schema_registry import check_registry_compat, registry_schema
+from hudi_cdc.jobs.stream.summary import rejected_rows, source_position, summarize, summary_columns
 from hudi_cdc.jobs.stream.table import (
     CHECKPOINT_KEY,
-    SOURCE_ORDERING_KEY,
-    SOURCE_TS_FIELD,
-    SOURCE_TS_KEY,
     has_completed_commit,
     is_initialized,
     latest_instant,
@@ -57,6 +55,7 @@ class RoundResult:
     ignored_deletes: int = 0  # deletes of keys the table does not hold, or older than its row
     truncated_at: list | None = None  # the ordering values of the TRUNCATE the round applied (truncate.py)
     truncate_seen: list | None = None  # the newest TRUNCATE among the round's events
+    rejected: int = 0  # rows with a value their lake type cannot hold (NULL there, kept in __rejects)
     # seconds per phase of the round (Spark is lazy: each phase ends with the action that runs it)
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -140,7 +139,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
         keyless = keyless & ~truncate.is_truncate(df)  # a truncate row's key is a placeholder
-        counts = df.agg(*_summary_columns(df, ordering), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
+        counts = df.agg(*summary_columns(df, ordering), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
                         *distinct, *toast.count_columns(df, record_keys + ordering, toast.placeholder_of(props)),
                         *truncate.summary_columns(df, ordering)).first().asDict()
     except Exception:
@@ -175,35 +174,6 @@ def _raise_if_vanished(files) -> None:
     if gone:
         raise JobInputError(f"landing file {gone[0]} vanished between listing and reading (moved or deleted "
                             "by another process); nothing was written, the next round lists again")
-
-
-def _summary_columns(events, ordering: list[str]) -> list:
-    from pyspark.sql import functions as F
-
-    aggs = [F.count(F.lit(1)).alias("n")]
-    if "_hoodie_is_deleted" in events.columns:
-        aggs.append(F.sum(F.when(F.col("_hoodie_is_deleted"), 1).otherwise(0)).alias("deletes"))
-    if SOURCE_TS_FIELD in events.columns:
-        aggs.append(F.max(SOURCE_TS_FIELD).alias("ts"))
-    if len(ordering) == 1:
-        aggs.append(F.max(ordering[0]).alias("ord"))
-    return aggs
-
-
-def summarize(events, ordering: list[str]) -> dict:
-    """One pass over the round's events: how many, how many deletes, the newest source event time
-    and ordering value (for the commit metadata)."""
-    return events.agg(*_summary_columns(events, ordering)).first().asDict()
-
-
-def source_position(row: dict) -> dict[str, str]:
-    """The commit metadata of a round's newest source event time and ordering value."""
-    out = {}
-    if row.get("ts") is not None:
-        out[SOURCE_TS_KEY] = str(int(row["ts"]))
-    if row.get("ord") is not None:
-        out[SOURCE_ORDERING_KEY] = str(row["ord"])
-    return out
 
 
 def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult:
@@ -259,7 +229,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         # a partition move is written as two records (the delete where it was, the insert where it goes)
         result.records_written = df.count() - result.moves
     clock = result.lap("count", clock)
-
+    result.rejected = rejected_rows(summary, t.target_table, log)
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta)
     if located is not None and located.inserted is not None:

@@ -1,6 +1,7 @@
 """Typed columns every round: the landed Debezium encodings (int days, long micros, ISO strings,
 {scale, value} numerics, ...) become the lake types of hudi_cdc/common/lake_types.py, the same for a bootstrap's
-snapshot and for streamed events, CoW and MoR.
+snapshot and for streamed events, CoW and MoR. A value a lake type cannot hold lands as NULL with its
+exact source value in the row's ``__rejects`` column (the round counts them: round.py, status).
 
 A table bootstrapped before typed columns keeps its encodings: per column, a round converts only when
 the table is new, the column is new to it, or it already stores the typed form; the other columns are
@@ -89,8 +90,8 @@ CONVERSION_MARK = "hudi-cdc: "
 
 
 def raise_if_conversion_failed(exc: BaseException) -> None:
-    """A value the typed conversion refused (lake_types' raise_error: a numeric that does not fit, a date
-    PostgreSQL cannot hold) as one line naming table and column; nothing was written."""
+    """A conversion error marked ``hudi-cdc: `` as one line; nothing was written. (lake_types' own
+    expressions no longer raise: a value a lake type cannot hold lands in ``__rejects``.)"""
     from hudi_cdc.common.causes import root_cause
 
     cause = root_cause(exc, 600)
@@ -124,5 +125,7 @@ def apply(df, types: list[lake_types.ColumnType], *, table: str, base_path: str,
     by_name = {c.name: c for c in converting if c.name not in keep}
     if not by_name:
         return df
-    items = [by_name[c].select() if c in by_name else lake_types.quote(c) for c in df.columns]
-    return df.selectExpr(*items)
+    items = [by_name[c].select() if c in by_name else lake_types.quote(c) for c in df.columns
+             if c != lake_types.REJECTS_COLUMN]
+    rejects = lake_types.rejects_expr(list(by_name.values()))
+    return df.selectExpr(*items, *([rejects] if rejects else []))

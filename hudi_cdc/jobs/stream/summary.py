@@ -1,0 +1,51 @@
+"""A round's summary: one aggregation over its events (how many, deletes, the newest source event time
+and ordering value, the rows holding a value their lake type cannot hold) and the commit metadata made
+of it (status reads it)."""
+
+from __future__ import annotations
+
+from hudi_cdc.common.checkpoints import REJECTED_ROWS_KEY
+from hudi_cdc.common.lake_types import REJECTS_COLUMN
+from hudi_cdc.jobs.stream.table import SOURCE_ORDERING_KEY, SOURCE_TS_FIELD, SOURCE_TS_KEY
+
+
+def summary_columns(events, ordering: list[str]) -> list:
+    from pyspark.sql import functions as F
+
+    aggs = [F.count(F.lit(1)).alias("n")]
+    if "_hoodie_is_deleted" in events.columns:
+        aggs.append(F.sum(F.when(F.col("_hoodie_is_deleted"), 1).otherwise(0)).alias("deletes"))
+    if SOURCE_TS_FIELD in events.columns:
+        aggs.append(F.max(SOURCE_TS_FIELD).alias("ts"))
+    if len(ordering) == 1:
+        aggs.append(F.max(ordering[0]).alias("ord"))
+    if REJECTS_COLUMN in events.columns:  # values their lake type cannot hold (typed.py)
+        aggs.append(F.count(F.col(REJECTS_COLUMN)).alias("rejected"))
+    return aggs
+
+
+def summarize(events, ordering: list[str]) -> dict:
+    """One pass over the round's events: how many, how many deletes, the newest source event time
+    and ordering value (for the commit metadata)."""
+    return events.agg(*summary_columns(events, ordering)).first().asDict()
+
+
+def source_position(row: dict) -> dict[str, str]:
+    """The commit metadata of a round's newest source event time and ordering value."""
+    out = {}
+    if row.get("ts") is not None:
+        out[SOURCE_TS_KEY] = str(int(row["ts"]))
+    if row.get("ord") is not None:
+        out[SOURCE_ORDERING_KEY] = str(row["ord"])
+    if row.get("rejected"):
+        out[REJECTED_ROWS_KEY] = str(int(row["rejected"]))
+    return out
+
+
+def rejected_rows(summary: dict, table: str, log) -> int:
+    """How many of the round's rows hold a value their lake type cannot hold (one log line when any)."""
+    n = int(summary.get("rejected") or 0)
+    if n:
+        log(f"{table}: {n} row(s) hold a value their lake type cannot hold: the typed column is NULL, the exact "
+            f"source value is in {REJECTS_COLUMN} (docs/types.md)")
+    return n
