@@ -23,5 +23,5 @@ if ! "$PY" -c 'import pymysql' >/dev/null 2>&1; then
   "$PY" -m pip install -q --disable-pip-version-check "pymysql>=1.1"
 fi
 
-"$PY" -c 'from hudi_cdc.capture import mysql; mysql.mariadb_classpath(print)'
+"$PY" -c 'from hudi_cdc.sources.mysql import binlog; binlog.mariadb_classpath(print)'
 echo "install-mariadb: Debezium's MariaDB connector is in ~/.cache/hudi-cdc/debezium"

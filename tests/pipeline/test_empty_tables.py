@@ -2,7 +2,7 @@
 of refusing or writing nothing silently; `stream`, `stream --all` and `run` accept it (its rounds wait,
 its first round with files creates the table by UPSERT); a table never bootstrapped whose landing holds
 data is still refused; hudi.version 0.14.0 refuses a waiting table in one line; `status` shows it waiting.
-The real thing: tests/test_types_pgbench.py (pgbench_history is empty after `pgbench -i`)."""
+The real thing: tests/capture/test_types_pgbench.py (pgbench_history is empty after `pgbench -i`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixtures for tests/test_inspect*.py: the real Hudi fixture tables, unzipped, and small tables
+"""Fixtures for tests/inspect/test_inspect*.py: the real Hudi fixture tables, unzipped, and small tables
 written here by Spark + the Hudi 1.2.0 bundle (table version 9) with updates, deletes and compaction."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fixtures for tests/test_query*.py: the MoMA sample pipeline's artists tables (CoW and MoR), with
+"""Fixtures for tests/query/test_query*.py: the MoMA sample pipeline's artists tables (CoW and MoR), with
 the seed's five changes and the delete of artist 299 landed as separate files, one UPSERT round each,
 written in-process on the shared Spark session. Built once per test module."""
 
