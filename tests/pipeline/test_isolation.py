@@ -170,7 +170,8 @@ def test_the_local_runner_keeps_the_others_results_and_records_only_the_failed(m
 
 def test_one_job_keeps_its_own_error_and_a_job_without_targets_fails_them_all(monkeypatch, p):
     bad = {"message": "corrupt or truncated Avro file x.avro", "kind": "input"}
-    one = _local_runner(monkeypatch, p, launch.Outcome(code=3, error={**bad, "targets": [_target("artists", COW, bad)]}))
+    alone = {**bad, "targets": [_target("artists", COW, bad)]}
+    one = _local_runner(monkeypatch, p, launch.Outcome(code=3, error=alone))
     with pytest.raises(DataError, match="x.avro .table left unchanged"):
         one.run([Job("artists", COW, "BULK_INSERT")], "bootstrap")
     died = _local_runner(monkeypatch, p, launch.Outcome(code=-9))  # the JVM killed: no target reported
