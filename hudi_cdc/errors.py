@@ -6,6 +6,7 @@ is shipped with the job: stdlib only).
 """
 
 from enum import IntEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -85,3 +86,24 @@ class SourceError(HudiCdcError):
     """The source database cannot be used: down, refused, misconfigured, or its slot is in use."""
 
     exit_code = ExitCode.SOURCE
+
+
+class TablesFailed(HudiCdcError):
+    """Some table/type jobs of a multi-table command failed while the others went on (issue 36): ``failed``
+    holds (table, table type, error) of each failed job, ``results`` the other jobs' results. It exits with
+    the first failed job's own code (3 for landed data, 4 for a job, ...); its one line names every failed job."""
+
+    def __init__(self, label: str, failed: list[tuple[str, str, HudiCdcError]], results: list[dict[str, Any]],
+                 total: int, where: str = ""):
+        self.failed, self.results = failed, results
+        self.exit_code = failed[0][2].exit_code
+        named = "; ".join(f"{table} ({table_type}): {error}" for table, table_type, error in failed)
+        others = total - len(failed)
+        went_on = f"; the {others} other(s) went through" if others else ""
+        super().__init__(f"{label}: {len(failed)} of {total} table job(s) failed, each left as it was: "
+                         f"{named}{went_on}{f' ({where})' if where else ''}")
+
+    @property
+    def names(self) -> set[tuple[str, str]]:
+        """The (table, table type) pairs that failed."""
+        return {(table, table_type) for table, table_type, _ in self.failed}

@@ -68,6 +68,7 @@ def _xdist_groups(items) -> None:
         item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid.split("::")[0]]))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which turns the marks into the groups
 def pytest_collection_modifyitems(config, items):
     _xdist_groups(items)
     for item in items:

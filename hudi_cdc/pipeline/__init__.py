@@ -12,7 +12,7 @@ from hudi_cdc.config import Pipeline, is_s3_uri, uri_to_path
 from hudi_cdc.core.lock import table_locks
 from hudi_cdc.core.profiles import HUDI_CDC, engine_for
 from hudi_cdc.core.render import Job
-from hudi_cdc.errors import DataError, TableStateError
+from hudi_cdc.errors import DataError, TablesFailed, TableStateError
 from hudi_cdc.jobs.streamer import has_completed_commit
 from hudi_cdc.lake.empty import DATA, EMPTY, MISSING, clear_empty, is_empty_bootstrapped, landing_state, mark_empty
 from hudi_cdc.registry.preflight import check_subjects
@@ -71,25 +71,34 @@ def _anything_landed(pipeline: Pipeline, states: dict[str, str | None]) -> bool:
 
 
 def bootstrap_plan(pipeline: Pipeline, table: str | None = None, force: bool = False,
-                   target: str = "local") -> tuple[list[Job], list[tuple[str, str]]]:
+                   target: str = "local", progress: Progress | None = None
+                   ) -> tuple[list[Job], list[tuple[str, str]]]:
     """The bootstrap jobs, and the (table, type) pairs with nothing landed that are recorded as
     bootstrapped empty instead (a table empty at the source lands nothing). A landing folder missing
-    while no table of the pipeline has one is refused (nothing was landed at all)."""
+    while no table of the pipeline has one is refused (nothing was landed at all). Without --force, the
+    tables that exist already are skipped with a note (a bootstrap that failed for some tables is run
+    again for the missing ones); when every one asked for exists, the command is refused."""
     targets = pipeline.targets(table)
     states = {name: _landing(pipeline, name, target) for name, _ in targets}
-    jobs, empty = [], []
+    jobs, empty, existing = [], [], []
     for name, tt in targets:
         exists = table_exists(pipeline, name, tt, target)
         if states[name] == MISSING and (exists or not _anything_landed(pipeline, states)):
             check_landing(pipeline, name, target)
         if exists and not force:
-            raise TableStateError(
-                f"table {name} ({tt}) already exists at {pipeline.base_path(name, tt)}; "
-                "bootstrap refuses to overwrite it (use --force to rebuild it from the landed files)")
-        if states[name] in (MISSING, EMPTY) and not exists:
+            existing.append((name, tt))
+        elif states[name] in (MISSING, EMPTY) and not exists:
             empty.append((name, tt))
         else:
             jobs.append(Job(name, tt, "BULK_INSERT"))
+    if existing and len(existing) == len(targets):
+        name, tt = existing[0]
+        raise TableStateError(
+            f"table {name} ({tt}) already exists at {pipeline.base_path(name, tt)}; "
+            "bootstrap refuses to overwrite it (use --force to rebuild it from the landed files)")
+    for name, tt in existing:
+        (progress or log_progress)(f"{name} ({tt}) exists already: skipped (`bootstrap --table {name} --force` "
+                                   "rebuilds it)")
     return jobs, empty
 
 
@@ -117,7 +126,8 @@ def _record_empty(pipeline: Pipeline, empty: list[tuple[str, str]], progress: Pr
 
 def _set_aside(pipeline: Pipeline, jobs: list[Job], progress: Progress) -> list[tuple]:
     """Move what a forced re-bootstrap replaces (or what a failed first bootstrap left: a table
-    folder without a completed commit holds no data) out of the way, to restore on failure."""
+    folder without a completed commit holds no data) out of the way, to restore on failure:
+    (table, type, path, aside) of each table moved."""
     moved = []  # tables on S3 (the AWS runners' preflight insists on it) are not set aside
     stamp = time.strftime("%Y%m%dT%H%M%S")
     for job in jobs:
@@ -127,16 +137,21 @@ def _set_aside(pipeline: Pipeline, jobs: list[Job], progress: Progress) -> list[
             aside = path.with_name(f".{path.name}.replaced-{stamp}")
             progress(f"setting {path} aside until the new bootstrap commits")
             path.rename(aside)
-            moved.append((path, aside))
+            moved.append((job.table, job.table_type, path, aside))
     return moved
 
 
 def _restore(moved: list[tuple], progress: Progress) -> None:
-    for path, aside in moved:
+    for _, _, path, aside in moved:
         if path.exists():
             shutil.rmtree(path)
         aside.rename(path)
         progress(f"restored {path}")
+
+
+def _drop_aside(moved: list[tuple]) -> None:
+    for _, _, _, aside in moved:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def _check_registry(pipeline: Pipeline, jobs: list[Job], target: str) -> None:
@@ -151,15 +166,22 @@ def bootstrap(pipeline: Pipeline, table: str | None = None, *, force: bool = Fal
               dry_run: bool = False, progress: Progress = log_progress, runner: Runner | None = None,
               show: Progress | None = None) -> list[dict]:
     if dry_run:
-        jobs, empty = bootstrap_plan(pipeline, table, force, target)
+        jobs, empty = bootstrap_plan(pipeline, table, force, target, progress)
         _record_empty(pipeline, empty, progress, dry_run=True)
         if not jobs:
             return []
         return (runner or make_runner(pipeline, target, progress, dry_run, show)).plan(jobs, "bootstrap")
     # one writer per table: refused while another bootstrap/stream writes one of the tables
     with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets(table)), "bootstrap", progress):
-        jobs, empty = bootstrap_plan(pipeline, table, force, target)
-        results = _run_bootstrap(pipeline, jobs, target, progress, runner, show) if jobs else []
+        jobs, empty = bootstrap_plan(pipeline, table, force, target, progress)
+        try:
+            results = _run_bootstrap(pipeline, jobs, target, progress, runner, show) if jobs else []
+        except TablesFailed as exc:  # the others bootstrapped: they stay (issue 36)
+            for job in jobs:
+                if (job.table, job.table_type) not in exc.names:
+                    clear_empty(pipeline, job.table, job.table_type)
+            exc.results += _record_empty(pipeline, empty, progress)
+            raise
         for job in jobs:
             clear_empty(pipeline, job.table, job.table_type)  # the table exists now
         return results + _record_empty(pipeline, empty, progress)
@@ -173,11 +195,14 @@ def _run_bootstrap(pipeline: Pipeline, jobs: list[Job], target: str, progress: P
     moved = _set_aside(pipeline, jobs, progress)
     try:
         results = runner.run(jobs, "bootstrap")
+    except TablesFailed as exc:  # only the failed tables get their set-aside copy back
+        _restore([m for m in moved if (m[0], m[1]) in exc.names], progress)
+        _drop_aside([m for m in moved if (m[0], m[1]) not in exc.names])
+        raise
     except BaseException:
         _restore(moved, progress)
         raise
-    for _, aside in moved:
-        shutil.rmtree(aside, ignore_errors=True)
+    _drop_aside(moved)
     return results
 
 

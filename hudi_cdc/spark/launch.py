@@ -12,7 +12,9 @@ Every launch
   child runs in its own session, so a terminal's Ctrl-C reaches hudi-cdc only, which stops the
   job (`Launcher.terminate`: SIGTERM to its process group, then SIGKILL);
 - speaks one result/error protocol: a line ``HUDI_CDC_RESULT <json>`` is the job's result, a line
-  ``HUDI_CDC_ERROR <json>`` its error ({"message", "kind"}), lines ``hudi-cdc: ...`` its progress.
+  ``HUDI_CDC_ERROR <json>`` its error ({"message", "kind"}), lines ``hudi-cdc: ...`` its progress. The
+  streamer's error of a run of several targets adds "targets": each target's {"table", "table_type",
+  "base_path"} with its "result", or its "error" ({"message", "kind"}) and "code" (every target ran).
   Jobs that print none (HoodieDeltaStreamer) are judged by their exit code and the log's root cause.
 """
 

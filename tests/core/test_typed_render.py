@@ -145,7 +145,7 @@ def test_source_check_says_the_toast_limit_for_hoodiestreamer_on_emr(tmp_path, h
     (REPLICA IDENTITY FULL), for every profile HoodieStreamer runs on EMR."""
     from hudi_cdc.config import parse_pipeline
     from hudi_cdc.sources.postgres.check import evaluate
-    from tests.capture.test_source_check import _by_name, _facts, _pipeline_dict, _tables
+    from tests.sources.test_source_check import _by_name, _facts, _pipeline_dict, _tables
 
     tables = _tables()
     tables[0].toastable, tables[0].rows, tables[0].heap_bytes, tables[0].toast_bytes = ["bio text"], 10, 8192, 0

@@ -227,6 +227,21 @@ def test_bad_input_leaves_table_unchanged(lake):
     assert lake.table("COPY_ON_WRITE")[1]["name"] == "after"
 
 
+def test_a_corrupt_table_fails_alone(tmp_path, spark):
+    """Two tables in one run (bootstrap's one JVM, issue 36): the first's landing holds a truncated file, the
+    second's is good. The second still runs and commits; the error raised once both ran names the bad file,
+    and the first table was not created."""
+    bad, good = (Lake(tmp_path / name, spark, types=("COPY_ON_WRITE",)) for name in ("bad", "good"))
+    kept = bad.land(SNAPSHOT[:5])
+    kept.write_bytes(kept.read_bytes()[:-40])  # truncated mid-block
+    good.land(SNAPSHOT[:5])
+    with pytest.raises(streamer.JobInputError, match=r"corrupt or truncated Avro file .*bad/landing/.*\.avro"):
+        streamer.run_targets(spark, bad.targets("BULK_INSERT") + good.targets("BULK_INSERT"), log=lambda m: None)
+    assert len(good.commits("COPY_ON_WRITE")) == 1
+    good.assert_matches()
+    assert not Path(bad.pipeline.base_path("artists", "COPY_ON_WRITE")[len("file://"):]).exists()
+
+
 def test_continuous_mode_serves_every_table_in_turn(lake):
     """--continuous round-robins all targets of one JVM (never stuck on the first, as
     HoodieMultiTableStreamer's continuous mode is), and picks up files landed between rounds."""

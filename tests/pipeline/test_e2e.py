@@ -4,6 +4,7 @@ One module-scoped run of `hudi-cdc demo` (sample -> bootstrap -> changes -> stre
 tests then compare every table with the state replayed from the landed events, and drive the CLI's
 error paths against that workspace."""
 
+import json
 import os
 import sys
 
@@ -74,14 +75,19 @@ def test_corrupt_file_fails_by_name_and_leaves_table(demo):
     bad = topic / "moma.public.artworks+0+0000009999.avro"
     bad.write_bytes(good.read_bytes()[:-25])
     try:
-        timeline = d / "lake" / "artworks_mor" / ".hoodie" / "timeline"
-        before = sorted(os.listdir(timeline))
-        proc = cli("stream", "--table", "artworks", "--once", cwd=d)
+        timelines = [d / "lake" / f"artworks_{s}" / ".hoodie" / "timeline" for s in ("cow", "mor")]
+        before = [sorted(os.listdir(t)) for t in timelines]
+        # every table's round runs (issue 36): artists' go through, artworks' both fail by name
+        proc = cli("stream", "--all", "--once", "-o", "json", cwd=d)
         assert proc.returncode == 3, proc.stderr
         lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
         assert len(lines) == 1 and "corrupt or truncated Avro file" in lines[0] and bad.name in lines[0]
-        assert "log:" in lines[0]
-        assert sorted(os.listdir(timeline)) == before
+        assert lines[0].startswith("error: stream-all: 2 of 4 table job(s) failed")
+        assert "artworks (COPY_ON_WRITE): " in lines[0] and "artworks (MERGE_ON_READ): " in lines[0]
+        assert "the 2 other(s) went through" in lines[0] and "log:" in lines[0]
+        shown = json.loads(proc.stdout)  # the tables that went through, as usual
+        assert sorted(r["table"] for r in shown) == ["moma_cow.artists", "moma_mor.artists"]
+        assert [sorted(os.listdir(t)) for t in timelines] == before
     finally:
         bad.unlink()
 

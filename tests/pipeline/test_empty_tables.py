@@ -81,7 +81,13 @@ def test_an_empty_table_that_exists_keeps_its_refusal_and_force_rebuilds_it(p, m
     _land(p, "artworks", files=0)
     monkeypatch.setattr(pipe, "table_exists", lambda pipeline, name, tt, target="local": name == "artworks")
     with pytest.raises(TableStateError, match="artworks .* already exists"):
-        pipe.bootstrap_plan(p)
+        pipe.bootstrap_plan(p, "artworks")
+    said: list[str] = []  # the whole pipeline: the existing table is skipped with a note, the others go on
+    jobs, empty = pipe.bootstrap_plan(p, progress=said.append)
+    assert empty == [] and [(j.table, j.table_type) for j in jobs] == [("artists", COW), ("artists", MOR)]
+    assert [m.split(":")[0] for m in said] == ["artworks (COPY_ON_WRITE) exists already",
+                                               "artworks (MERGE_ON_READ) exists already"]
+    assert "--table artworks --force" in said[0]
     jobs, empty = pipe.bootstrap_plan(p, force=True)
     assert empty == [] and {j.table for j in jobs} == {"artists", "artworks"}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -105,9 +106,23 @@ def bootstrap_cmd(ctx, table, force, dry_run, output):
     """BULK_INSERT (with --filter-dupes) everything landed so far, every table and table type."""
     from hudi_cdc import pipeline as pipe
 
-    results = pipe.bootstrap(pipeline_from(ctx), table, force=force, target=target_of(ctx), dry_run=dry_run,
-                             progress=progress, show=click.echo)
+    with _partial_results(output):
+        results = pipe.bootstrap(pipeline_from(ctx), table, force=force, target=target_of(ctx), dry_run=dry_run,
+                                 progress=progress, show=click.echo)
     render(views.job_results(results), output)
+
+
+@contextmanager
+def _partial_results(output):
+    """Some table jobs failed, the others went on: theirs are shown as usual, then the one error line."""
+    from hudi_cdc.errors import TablesFailed
+
+    try:
+        yield
+    except TablesFailed as exc:
+        if exc.results:
+            render(views.job_results(exc.results), output)
+        raise
 
 
 @click.command("stream")
@@ -127,16 +142,18 @@ def stream_cmd(ctx, table, all_tables, ttype, once, dry_run, output):
         if table or ttype:
             raise click.UsageError("--all streams every table and type: give --table/--type or --all")
         target = target_of(ctx)
-        results = pipe.stream_all(pipeline_from(ctx), once=once, target=target, dry_run=dry_run,
-                                  progress=progress, show=click.echo)
+        with _partial_results(output):
+            results = pipe.stream_all(pipeline_from(ctx), once=once, target=target, dry_run=dry_run,
+                                      progress=progress, show=click.echo)
         local_loops = not once and target == "local"
         render(views.stream_all_results(results) if local_loops else views.job_results(results), output)
         return
     if not table:
         raise click.UsageError("give --table TABLE, or --all for every table")
-    results = pipe.stream(pipeline_from(ctx), table, once=once, table_type=BY_SUFFIX.get(ttype),
-                          target=target_of(ctx), dry_run=dry_run, progress=progress,
-                          show=click.echo)
+    with _partial_results(output):
+        results = pipe.stream(pipeline_from(ctx), table, once=once, table_type=BY_SUFFIX.get(ttype),
+                              target=target_of(ctx), dry_run=dry_run, progress=progress,
+                              show=click.echo)
     render(views.job_results(results), output)
 
 

@@ -1,5 +1,7 @@
 """The streamer's driver: rounds over every target, the Spark session, and the lines the local
-runner reads from the job's output (RESULT_MARK / ERROR_MARK + JSON)."""
+runner reads from the job's output (RESULT_MARK / ERROR_MARK + JSON). A run that is not continuous gives
+every target its round whatever the others' (issue 36); its error line then carries every target's result
+or error ("targets", hudi_cdc/spark/launch.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import os
 import shlex
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -54,10 +57,10 @@ def _round(spark, t: Target, props: dict[str, str], log) -> RoundResult:
 
 
 def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[str, str]], log=print
-                          ) -> list[RoundResult]:
+                          ) -> list[RoundResult | BaseException]:
     """`stream --all --once`: one round per target, at most `max_parallel_rounds` at a time, each in its
     own FAIR pool (as the continuous loops run). Every table gets its round; a failed one does not stop
-    the others, and the first failure (in the targets' order) is raised once all have ended."""
+    the others: each target's result or error, in the targets' order."""
     width = max(1, min(len(targets), max(t.max_parallel_rounds for t in targets)))
     sc = getattr(spark, "sparkContext", None)
 
@@ -69,24 +72,43 @@ def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[st
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="hudi-cdc-once") as pool:
         futures = [pool.submit(one, t) for t in targets]
         wait(futures)
-    errors = [e for e in (f.exception() for f in futures) if e is not None]
-    for e in errors[1:]:
-        log(f"round failed: {root_cause(e, 600)}")
-    if errors:
-        raise errors[0]
-    return [f.result() for f in futures]
+    return [f.exception() or f.result() for f in futures]
+
+
+def run_each(spark, targets: list[Target], log=print) -> list[RoundResult | BaseException]:
+    """One round per target (not continuous), every target's round run even when another's failed (issue
+    36): each target's result or error, in the targets' order. `stream --all --once` runs them side by
+    side, the others (bootstrap, `stream --table T --once`) one after the other."""
+    props = {id(t): target_properties(t) for t in targets}
+    if len(targets) > 1 and any(t.all_tables for t in targets):
+        out = run_once_side_by_side(spark, targets, props, log)
+    else:
+        out = []
+        for t in targets:
+            try:
+                out.append(_round(spark, t, props[id(t)], log))
+            except Exception as exc:  # noqa: BLE001 - reported per target by the caller
+                out.append(exc)
+    for t, o in zip(targets, out, strict=True):
+        if isinstance(o, BaseException):
+            log(f"{t.target_table} ({t.table_type}): round failed: {root_cause(o, 600)}")
+    return out
 
 
 def run_targets(spark, targets: list[Target], log=print) -> list[RoundResult]:
     """One round per target; in continuous mode, round after round over every target in turn
-    (never stuck on the first, as HoodieMultiTableStreamer's continuous mode is)."""
+    (never stuck on the first, as HoodieMultiTableStreamer's continuous mode is). Not continuous, every
+    target gets its round and the first failure (in the targets' order) is raised once all have ended."""
+    if not any(t.continuous for t in targets):
+        outcomes = run_each(spark, targets, log)
+        errors = [o for o in outcomes if isinstance(o, BaseException)]
+        if errors:
+            raise errors[0]
+        return outcomes  # type: ignore[return-value]
     props = {id(t): target_properties(t) for t in targets}
-    continuous = any(t.continuous for t in targets)
-    if not continuous and len(targets) > 1 and any(t.all_tables for t in targets):
-        return run_once_side_by_side(spark, targets, props, log)
     compactor = Compactor(spark, log)
     try:
-        return _rounds(spark, targets, props, compactor, continuous, log)
+        return _rounds(spark, targets, props, compactor, True, log)
     finally:
         compactor.wait()
 
@@ -173,6 +195,46 @@ def _mark(mark: str, payload) -> None:
     print(mark + json.dumps(payload), flush=True)
 
 
+# the job's own failures: reported with their kind and exit code (any other exception is a bug: traceback)
+_KNOWN = (AllGivenUp, JvmGone, JobInputError, DiskFull)
+
+
+def _failure(exc: BaseException) -> tuple[dict, int]:
+    """The error line's payload ({"message", "kind"}) and the exit code of a failure."""
+    if isinstance(exc, AllGivenUp):
+        return {"message": str(exc), "kind": exc.kind}, _KIND_EXIT.get(exc.kind, ExitCode.JOB)
+    if isinstance(exc, JobInputError):
+        return ({"message": str(exc), "kind": exc.kind},
+                ExitCode.REGISTRY if isinstance(exc, RegistryReadError) else ExitCode.DATA)
+    if isinstance(exc, DiskFull):
+        return {"message": str(exc), "kind": exc.kind}, ExitCode.ENVIRONMENT
+    if isinstance(exc, JvmGone):
+        return {"message": str(exc), "kind": "job"}, ExitCode.JOB
+    return {"message": root_cause(exc), "kind": "job"}, ExitCode.JOB
+
+
+def _report(targets: list[Target], outcomes: list[RoundResult | BaseException]) -> int:
+    """The job's result line, or (some target failed) ONE error line: the first failure's message and kind
+    (what a runner of one target reads) and under "targets" every target's result or error, in order."""
+    failed = [o for o in outcomes if isinstance(o, BaseException)]
+    if not failed:
+        _mark(RESULT_MARK, [o.as_dict() for o in outcomes])  # type: ignore[union-attr]
+        return ExitCode.OK
+    per_target = []
+    for t, o in zip(targets, outcomes, strict=True):
+        row: dict = {"table": t.target_table, "table_type": t.table_type, "base_path": t.target_base_path}
+        if isinstance(o, BaseException):
+            if not isinstance(o, _KNOWN):  # a bug, not the input: its traceback goes to the log
+                traceback.print_exception(o, file=sys.stdout)
+            row["error"], row["code"] = _failure(o)
+        else:
+            row["result"] = o.as_dict()
+        per_target.append(row)
+    payload, code = _failure(failed[0])
+    _mark(ERROR_MARK, {**payload, "targets": per_target})
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -181,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _mark(ERROR_MARK, {"message": "bad streamer arguments: " + shlex.join(argv)})
         return ExitCode.CONFIG
     all_tables = any(t.all_tables for t in targets)
+    continuous = any(t.continuous for t in targets)
     # FAIR pools: each table's rounds (stream --all), and any compaction beside them (compaction.py; the
     # properties are read in the rounds, where a bad file is reported: one pool of rounds is FIFO anyway)
     beside = any(t.continuous and t.table_type == "MERGE_ON_READ" for t in targets)
@@ -188,26 +251,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     spark.sparkContext.setLogLevel("WARN")
     log = lambda m: print("hudi-cdc: " + m, flush=True)  # noqa: E731
     try:
-        if all_tables and any(t.continuous for t in targets):
+        if all_tables and continuous:
             _mark(RESULT_MARK, run_all_tables(spark, targets, log))
-            spark.stop()
-            return ExitCode.OK
-        results = run_targets(spark, targets, log=log)
-    except AllGivenUp as exc:
-        _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
-        return _KIND_EXIT.get(exc.kind, ExitCode.JOB)
-    except JvmGone as exc:
-        _mark(ERROR_MARK, {"message": str(exc), "kind": "job"})
-        return ExitCode.JOB
-    except JobInputError as exc:
-        _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
-        return ExitCode.REGISTRY if isinstance(exc, RegistryReadError) else ExitCode.DATA
-    except DiskFull as exc:
-        _mark(ERROR_MARK, {"message": str(exc), "kind": exc.kind})
-        return ExitCode.ENVIRONMENT
+        elif continuous:
+            _mark(RESULT_MARK, [r.as_dict() for r in run_targets(spark, targets, log=log)])
+        else:  # every target's round, whatever the others' (issue 36)
+            code = _report(targets, run_each(spark, targets, log))
+            if code != ExitCode.OK:
+                return code
     except Exception as exc:
-        _mark(ERROR_MARK, {"message": root_cause(exc), "kind": "job"})
-        raise
-    _mark(RESULT_MARK, [r.as_dict() for r in results])
+        payload, code = _failure(exc)
+        _mark(ERROR_MARK, payload)
+        if not isinstance(exc, _KNOWN):
+            raise
+        return code
     spark.stop()
     return ExitCode.OK

@@ -22,7 +22,7 @@ from hudi_cdc.common import checkpoints, lake_types
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import TYPE_SUFFIX, Pipeline, uri_to_path
 from hudi_cdc.core import render
-from hudi_cdc.errors import ConfigError, DataError, JobError
+from hudi_cdc.errors import ConfigError, DataError, HudiCdcError, JobError, TablesFailed
 from hudi_cdc.registry.credentials import registry_env
 from hudi_cdc.runners.deltastreamer import runtime as rt_mod
 from hudi_cdc.runners.deltastreamer.schema_union import union_schema
@@ -218,8 +218,9 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
     idle_rounds bounds --continuous jobs (NoNewDataTerminationStrategy); timeout_seconds bounds any
     job (killed, then JobError). Returns per job: table, type, op, instants completed by the job
     (commits, delta commits, compactions), the checkpoint stored, skipped (nothing committed),
-    seconds and log path. Each job is started by `launcher` (hudi_cdc/spark/launch.py): it inherits the
-    table locks this process holds and dies with it.
+    seconds and log path. A failed job of several (not continuous) does not stop the next: TablesFailed
+    names every failed one once all ran (issue 36). Each job is started by `launcher`
+    (hudi_cdc/spark/launch.py): it inherits the table locks this process holds and dies with it.
     """
     if not jobs:
         raise ConfigError("nothing to run")
@@ -228,7 +229,7 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
                           f"(this pipeline: {pipeline.hudi.version})")
     rt = rt_mod.load()
     wd = work_dir(pipeline)
-    props_dir, schema_dir, logs = wd / "properties", wd / "schemas", wd / "logs"
+    props_dir, logs = wd / "properties", wd / "logs"
     render.write_properties(pipeline, props_dir)
     logs.mkdir(parents=True, exist_ok=True)
     env = _environment(pipeline, rt)
@@ -238,24 +239,53 @@ def run_jobs(pipeline: Pipeline, jobs: Sequence[render.Job], label: str, progres
                                                              pipeline.base_path(j.table, j.table_type))))
                                       for j in jobs})
     launcher = launcher or launch.Launcher()
-    results = []
+    run = _JobRun(pipeline, label, progress, rt, env, wd, launcher, idle_rounds, timeout_seconds)
+    go_on = len(jobs) > 1 and not any(job.continuous for job in jobs)  # one job's failure is its own
+    results, failed = [], []
     for job in jobs:
-        extra = termination_flags(idle_rounds) if (job.continuous and idle_rounds) else []
-        argv = argv_for(pipeline, job, rt, props_dir, schema_dir, extra, progress)
+        try:
+            results.append(run.one(job))
+        except HudiCdcError as exc:
+            if not go_on:
+                raise
+            progress(f"{label}: {job.name} failed: {exc}")
+            failed.append((job.table, job.table_type, exc))
+    if failed:
+        raise TablesFailed(label, failed, results, len(jobs))
+    return results
+
+
+@dataclass
+class _JobRun:
+    """What every job of one run_jobs shares; `one` runs a job and says what it committed."""
+
+    pipeline: Pipeline
+    label: str
+    progress: Progress
+    rt: rt_mod.Runtime
+    env: dict[str, str]
+    wd: Path
+    launcher: launch.Launcher
+    idle_rounds: int | None
+    timeout_seconds: float | None
+
+    def one(self, job: render.Job) -> dict:
+        pipeline, label, rt = self.pipeline, self.label, self.rt
+        extra = termination_flags(self.idle_rounds) if (job.continuous and self.idle_rounds) else []
+        argv = argv_for(pipeline, job, rt, self.wd / "properties", self.wd / "schemas", extra, self.progress)
         base = uri_to_path(pipeline.base_path(job.table, job.table_type))
         before = set(completed_instants(base))
         # unchanged TOASTed values cannot be filled by HoodieDeltaStreamer: refused before it runs
         refuse_placeholders(pipeline, job.table, checkpoint(base, sorted(before)))
-        log_path = logs / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}-{job.name}.log"
-        progress(f"{label}: HoodieDeltaStreamer {rt.hudi_version} {job.name}; log {log_path}")
-        out = launcher.run(argv, env=env, cwd=wd, log_path=log_path, timeout=timeout_seconds)
+        log_path = self.wd / "logs" / f"{datetime.now().strftime('%Y%m%dT%H%M%S')}-{label}-{job.name}.log"
+        self.progress(f"{label}: HoodieDeltaStreamer {rt.hudi_version} {job.name}; log {log_path}")
+        out = self.launcher.run(argv, env=self.env, cwd=self.wd, log_path=log_path, timeout=self.timeout_seconds)
         elapsed = out.seconds
         if not out.ok:
             raise JobError(f"{label} {job.name} failed: {out.cause()} (log: {log_path})")
         after = completed_instants(base)
         made = [f"{i}.{a}" for i, a in after if (i, a) not in before]
-        results.append({"table": job.table, "type": job.table_type, "op": job.op, "continuous": job.continuous,
-                        "instants": made, "checkpoint": checkpoint(base, after), "skipped": not made,
-                        "seconds": round(elapsed, 1), "log": str(log_path)})
-        progress(f"{label}: {job.name} done in {elapsed:.0f}s: {', '.join(made) or 'nothing new'}")
-    return results
+        self.progress(f"{label}: {job.name} done in {elapsed:.0f}s: {', '.join(made) or 'nothing new'}")
+        return {"table": job.table, "type": job.table_type, "op": job.op, "continuous": job.continuous,
+                "instants": made, "checkpoint": checkpoint(base, after), "skipped": not made,
+                "seconds": round(elapsed, 1), "log": str(log_path)}

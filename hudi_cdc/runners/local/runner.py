@@ -2,7 +2,9 @@
 
 All jobs of one command run in one JVM (the streamer takes several flag groups), which on a
 2-core machine saves a JVM start per table. On failure the one-line error carries the root cause
-found in the job's output and the log path; nothing secret is put on the command line.
+found in the job's output and the log path; nothing secret is put on the command line. A failed
+table/type job does not stop the others (issue 36): the job reports every target, and the runner raises
+TablesFailed naming each failed one and carrying the others' results.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
 from hudi_cdc.core.profiles import HOODIESTREAMER, engine_for
 from hudi_cdc.core.render import Job, write_properties
-from hudi_cdc.errors import DataError, EnvironmentProblem, HudiCdcError, JobError, RegistryError
+from hudi_cdc.errors import DataError, EnvironmentProblem, HudiCdcError, JobError, RegistryError, TablesFailed
 from hudi_cdc.jobs.stream.errors import DISK_FULL
 from hudi_cdc.lake.status import failures_dir, record_failure
 from hudi_cdc.registry.credentials import registry_env
@@ -35,6 +37,11 @@ from hudi_cdc.toolchain.java_spark import find_java, spark_home, spark_submit
 Progress = Callable[[str], None]
 
 
+def _error_class(kind: str | None) -> type[HudiCdcError]:
+    return {"input": DataError, "registry": RegistryError, "registry_unavailable": RegistryUnavailable,
+            "disk": EnvironmentProblem}.get(kind or "job", JobError)
+
+
 def _job_error(error: dict | None, label: str, cause: str, tail: list[str], log_path: Path) -> HudiCdcError:
     """hudi-cdc's error (and exit code) for the kind of failure the job reported."""
     kind = (error or {}).get("kind")
@@ -42,13 +49,27 @@ def _job_error(error: dict | None, label: str, cause: str, tail: list[str], log_
         kind = "disk"
     if kind == "input":
         return DataError(f"{error['message']} (table left unchanged; log: {log_path})")  # type: ignore[index]
-    if kind == "registry":
-        return RegistryError(f"{cause} (table left unchanged; log: {log_path})")
-    if kind == "registry_unavailable":
-        return RegistryUnavailable(f"{cause} (table left unchanged; log: {log_path})")
+    if kind in ("registry", "registry_unavailable"):
+        return _error_class(kind)(f"{cause} (table left unchanged; log: {log_path})")
     if kind == "disk":
         return EnvironmentProblem(f"{label} failed: {cause if error else DISK_FULL} (log: {log_path})")
     return JobError(f"{label} failed: {cause} (log: {log_path})")
+
+
+def tables_failed(pipeline: Pipeline, jobs: Sequence[Job], targets: list[dict], label: str,
+                  log_path: Path) -> TablesFailed:
+    """A job of several targets some of which failed (every target ran, jobs/stream/main.py): the failed
+    ones recorded for `status`, the others' results kept (their commits stand)."""
+    failed: list[tuple[str, str, HudiCdcError]] = []
+    results: list[dict] = []
+    for job, target in zip(jobs, targets, strict=True):
+        error = target.get("error")
+        if error is None:
+            results.append(target["result"])
+            continue
+        record_failure(pipeline, job.table, job.table_type, label, error["message"])
+        failed.append((job.table, job.table_type, _error_class(error.get("kind"))(error["message"])))
+    return TablesFailed(label, failed, results, len(jobs), f"log: {log_path}")
 
 
 class LocalRunner:
@@ -110,6 +131,12 @@ class LocalRunner:
                                java_home=os.environ.get("JAVA_HOME") or Path(java).resolve().parent.parent)
         self.progress(f"{label}: spark-submit {len(jobs)} job(s) in one JVM; log {log_path}")
         out = self.launcher.run(argv, env=env, cwd=wd, log_path=log_path, progress=self.progress)
+        targets = (out.error or {}).get("targets") or []
+        if not out.ok and len(jobs) > 1 and len(targets) == len(jobs):  # every job ran, some failed
+            failure = tables_failed(self.pipeline, jobs, targets, label, log_path)
+            self.progress(f"{label}: {len(jobs) - len(failure.failed)} of {len(jobs)} job(s) done, "
+                          f"{len(failure.failed)} failed, in {out.seconds:.0f}s")
+            raise failure
         if not out.ok or out.result is None:
             cause = out.cause()
             for job in jobs:  # `hudi-cdc status` shows it until a later round commits
