@@ -236,3 +236,15 @@ def _rejected(cols: list[Column], want: bytes, names: list[str], rejects_json: s
     if len(left) < len(names):
         result.rejected += 1
     return left
+
+
+def require_lake_table(pipeline: Pipeline, table: str, table_type: str) -> str:
+    """The table's base path; a local table without a completed commit is one TableStateError (what every
+    source's verify checks before it reads the database)."""
+    from hudi_cdc.errors import TableStateError
+    from hudi_cdc.jobs.streamer import has_completed_commit
+
+    base = pipeline.base_path(table, table_type)
+    if base.startswith("file://") and not has_completed_commit(base):  # pipeline.table_exists, local
+        raise TableStateError(f"table {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
+    return base

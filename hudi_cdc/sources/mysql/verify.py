@@ -17,7 +17,15 @@ from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import TableStateError
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources import typed_values as tv
-from hudi_cdc.sources.comparison import CHUNK, SAMPLES, Column, VerifyResult, _row_digest, compare
+from hudi_cdc.sources.comparison import (
+    CHUNK,
+    SAMPLES,
+    Column,
+    VerifyResult,
+    _row_digest,
+    compare,
+    require_lake_table,
+)
 from hudi_cdc.sources.mysql import binlog as mysql
 
 _EPOCH_DAY = date(1970, 1, 1)
@@ -88,15 +96,12 @@ def _quote(name: str) -> str:
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
     import pymysql
 
-    from hudi_cdc.jobs.streamer import has_completed_commit
     from hudi_cdc.lake.reader import read_arrow
 
     t = pipeline.table(table)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
-    base = pipeline.base_path(table, table_type)
-    if base.startswith("file://") and not has_completed_commit(base):  # pipeline.table_exists, local
-        raise TableStateError(f"table {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
+    base = require_lake_table(pipeline, table, table_type)
     lake = read_arrow(base)
     lake_cols = set(lake.column_names) if lake is not None else set()
     conn = mysql.connect(pipeline)

@@ -21,6 +21,7 @@ from hudi_cdc.sources.comparison import (
     _lake_values,
     _row_digest,
     compare,
+    require_lake_table,
 )
 from hudi_cdc.sources.postgres import db
 
@@ -37,14 +38,11 @@ def _db_columns(conn, t: src.SourceTable) -> list[Column]:
 
 
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
-    from hudi_cdc.jobs.streamer import has_completed_commit
 
     t = pipeline.table(table)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
-    base = pipeline.base_path(table, table_type)
-    if base.startswith("file://") and not has_completed_commit(base):  # pipeline.table_exists, local
-        raise TableStateError(f"table {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
+    require_lake_table(pipeline, table, table_type)
     lake = _lake_table(pipeline, table, table_type)
     if hist.is_history(keys):  # an append-only raw history: compared as a multiset of rows
         return _verify_history(pipeline, table, table_type, st, lake, samples)
