@@ -11,6 +11,7 @@ Every launch
   so a killed command never leaves a JVM writing a table whose lock it no longer holds. The
   child runs in its own session, so a terminal's Ctrl-C reaches hudi-cdc only, which stops the
   job (`Launcher.terminate`: SIGTERM to its process group, then SIGKILL);
+- maps the driver's class-data sharing archive (spark/cds.py), built by the first run that ends well;
 - speaks one result/error protocol: a line ``HUDI_CDC_RESULT <json>`` is the job's result, a line
   ``HUDI_CDC_ERROR <json>`` its error ({"message", "kind"}), lines ``hudi-cdc: ...`` its progress. The
   streamer's error of a run of several targets adds "targets": each target's {"table", "table_type",
@@ -33,6 +34,7 @@ from typing import Any
 
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.core import lock
+from hudi_cdc.spark import cds
 
 RESULT_MARK = "HUDI_CDC_RESULT "
 ERROR_MARK = "HUDI_CDC_ERROR "
@@ -122,12 +124,18 @@ class Launcher:
         result: Any = None
         error: dict | None = None
         timed_out = threading.Event()
+        sharing = cds.plan(env)
+        code: int | None = None
         with open(log_path, "w") as log:
             log.write("argv: " + json.dumps(list(argv)) + "\n")
             log.flush()
-            proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    env=dict(env), cwd=str(cwd), bufsize=1, start_new_session=True,
-                                    pass_fds=lock.held_fds(), preexec_fn=die_with_parent)
+            try:
+                proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        env=sharing.env, cwd=str(cwd), bufsize=1, start_new_session=True,
+                                        pass_fds=lock.held_fds(), preexec_fn=die_with_parent)
+            except BaseException:
+                sharing.finish(False)
+                raise
             self.child = proc
             timer = None
             if timeout is not None:
@@ -150,7 +158,7 @@ class Launcher:
                     tail.append(line.rstrip("\n"))
                     if len(tail) > TAIL_LINES:
                         del tail[: TAIL_LINES // 2]
-                code: int | None = proc.wait()
+                code = proc.wait()
             except BaseException:  # Ctrl-C without supervision, or an error reading the output
                 self.terminate()
                 raise
@@ -158,6 +166,7 @@ class Launcher:
                 if timer is not None:
                     timer.cancel()
                 self.child = None
+                sharing.finish(code == 0 and not timed_out.is_set())
         if timed_out.is_set():
             code = None
         return Outcome(code=code, result=result, error=error, tail=tail, seconds=time.time() - started,
