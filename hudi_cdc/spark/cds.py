@@ -8,7 +8,8 @@ on the sample's bootstrap (2 cores, C1 only): 37.9 s of CPU without, 30.2 s with
 - One archive per (java, SPARK_HOME's jars, SPARK_CONF_DIR) under $HUDI_CDC_HOME/cds/, built by the
   first spark-submit that ends well (it dumps at exit, a few seconds; later runs map it). The JDK itself
   refuses an archive that does not match the JVM or class path and runs without it.
-- Only one run builds at a time (an O_EXCL claim; a claim older than an hour is taken over); the
+- Only one run builds at a time (an O_EXCL claim holding its pid; the claim of a process that is gone,
+  or older than an hour, is taken over); the
   archive appears by an atomic rename, so a reader never maps half a file.
 - The options reach the driver JVM only, through SPARK_SUBMIT_OPTS (never argv); executors on a
   cluster are not touched.
@@ -89,8 +90,8 @@ def plan(env: Mapping[str, str]) -> Plan:
     try:
         root.mkdir(parents=True, exist_ok=True)
         claim = root / f"spark-driver-{key}.building"
-        if claim.exists() and time.time() - claim.stat().st_mtime > CLAIM_STALE_SECONDS:
-            claim.unlink(missing_ok=True)  # a run that died while building
+        if claim.exists() and _stale(claim):
+            claim.unlink(missing_ok=True)  # a run that died (kill -9) while building
         fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except OSError:  # another run is building it (or the cache is not writable): run without
         return Plan(out)
@@ -99,6 +100,26 @@ def plan(env: Mapping[str, str]) -> Plan:
     building = root / f"spark-driver-{key}.{os.getpid()}.tmp"
     return Plan(_with_option(out, f"-XX:ArchiveClassesAtExit={building}"), building=building, archive=archive,
                 claim=claim)
+
+
+def _stale(claim: Path) -> bool:
+    """The claim of a builder that is gone (its pid no longer runs), or older than an hour."""
+    try:
+        if time.time() - claim.stat().st_mtime > CLAIM_STALE_SECONDS:
+            return True
+        pid = int(claim.read_text().strip() or "0")
+    except (OSError, ValueError):
+        return True
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        (claim.parent / claim.name.replace(".building", f".{pid}.tmp")).unlink(missing_ok=True)
+        return True
+    except PermissionError:  # someone else's live process
+        return False
+    return False
 
 
 def _with_option(env: dict[str, str], option: str) -> dict[str, str]:

@@ -63,6 +63,16 @@ def test_a_stale_claim_is_taken_over(env):
     assert _option(cds.plan(env).env).startswith("-XX:ArchiveClassesAtExit=")
 
 
+def test_the_claim_of_a_killed_builder_is_taken_over(env):
+    first = cds.plan(env)
+    assert first.claim is not None
+    first.claim.write_text("999999999")  # a pid that does not run: its builder was killed (kill -9)
+    half = first.claim.parent / first.claim.name.replace(".building", ".999999999.tmp")
+    half.write_bytes(b"half")  # what it had dumped
+    again = cds.plan(env)
+    assert _option(again.env).startswith("-XX:ArchiveClassesAtExit=") and not half.exists()
+
+
 def test_another_spark_or_java_is_another_archive(env, tmp_path):
     first = cds.plan(env)
     assert first.building is not None
