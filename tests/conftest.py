@@ -54,13 +54,21 @@ SERVICE_GROUPS = {
     "trino": "stack",
     "connect_worker": "kafka",
     "mariadb": "mariadb",
+    "sample_lake": "sample-lake",  # tests/plugins/query_fixtures.py: built once, read by query and status
 }
+
+
+DURATIONS = Path(__file__).parent / "durations.json"  # seconds per test file, from a measured whole run
 
 
 def _xdist_groups(items) -> None:
     """One xdist group per test file (module-scoped fixtures are built once), except that a file using a
-    service of SERVICE_GROUPS joins that service's group; the service groups are ordered first so the
-    longest units start first."""
+    service of SERVICE_GROUPS joins that service's group. Groups go out longest first (their files'
+    seconds in tests/durations.json, refreshed from a whole run's --durations): the workers end together
+    instead of one finishing a long file alone."""
+    import json
+
+    seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
     group_of: dict[str, str] = {}
     for item in items:
         path = item.nodeid.split("::")[0]
@@ -68,9 +76,11 @@ def _xdist_groups(items) -> None:
         if service is not None:
             group_of[path] = service
         group_of.setdefault(path, path)
-    rank = {g: i for i, g in enumerate(("stack", "kafka", "mariadb"))}
+    weight: dict[str, float] = {}
+    for path, group in group_of.items():
+        weight[group] = weight.get(group, 0.0) + seconds.get(path, 0.0)
     position = {id(item): i for i, item in enumerate(items)}
-    items.sort(key=lambda it: (rank.get(group_of[it.nodeid.split("::")[0]], len(rank)), position[id(it)]))
+    items.sort(key=lambda it: (-weight[group_of[it.nodeid.split("::")[0]]], position[id(it)]))
     for item in items:
         item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid.split("::")[0]]))
 

@@ -266,7 +266,7 @@ def test_pgbench_invariant_at_consistent_points(tmp_path, spark, pg_database):
     capture = subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / "hudi-cdc.yaml"), "capture",
                                 "--rotate-seconds", "2"], cwd=base, env=cli_env(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    bench = subprocess.Popen([pgbench, "-c", "4", "-j", "2", "-T", "20", "-n", *conn_args, db["name"]], env=env,
+    bench = subprocess.Popen([pgbench, "-c", "4", "-j", "2", "-T", "10", "-n", *conn_args, db["name"]], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     points: dict[tuple[str, int], tuple] = {}
     try:

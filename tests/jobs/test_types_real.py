@@ -287,14 +287,15 @@ def test_legacy_table_keeps_its_encodings_and_verify_names_them(scenario):
 @pytest.mark.deltastreamer
 def test_real_deltastreamer_014_lands_the_same_types(scenario):
     """The real HoodieDeltaStreamer 0.14.0 (one spark-submit per job) over the same landed files: its
-    transformer SQL, rendered per column from the landed schema, gives the same lake types and values."""
+    transformer SQL, rendered per column from the landed schema, gives the same lake types and values.
+    MoR here (the local runner's properties); CoW by the EMR-rendered properties in the next test."""
     from hudi_cdc.runners.deltastreamer import runtime, submit
     from hudi_cdc.sources.verify import verify
 
     require(runtime.is_ready(), "no HoodieDeltaStreamer 0.14.0 runtime: run scripts/install-deltastreamer.sh")
     p = _pipeline(Path(scenario["p"].base_dir), scenario["db"], lake="lake014", hudi={"version": "0.14.0"})
-    submit.run_jobs(p, [render.Job(TABLE, tt, "BULK_INSERT") for tt in TYPES], "bootstrap", progress=lambda m: None)
-    for tt in TYPES:
+    submit.run_jobs(p, [render.Job(TABLE, "MERGE_ON_READ", "BULK_INSERT")], "bootstrap", progress=lambda m: None)
+    for tt in ("MERGE_ON_READ",):
         want, got = _lake(scenario["p"], tt), _lake(p, tt)
         for name in want.schema.names:
             if not name.startswith("_hoodie"):

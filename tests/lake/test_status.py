@@ -11,8 +11,15 @@ import fastavro
 import pytest
 
 from hudi_cdc.cli import main
-from hudi_cdc.lake.status import Bounds, TableStatus, breaches, instant_epoch, pipeline_status, record_failure
-from tests.plugins.query_fixtures import build_sample_lake
+from hudi_cdc.lake.status import (
+    Bounds,
+    TableStatus,
+    breaches,
+    failures_dir,
+    instant_epoch,
+    pipeline_status,
+    record_failure,
+)
 
 
 def test_instant_epoch_reads_millisecond_and_second_instants():
@@ -40,9 +47,10 @@ def test_rejected_rows_sum_every_commit_that_recorded_them():
     assert rejected_rows(metas) == 5 and rejected_rows([]) == 0
 
 
-@pytest.fixture(scope="module")
-def lake(spark, tmp_path_factory):
-    return build_sample_lake(tmp_path_factory.mktemp("status-lake"), spark)
+@pytest.fixture
+def lake(sample_lake):
+    """The session's sample lake (tests/plugins/query_fixtures.py), shared with tests/query."""
+    return sample_lake
 
 
 def _landed_max(lake, field):
@@ -94,6 +102,7 @@ def test_status_backlog_bounds_and_failures_through_the_cli(lake, capsys):
         assert out[0]["last_failure"]["message"] == "Hudi write failed: disk full"
     finally:
         os.remove(extra)
+        shutil.rmtree(failures_dir(lake.pipeline), ignore_errors=True)  # the shared lake as it was
 
 
 @pytest.mark.spark

@@ -1,6 +1,7 @@
 """Fixtures for tests/query/test_query*.py: the MoMA sample pipeline's artists tables (CoW and MoR), with
 the seed's five changes and the delete of artist 299 landed as separate files, one UPSERT round each,
-written in-process on the shared Spark session. Built once per test module."""
+written in-process on the shared Spark session. Built once per session (tests/query, tests/lake/test_status.py
+read it; tests/conftest.py keeps them on one xdist worker); a test that changes it puts it back.""" 
 
 from __future__ import annotations
 
@@ -80,11 +81,11 @@ def build_sample_lake(tmp: Path, spark) -> SampleLake:
     return lake
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sample_lake(spark, tmp_path_factory) -> SampleLake:
     return build_sample_lake(tmp_path_factory.mktemp("query-lake"), spark)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sample_paths(sample_lake) -> dict[str, str]:
     return {"cow": sample_lake.base_path("COPY_ON_WRITE"), "mor": sample_lake.base_path("MERGE_ON_READ")}

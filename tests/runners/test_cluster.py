@@ -1,9 +1,10 @@
 """A real Spark standalone cluster (tests/plugins/spark_cluster.py: a master and one worker of 1 core
-and 1 GiB from the pyspark wheel) runs `hudi-cdc bootstrap` and `stream --once` through the CLI with
-spark.master spark://..., landing and lake on the local S3 endpoint (s3proxy). The executors write
-the tables' files over s3a: the jars reach them through spark.jars, the s3a settings through
-spark.hadoop.*, the keys through the worker's own environment (never through the application). The
-tables are read back with hudi-rs (no JVM) and equal the replay of the landed events."""
+and 1 GiB from the pyspark wheel), landing and lake on the local S3 endpoint (s3proxy), one test: `hudi-cdc
+bootstrap` through the CLI with spark.master spark://... (the executors write the tables' files over s3a:
+the jars reach them through spark.jars, the s3a settings through spark.hadoop.*, the keys through the
+worker's own environment, never through the application), then the EMR steps `hudi-cdc --target emr`
+submits stream the changes on the same cluster. The tables are read back with hudi-rs (no JVM) and equal
+the replay of the landed events."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 from hudi_cdc.config import load_pipeline
 from tests.cli import run_cli
-from tests.plugins.s3 import assert_artists_equal_the_replay, download, run_sample_steps, sample_pipeline_on_s3
+from tests.plugins.s3 import assert_artists_equal_the_replay, download, sample_pipeline_on_s3
 
 pytestmark = [pytest.mark.cluster, pytest.mark.s3, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,32 +52,12 @@ def _assert_artists_equal_the_replay(p, landing: Path) -> None:
         assert_artists_equal_the_replay(p.base_path("artists", table_type), landing)
 
 
-def test_bootstrap_and_stream_on_a_standalone_cluster(spark_cluster, s3_endpoint, s3_bucket, tmp_path):
-    (tmp_path / "hudi-cdc.yaml").write_text(sample_pipeline_on_s3(s3_bucket, SETTINGS.format(
-        endpoint=s3_endpoint, master=spark_cluster.master_url)))
-    _assert_driver_has_the_keys()
-    times = run_sample_steps(tmp_path, timeout=1500)
-    print(f"standalone cluster on S3, seconds: {times}")
-
-    logs = sorted((tmp_path / ".hudi-cdc" / "logs").glob("*.log"))
-    text = "\n".join(p.read_text(errors="replace") for p in logs)
-    assert f'"--master", "{spark_cluster.master_url}"' in text  # the argv the log records
-    executors = list(spark_cluster.work_dir.glob("app-*/*/stderr"))
-    assert executors, "no executor ran on the worker"
-    assert "hudi-cdc-local-secret" not in text  # no key in the application's argv or output
-
-    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
-    _assert_artists_equal_the_replay(p, tmp_path / "landing")
-
-
 EMR_SETTINGS = """\
 emr:
   region: us-east-1
   bucket: {bucket}
   prefix: hudi-cdc
   cluster_id: j-LOCALSTANDALONE
-spark:
-  shuffle_partitions: 2
 """
 
 
@@ -97,13 +78,14 @@ def _emr_cluster_conf(conf_dir: Path, master: str, pipeline) -> None:
     (conf_dir / "spark-defaults.conf").write_text("".join(f"{k} {v}\n" for k, v in conf.items()))
 
 
-def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_cluster, s3_endpoint, s3_bucket, tmp_path):
-    """The EMR steps `hudi-cdc --target emr` submits for hudi-cdc's streamer (the current profile's
-    default engine on EMR), argv unchanged but for spark-submit's path: the job file and its zip
-    (--py-files) read from s3://, properties, landed files and tables on s3://, on a standalone
-    master + worker with EMR's cluster configuration played by spark-defaults.conf. Bootstrap, a
-    continuous MoR step that commits the changes landed while it runs (stopped by its stop file), a
-    CoW step round and an EMR Serverless job run; the tables equal the replay of the landed events."""
+def test_cli_bootstrap_then_emr_steps_on_a_standalone_cluster(spark_cluster, s3_endpoint, s3_bucket, tmp_path):
+    """`hudi-cdc bootstrap` on the cluster (spark.master spark://...), then the EMR steps `hudi-cdc --target
+    emr` submits for hudi-cdc's streamer (the current profile's default engine on EMR), argv unchanged but
+    for spark-submit's path: the job file and its zip (--py-files) read from s3://, properties, landed
+    files and tables on s3://, on the same master + worker with EMR's cluster configuration played by
+    spark-defaults.conf: a continuous MoR step that commits the changes landed while it runs (stopped by
+    its stop file), a CoW step round and an EMR Serverless job run; the tables equal the replay of the
+    landed events."""
     import sysconfig
 
     from hudi_cdc.common import s3
@@ -117,7 +99,8 @@ def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_clust
     from hudi_cdc.runners.emr_serverless.plan import argv_of, start_request
     from hudi_cdc.toolchain.java_spark import find_java, spark_home, spark_submit
 
-    (tmp_path / "hudi-cdc.yaml").write_text(sample_pipeline_on_s3(s3_bucket, EMR_SETTINGS.format(bucket=s3_bucket)))
+    (tmp_path / "hudi-cdc.yaml").write_text(sample_pipeline_on_s3(s3_bucket, SETTINGS.format(
+        endpoint=s3_endpoint, master=spark_cluster.master_url) + EMR_SETTINGS.format(bucket=s3_bucket)))
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
     assert engine_for(p.hudi.version, "emr") == engine_for(p.hudi.version, "emr-serverless") == HUDI_CDC
     conf_dir = tmp_path / "emr-conf"
@@ -151,8 +134,13 @@ def test_emr_step_argv_of_hudi_cdcs_streamer_on_a_standalone_cluster(spark_clust
         run(request["name"], argv_of(request["jobDriver"]))
 
     assert _cli(tmp_path, "sample", "moma", "--stage", "snapshot").returncode == 0
-    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-        emr_step("BULK_INSERT", table_type)
+    # the bootstrap as a user runs it against a cluster: the CLI's local runner with spark.master spark://
+    assert _cli(tmp_path, "bootstrap").returncode == 0, "bootstrap on the cluster failed"
+    logs = sorted((tmp_path / ".hudi-cdc" / "logs").glob("*.log"))
+    text = "\n".join(f.read_text(errors="replace") for f in logs)
+    assert f'"--master", "{spark_cluster.master_url}"' in text  # the argv the log records
+    assert list(spark_cluster.work_dir.glob("app-*/*/stderr")), "no executor ran on the worker"
+    assert "hudi-cdc-local-secret" not in text  # no key in the application's argv or output
     # the continuous step (`stream --table artists --type mor --target emr`): running while the changes
     # land, it commits them; stopped between rounds by the stop file its supervisor would write
     step = steps_json(p, [Job("artists", "MERGE_ON_READ", "UPSERT", continuous=True)])[0]

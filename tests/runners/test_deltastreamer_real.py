@@ -1,6 +1,8 @@
 """The REAL HoodieDeltaStreamer 0.14.0 (hudi-utilities_2.12:0.14.0 on pyspark 3.4.3) run locally on what
 hudi-cdc renders for hudi.version "0.14.0", read back with hudi-rs and compared with the state
-replayed independently from the landed events (hudi_cdc.sample.replay).
+replayed independently from the landed events (hudi_cdc.sample.replay). Its CDC semantics round after
+round, and status and the JVM-free readers on its tables, are proven in test_engines_differential.py
+on the same rounds that compare it with hudi-cdc's streamer.
 
 Needs the runtime prepared by scripts/install-deltastreamer.sh (skipped otherwise). Every job is
 one spark-submit (a JVM), so these tests are slow: run this file on its own.
@@ -8,7 +10,6 @@ one spark-submit (a JVM), so these tests are slow: run this file on its own.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -18,11 +19,9 @@ import yaml
 
 from hudi_cdc import pipeline as pipe
 from hudi_cdc import sample
-from hudi_cdc.cli import main
 from hudi_cdc.config import parse_pipeline, uri_to_path
 from hudi_cdc.core import render
 from hudi_cdc.lake.reader import read_table, rows_by_key
-from hudi_cdc.lake.status import pipeline_status
 from hudi_cdc.runners.deltastreamer import runtime, submit
 from tests.shared import require
 
@@ -120,48 +119,9 @@ class Lake:
                              f"{[(got.get(k), want.get(k)) for k in diff[:2]]}"
 
 
-def test_cdc_semantics_through_the_real_deltastreamer(tmp_path):
-    """Bootstrap (BULK_INSERT) then UPSERT rounds: ordering inside a batch and against the stored row,
-    stale events, key-only hard deletes, partition moves, redelivered files; CoW and MoR."""
-    lake = Lake(tmp_path)
-    lake.land(SNAPSHOT[:15])
-    lake.land(SNAPSHOT[15:] + [ev(2, 150, nat="French", name="two-v2")])  # later LSN wins inside one batch
-    res = lake.run("BULK_INSERT")
-    assert [len(r["instants"]) for r in res] == [1, 1] and all(r["checkpoint"] for r in res)
-    lake.assert_matches()
-
-    # round 1: partition move (American -> German), key-only delete (partition null), stale update
-    lake.land([ev(1, 200, nat="German", name="moved"), ev(3, 210, deleted=True), ev(4, 50, name="stale")])
-    lake.run("UPSERT")
-    lake.assert_matches()
-    for tt in BOTH:
-        rows = [r for r in read_table(lake.pipeline.base_path("artists", tt)) if r["artist_id"] == 1]
-        assert [r["_hoodie_partition_path"] for r in rows] == ["nationality=German"], f"{tt}: row 1 not moved once"
-
-    # round 2: a redelivered file (Kafka Connect is at-least-once) and a new key
-    before = {tt: lake.table(tt) for tt in BOTH}
-    lake.land([ev(1, 200, nat="German", name="moved"), ev(4, 50, name="stale"), ev(5, 100, nat="German", op="r")])
-    lake.run("UPSERT")
-    lake.assert_matches()
-    for tt in BOTH:
-        assert lake.table(tt) == before[tt], f"{tt}: a redelivered file changed the table"
-
-    # round 3: several changes of one key in one file, the delete first in file order but not in LSN
-    # order; a stale delete (older than the stored row) is ignored
-    lake.land([ev(6, 320, nat="French", name="six-final"), ev(6, 300, deleted=True), ev(7, 310, deleted=True),
-               ev(31, 330, nat="Spanish", op="c"), ev(8, 40, deleted=True)])
-    res = lake.run("UPSERT")
-    assert all(len(r["instants"]) >= 1 for r in res)
-    lake.assert_matches()
-
-    # nothing new: no commit, the checkpoint stays
-    res2 = lake.run("UPSERT")
-    assert [r["skipped"] for r in res2] == [True, True]
-    assert [r["checkpoint"] for r in res2] == [r["checkpoint"] for r in res]
-
-
 def test_moma_sample_bootstrap_then_changes(tmp_path):
-    """The embedded MoMA sample (artworks): snapshot files -> bootstrap, the seed's changes -> two rounds."""
+    """The embedded MoMA sample (artworks): snapshot files -> bootstrap, the seed's changes -> one round
+    (rounds after rounds, checkpoints and CDC semantics: tests/runners/test_engines_differential.py)."""
     root = tmp_path / "landing"
     sample.land_snapshot(root, tables=("artworks",))
     pipeline = parse_pipeline({
@@ -175,8 +135,6 @@ def test_moma_sample_bootstrap_then_changes(tmp_path):
 
     submit.run_jobs(pipeline, jobs("BULK_INSERT"), "bootstrap", progress=lambda m: None)
     changes = [c for c in sample.change_files() if c.table == "artworks"]
-    sample.land_changes(root, count=2)
-    submit.run_jobs(pipeline, jobs("UPSERT"), "stream", progress=lambda m: None)
     sample.land_changes(root, count=len(sample.pending_changes(root)))
     submit.run_jobs(pipeline, jobs("UPSERT"), "stream", progress=lambda m: None)
     assert changes and not sample.pending_changes(root)
@@ -213,65 +171,6 @@ def _with_source_limit(lake: Lake, limit: int) -> Lake:
     data["stream"]["source_limit"] = limit
     lake.pipeline = parse_pipeline(data, lake.pipeline.source_file, lake.pipeline.base_dir)
     return lake
-
-
-def _cli_json(capsys, *argv) -> list[dict]:
-    capsys.readouterr()
-    assert main([*argv, "-o", "json"]) == 0, argv
-    return json.loads(capsys.readouterr().out)
-
-
-def test_status_and_jvm_free_readers_on_tables_the_014_engine_wrote(tmp_path, capsys):
-    """Tables HoodieDeltaStreamer 0.14 wrote (its checkpoint under deltastreamer.checkpoint.key, no
-    hudi-cdc source position; MoR delete blocks where a partition move's delete, ordering int 0,
-    meets key-only deletes, ordering the long __lsn): status shows the checkpoint, freshness and
-    no backlog once everything landed was consumed; show, query --engine native, inspect and
-    report read both types without a JVM and show the replayed state."""
-    lake = Lake(tmp_path)
-    lake.land(SNAPSHOT)
-    lake.run("BULK_INSERT")
-    # French rows (id % 3 == 1) share one file group: a move out of it and key-only deletes in it,
-    # in one round, put both kinds of delete into that file group's delete block (MoR)
-    lake.land([ev(1, 200, nat="German", name="moved"), ev(4, 210, deleted=True), ev(7, 220, name="seven")])
-    lake.land([ev(10, 230, nat="American", name="ten moved"), ev(13, 240, deleted=True), ev(2, 90, name="stale")])
-    lake.run("UPSERT")
-    lake.assert_matches()
-    newest_ms = lake.mtime_ns // 1_000_000
-    want = lake.expected()
-
-    rows = {st.table_type: st for st in pipeline_status(lake.pipeline, "artists")}
-    assert set(rows) == set(BOTH)
-    for tt, st in rows.items():
-        assert st.checkpoint == str(newest_ms), tt
-        assert (st.backlog_files, st.backlog_bytes) == (0, 0), tt
-        assert (st.source_ts_ms, st.source_ts_from) == (240, "landing"), tt  # __source_ts_ms of the last file
-        assert st.freshness_seconds is not None and st.freshness_seconds > 0, tt
-
-    for tt in ("cow", "mor"):
-        out = _cli_json(capsys, "--config", lake.config, "status", "--table", "artists", "--type", tt,
-                        "--max-backlog-files", "0")
-        assert out[0]["backlog_files"] == 0 and out[0]["freshness_seconds"] is not None and not out[0]["breaches"]
-        shown = _cli_json(capsys, "--config", lake.config, "show", "--table", "artists", "--type", tt)
-        assert {r["artist_id"]: {c: r[c] for c in DATA_COLS} for r in shown} == want, tt
-        latest = _cli_json(capsys, "--config", lake.config, "inspect", "commits", "--table", "artists", "--type", tt)
-        assert latest, tt
-        asof = _cli_json(capsys, "--config", lake.config, "query", "as-of", "--engine", "native", "--table",
-                         "artists", "--type", tt, "--at", "2100-01-01")
-        got = {r["artist_id"]: {c: r[c] for c in DATA_COLS} for r in _records(asof)}
-        assert got == want, tt
-        for what in ("stats", "files", "schema", "timeline", *(("compactions",) if tt == "mor" else ())):
-            _cli_json(capsys, "--config", lake.config, "inspect", what, "--table", "artists", "--type", tt)
-    report = _cli_json(capsys, "--config", lake.config, "report", "--out", str(tmp_path / "report"))
-    assert len(report) == 2 and all(r["error"] is None for r in report), report
-    assert sorted(r["deleted"] > 0 for r in report) == [True, True], report
-    assert [r["source_ts_ms"] for r in report] == [240, 240], report  # from the landed files, as status
-
-
-def _records(out) -> list[dict]:
-    """The rows of `query as-of -o json` (a list of rows, or an object carrying them)."""
-    if isinstance(out, dict):
-        out = out.get("rows") or out.get("records") or []
-    return out
 
 
 def _jvms_under(marker: str) -> list[int]:
