@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-# Every JVM the tests start (the session's Spark, each spark-submit, the 0.14 engine, the stack's services)
+# Every JVM the tests start (each spark-submit, the 0.14 engine, the stack's services, Trino, Kafka)
 # lives seconds to minutes on small data: C1 alone compiles enough, and the C2 compiles it saves are a third
 # of a bootstrap's CPU (51-62 s -> 38-40 s for the sample's bootstrap on this 2-core machine). A user's own
-# JVMs keep the JVM's default (hudi_cdc/core/render.py picks it per job).
+# JVMs keep the JVM's default (hudi_cdc/core/render.py picks it per job); so does the session's one long-lived
+# SparkSession (tests/plugins/spark.py).
 os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 _plugins = sorted(p.stem for p in (Path(__file__).parent / "plugins").glob("*.py") if p.stem != "__init__")

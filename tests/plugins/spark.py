@@ -22,7 +22,8 @@ def spark(tmp_path_factory):
         .config("spark.jars", paths)
         .config("spark.driver.memory", "2g")
         .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
-        .config("spark.driver.extraJavaOptions", "-Djdk.attach.allowAttachSelf=true")
+        # the one long-lived JVM of a worker: all tiers (C2) again, over the tests' C1-only JAVA_TOOL_OPTIONS
+        .config("spark.driver.extraJavaOptions", "-Djdk.attach.allowAttachSelf=true -XX:TieredStopAtLevel=4")
     )
     # the same defaults and Hudi settings as the local job's session (hudi_cdc/common/spark_conf.py)
     session = configure(configure(builder, local_conf()), HUDI_SESSION_CONF).getOrCreate()
