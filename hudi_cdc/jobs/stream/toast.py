@@ -13,9 +13,12 @@ A round fills each placeholder before it keeps the latest event per key:
 1. from the same key's newest earlier event in the round (ordering order) that carried a value;
 2. else, or when the table's stored row is newer than that event, from the stored row (one snapshot
    read of only the keys with a placeholder: a MoR table's logs count, compaction changes nothing);
-3. a placeholder with neither (a key the table does not hold, e.g. an update landed before the
-   bootstrap's snapshot) becomes null and is counted and logged, or fails the round when
-   `hoodie.streamer.hudi_cdc.toast.unresolved=fail`. A placeholder never reaches the table.
+3. a key change (capture landed the old key beside the placeholder, capture/oldkey.py): the old key's
+   value, from its earlier event of the round or its stored row (toast_moves.py);
+4. a placeholder with none of these (a key the table does not hold, e.g. an update landed before the
+   bootstrap's snapshot) becomes null, named in the row's __rejects (toast_unknown.py), counted and
+   logged, or fails the round when `hoodie.streamer.hudi_cdc.toast.unresolved=fail`. A placeholder never
+   reaches the table.
 
 stdlib + pyspark only (the Spark job imports it).
 """
