@@ -10,7 +10,8 @@ from hudi_cdc.sources.mysql import binlog
 from hudi_cdc.sources.tables import SourceTable, lake_name
 
 FILLED_SQL = ("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
-              "AND (COLUMN_DEFAULT IS NOT NULL OR IS_NULLABLE = 'NO' OR GENERATION_EXPRESSION <> '')")
+              "AND ((COLUMN_DEFAULT IS NOT NULL AND UPPER(COLUMN_DEFAULT) <> 'NULL') OR IS_NULLABLE = 'NO' "
+              "OR COALESCE(GENERATION_EXPRESSION, '') <> '')")  # MariaDB writes a NULL default as the text NULL
 
 
 def added_defaults(pipeline: Pipeline, table: SourceTable, columns: list[str]) -> list[str]:
