@@ -72,7 +72,11 @@ class NewColumns:
         names = [str(f.name()) for f in schema.fields()]
         before = self.known.get(topic)
         if before is None and topic in self.landing.topic_dirs:
-            before = landed_fields(self.landing.topic_dirs[topic], topic, self.landing.partition)
+            try:
+                before = landed_fields(self.landing.topic_dirs[topic], topic, self.landing.partition)
+            except Exception as exc:  # noqa: BLE001 - never in landing's way: said, no comparison this time
+                self.progress(f"{topic}: could not read the newest landed file's schema ({exc}): a column added "
+                              "while capture was stopped is not checked for a default")
         self.known[topic] = frozenset(names)
         if before is None:
             return  # the table's first file: nothing existed before it
