@@ -33,7 +33,7 @@ from hudi_cdc.capture.consumer import Consumer, make_completion, make_java_consu
 from hudi_cdc.capture.defaults import NewColumns
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.offsets import GoodCopies, guard_offsets, offsets_file, save_good_copy, work_dir
-from hudi_cdc.capture.oldkey import DEFAULT_PLACEHOLDER, OldKeys
+from hudi_cdc.capture.oldkey import OldKeys
 from hudi_cdc.capture.registrar import Registrar
 from hudi_cdc.capture.txn import Cuts, transaction_topic
 from hudi_cdc.capture.unwrap import Unwrap, split_transforms
@@ -41,6 +41,7 @@ from hudi_cdc.common import s3, storage
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import HudiCdcError, SourceError
+from hudi_cdc.jobs.stream.toast import DEFAULT_PLACEHOLDER
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.base import CapturePart
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
+from hudi_cdc.jobs.stream.toast import DEFAULT_PLACEHOLDER, text_forms
 
 OLDKEY_HEADER = "__debezium.oldkey"
-DEFAULT_PLACEHOLDER = "__debezium_unavailable_value"
 
 
 class OldKeys:
@@ -32,6 +32,7 @@ class OldKeys:
 
         self.placeholder = placeholder
         self._raw = placeholder.encode()
+        self._texts = set(text_forms(placeholder))  # itself, and a bytea's as base64 / hex text
         self._SchemaBuilder = JClass("org.apache.kafka.connect.data.SchemaBuilder")
         self._Struct = JClass("org.apache.kafka.connect.data.Struct")
         self._schemas: list[tuple[Any, Any, Any]] = []  # (value schema, key schema, widened schema)
@@ -97,7 +98,7 @@ class OldKeys:
             return False
         cls = str(v.getClass().getName())
         if cls == "java.lang.String":
-            return str(v) == self.placeholder
+            return str(v) in self._texts
         if cls == "[B":
             return bytes(v) == self._raw
         if cls.startswith("java.nio.") and "ByteBuffer" in cls:
