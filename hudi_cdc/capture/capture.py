@@ -30,8 +30,10 @@ from hudi_cdc import sources
 from hudi_cdc.capture import engine as jvm
 from hudi_cdc.capture import signals
 from hudi_cdc.capture.consumer import Consumer, make_completion, make_java_consumer
+from hudi_cdc.capture.defaults import NewColumns
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.offsets import GoodCopies, guard_offsets, offsets_file, save_good_copy, work_dir
+from hudi_cdc.capture.oldkey import OldKeys
 from hudi_cdc.capture.registrar import Registrar
 from hudi_cdc.capture.txn import Cuts, transaction_topic
 from hudi_cdc.capture.unwrap import Unwrap, split_transforms
@@ -39,6 +41,7 @@ from hudi_cdc.common import s3, storage
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import HudiCdcError, SourceError
+from hudi_cdc.jobs.stream.toast import DEFAULT_PLACEHOLDER
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.base import CapturePart
 
@@ -142,21 +145,26 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     engine_props, smt = split_transforms(props)
     consumer = Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
     consumer.before_batch = GoodCopies(pipeline)
+    if source.toast_placeholders:  # a key change's TOASTed values come from the old key's row (oldkey.py)
+        consumer.oldkeys = OldKeys(engine_props.get("unavailable.value.placeholder") or DEFAULT_PLACEHOLDER)
     if source.signals is not None:
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
     if source.transaction_boundaries:
         consumer.cuts = Cuts(landing, storage.local(pipeline.source_root),
                              transaction_topic(src.topic_prefix(pipeline)), rotate_seconds if continuous else None)
     registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
+    new_columns = NewColumns(pipeline, source, landing, progress)  # ADD COLUMN ... DEFAULT (defaults.py)
+    landing.on_file_start = new_columns.file_started
     state: dict = {}
     engine = _build_engine(engine_props, consumer, state)
     thread = threading.Thread(target=engine.run, name="debezium-engine", daemon=True)
     thread.start()
     try:
-        _wait(consumer, thread, kind, registrar, progress, started=started, log=log, stop=stop,
+        _wait(consumer, thread, kind, registrar, new_columns, progress, started=started, log=log, stop=stop,
               rotate_seconds=rotate_seconds, timeout_seconds=timeout_seconds, marker_interval=marker_interval)
     finally:
         _stop_engine(engine, thread, consumer)
+    new_columns.poll()  # seen in the last batch: the request waits for the next capture
     _check_outcome(pipeline, consumer, thread, state, stop, log)
     if consumer.reached:
         save_good_copy(pipeline)
@@ -175,7 +183,8 @@ def _build_engine(engine_props: dict[str, str], consumer: Consumer, state: dict)
             .using(jprops).using(make_completion(state)).notifying(make_java_consumer(consumer)).build())
 
 
-def _wait(consumer: Consumer, thread: threading.Thread, kind: CapturePart, registrar: Registrar, progress: Progress, *,
+def _wait(consumer: Consumer, thread: threading.Thread, kind: CapturePart, registrar: Registrar,
+          new_columns: NewColumns, progress: Progress, *,
           started: float, log: Path, stop: threading.Event | None, rotate_seconds: float,
           timeout_seconds: float | None, marker_interval: float) -> None:
     """Until the run ends: its marker came (--once), `stop` was set (continuous), the engine died, or a
@@ -186,6 +195,7 @@ def _wait(consumer: Consumer, thread: threading.Thread, kind: CapturePart, regis
         now = time.monotonic()
         if not thread.is_alive():
             break
+        new_columns.poll()
         if consumer.snapshots is not None and consumer.snapshots.poll(consumer):
             break  # a requested table this engine does not capture: restart (signals.continuous)
         if stop is not None:

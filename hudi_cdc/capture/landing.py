@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,7 @@ class Landing:
         roots = {root} if root else {d.rsplit("/", 2)[0] for d in topic_dirs.values()}
         self._last_mtime_ms = max([storage.newest_mtime_ms(r) for r in roots] or [0])
         self._staging: dict[str, Path] = {}
+        self.on_file_start: Callable[[str, Any], None] | None = None  # (topic, Connect schema): defaults.py
         for t, d in topic_dirs.items():
             if is_s3(d):
                 if staging is None:
@@ -124,6 +126,8 @@ class Landing:
         writer.create(self.avro_data.fromConnectSchema(schema), stream)
         f = _OpenFile(storage.join(self.topic_dirs[topic], name), tmp, writer, stream, schema, seq)
         self.open[topic] = f
+        if self.on_file_start is not None:
+            self.on_file_start(topic, schema)
         return f
 
     def _close(self, topic: str) -> None:

@@ -39,6 +39,8 @@ from hudi_cdc.common.lake_types_sql import (
 )
 
 REJECTS_COLUMN = "__rejects"  # {column: {value, reason}} as JSON; NULL when every value of the row fit
+# the old key of a primary-key change, landed beside a TOAST placeholder (capture/oldkey.py); never in the lake
+OLDKEY_PREFIX = "__oldkey_"
 
 DEFAULT_NUMERIC_SCALE = 18
 NUMERIC_SCALE_KEY = "hoodie.streamer.hudi_cdc.numeric.scale"

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hudi_cdc.common.lake_types import OLDKEY_PREFIX
 from hudi_cdc.errors import DataError
 
 
@@ -61,7 +62,9 @@ def schema_from_landed(pipeline, table: str) -> dict[str, Any]:
         raise DataError(f"{newest}: not a readable Avro container file ({exc})") from None
     if not isinstance(schema, dict):
         raise DataError(f"{newest}: the writer schema is not an Avro record")
-    return schema
+    # a key change's old key (capture/oldkey.py) rides along some events only: not the table's shape
+    fields = [f for f in schema.get("fields", []) if not str(f.get("name", "")).startswith(OLDKEY_PREFIX)]
+    return {**schema, "fields": fields} if "fields" in schema else schema
 
 
 def _offset_key(p: Path) -> tuple[int, str]:

@@ -113,6 +113,7 @@ class Source(Protocol):
     kind: str
     transaction_boundaries: bool  # the engine gets BEGIN/END records: files land at transaction boundaries
     signals: SnapshotSignals | None  # incremental snapshots (`capture snapshot`), None: not for this kind
+    toast_placeholders: bool  # may send Debezium's unavailable-value placeholder: capture lands a key change's old key
     seed_sink: bool  # the seed's connectors include the S3 sink
 
     # capture (the embedded engine)
@@ -124,6 +125,10 @@ class Source(Protocol):
 
     def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
         """capture --drop-slot: what capture created on the server and beside the offsets, removed."""
+
+    def added_defaults(self, pipeline: Pipeline, table: SourceTable, columns: list[str]) -> list[str]:
+        """Of `columns` (new in the table's landed schema), those whose rows that existed before the ALTER
+        TABLE read a value no change event carried (a default, a generated column): capture/defaults.py."""
 
     # source check, init --from-database, verify
     def check(self, pipeline: Pipeline, tables: list[SourceTable]) -> list[Check]:

@@ -70,6 +70,8 @@ class VerifyResult:
     rejected: int = 0  # rows holding a value their lake type cannot hold (NULL there, exact in __rejects)
     rejected_columns: dict[str, int] = field(default_factory=dict)  # column -> rows with a rejected value
     rejected_values: list[dict] = field(default_factory=list)  # samples: key, column, value, reason, __lsn
+    unknown_values: list[dict] = field(default_factory=list)  # samples: key, column, reason (a value capture could
+    # not know: NULL there, named in __rejects without a value, e.g. an unchanged TOAST value with no earlier one)
     columns: list[str] = field(default_factory=list)
     not_in_lake: list[str] = field(default_factory=list)  # database columns Debezium did not map
     lake_max_lsn: int | None = None
@@ -86,6 +88,13 @@ class VerifyResult:
                 f"value in {REJECTS_COLUMN}): " + ", ".join(f"{c} ({n})" for c, n in self.rejected_columns.items())
                 + (f", e.g. {shown}" if shown else ""))
 
+    def unknown_line(self) -> str:
+        if not self.unknown_values:
+            return ""
+        shown = ", ".join(f"key {v['key']} {v['column']}" for v in self.unknown_values)
+        return (f"; the lake could not know (NULL there, named in {REJECTS_COLUMN}): {shown} "
+                f"({self.unknown_values[0]['reason']})")
+
     def summary(self) -> str:
         head = f"{self.table} ({self.table_type}): "
         if self.equal:
@@ -98,7 +107,7 @@ class VerifyResult:
                 parts.append(f"{n} {what} (e.g. key {', '.join(keys)})")
         if self.column_differences:
             parts.append("in column(s) " + ", ".join(f"{c} ({n})" for c, n in self.column_differences.items()))
-        return head + "DIFFERS: " + "; ".join(parts) + self.rejected_line()
+        return head + "DIFFERS: " + "; ".join(parts) + self.rejected_line() + self.unknown_line()
 
 
 def _canon(v) -> str:
@@ -223,7 +232,9 @@ def _rejected(cols: list[Column], want: bytes, names: list[str], rejects_json: s
         entry = rejected.get(n) if isinstance(rejected, dict) else None
         i, c = by_name[n]
         if not isinstance(entry, dict) or entry.get("value") is None:
-            left.append(n)
+            left.append(n)  # still a difference; a value the lake could not know is named as such
+            if isinstance(entry, dict) and entry.get("reason") and len(result.unknown_values) < samples:
+                result.unknown_values.append({"key": key, "column": n, "reason": entry["reason"], "__lsn": lsn})
             continue
         value = entry["value"]
         if _row_digest([tv.rejected_value(c.kind, value)]) != want[4 * i:4 * i + 4]:

@@ -154,6 +154,14 @@ def test_verify_names_rejected_values_apart_from_differences():
                    "__rejects": rejects[:1]})
     r = compare(ok, t, cols, kinds, {(1,): digests[(1,)]}, VerifyResult("t", "COPY_ON_WRITE", False, 1, 0))
     assert r.equal and r.rejected == 1 and "equal (1 rows" in r.summary() and "in __rejects" in r.summary()
+    # a value the round could not know (an unchanged TOAST value with no earlier one): NULL, named in
+    # __rejects without a value; still a difference, and verify says why
+    unknown = json.dumps({"d": {"reason": "unchanged TOAST value not known: no earlier value"}})
+    lost = pa.table({"id": [1], "ratio": pa.array([Decimal("0.5")], pa.decimal128(38, 18)),
+                     "d": pa.array([None], pa.date32()), "__rejects": [unknown]})
+    r = compare(lost, t, cols, kinds, {(1,): digests[(3,)]}, VerifyResult("t", "COPY_ON_WRITE", False, 1, 0))
+    assert not r.equal and r.different_columns == {"1": ["d"]} and r.unknown_values[0]["column"] == "d"
+    assert "could not know (NULL there, named in __rejects): key 1 d (unchanged TOAST value not known" in r.summary()
 
 
 # ------------------------------------------------------------------ real PostgreSQL + Debezium

@@ -206,8 +206,13 @@ def test_capture_from_mariadb_snapshot_binlog_restart(tmp_path, mariadb, mariadb
          "WHERE item_id = 5",
          "TRUNCATE TABLE items", "INSERT INTO items (item_id, title, category) VALUES (900, 'after', 'a')")
     landed_before = len(_files(p))
-    third = _capture(tmp_path)
+    proc = run_cli("capture", "--once", "--timeout", "300", "-o", "json", cwd=tmp_path, check=True)
+    third = json.loads(proc.stdout)
     assert third["events"] == 3 and not third["snapshot"]
+    # the rows that existed read the NOT NULL column's default, which no binlog event carried: no
+    # incremental snapshot for MariaDB, so capture says so, naming exactly that column (issue 36)
+    assert "WARNING items: new column(s) zero_nn have a default (or are generated) in cap_shop.items" in proc.stderr, \
+        proc.stderr
     files = _files(p)
     after = _records(files[landed_before:])
     assert [(r["__op"], r["item_id"]) for r in after] == [("u", 5), ("t", 0), ("c", 900)]

@@ -137,6 +137,48 @@ def test_snapshot_properties_requests_and_refusals(tmp_path):
         signals.request_snapshot(my, "a", progress=lambda m: None)
 
 
+def test_new_columns_with_defaults_request_a_snapshot(tmp_path, monkeypatch):
+    """No database: a table's landed schema gaining a column the source says has a default (ADD COLUMN
+    ... DEFAULT) requests an incremental snapshot of it; a column without one, a schema that gains
+    nothing (SET DEFAULT), a table's first file and capture's own __ fields request nothing; a source
+    without incremental snapshots (MySQL) warns, naming the table and columns."""
+    from types import SimpleNamespace
+
+    from hudi_cdc.capture import defaults
+    from hudi_cdc.config import parse_pipeline
+
+    p = parse_pipeline(_pipeline({"name": "m", "user": "u", "slot": "s1"}), str(tmp_path / "x.yaml"), str(tmp_path))
+    topic = "incsnap.public.a"
+    folder = tmp_path / "landing" / topic / "partition=0"
+    folder.mkdir(parents=True)
+    old = {"type": "record", "name": "v", "fields": [{"name": n, "type": ["null", "int"]} for n in ("id", "grp")]}
+    with open(folder / f"{topic}+0+0000000000.avro", "wb") as fh:
+        fastavro.writer(fh, old, [])
+
+    def schema(*names):
+        return SimpleNamespace(fields=lambda: [SimpleNamespace(name=lambda n=n: n) for n in names])
+
+    asked, requested, said = [], [], []
+    source = SimpleNamespace(kind="postgresql", signals=object(),
+                             added_defaults=lambda _p, t, cols: asked.append((t.name, cols)) or [c for c in cols
+                                                                                                 if c != "plain"])
+    monkeypatch.setattr(defaults.signals, "request_snapshot", lambda _p, table, progress: requested.append(table))
+    landing = SimpleNamespace(topic_dirs={topic: str(folder)}, partition=0)
+    nc = defaults.NewColumns(p, source, landing, said.append)
+    nc.file_started(topic, schema("id", "grp", "__oldkey_id"))  # nothing new but capture's own field
+    nc.file_started(topic, schema("id", "grp", "plain", "flag", "__lsn"))
+    nc.file_started(topic, schema("id", "grp", "plain", "flag", "__lsn"))  # SET DEFAULT: no new column
+    nc.file_started("incsnap.public.other", schema("id", "x"))  # a first file: nothing existed before
+    nc.poll()
+    assert asked == [("a", ["plain", "flag"])] and requested == ["a"]
+    assert "a: new column(s) flag have a default (or are generated) in public.a" in said[0]
+    source.signals = None  # MySQL, MariaDB
+    nc.file_started(topic, schema("id", "grp", "plain", "flag", "score", "__lsn"))
+    nc.poll()
+    assert requested == ["a"] and said[-1].startswith("WARNING a: new column(s) score have a default")
+    assert "UPDATE public.a SET score = score" in said[-1]
+
+
 @pytest.mark.postgres
 @pytest.mark.spark
 def test_incremental_snapshot_adds_and_retakes_tables_on_one_slot(tmp_path, postgres, pg_database):

@@ -53,10 +53,10 @@ class Lake:
         self.offset = 0
         self.mtime_ns = 1_700_000_000_000 * 1_000_000
 
-    def land(self, records, mtime_ms=None):
+    def land(self, records, mtime_ms=None, schema=None):
         path = self.dir / sample.file_name(TOPIC, self.offset)
         with open(path, "wb") as fh:
-            fastavro.writer(fh, SCHEMA, records)
+            fastavro.writer(fh, schema or SCHEMA, records)
         self.mtime_ns = (mtime_ms * 1_000_000) if mtime_ms else self.mtime_ns + 1_000_000_000
         os.utime(path, ns=(self.mtime_ns, self.mtime_ns))
         self.offset += len(records)

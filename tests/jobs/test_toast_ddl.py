@@ -191,6 +191,26 @@ class Stream:
 
         return capture_once(self.p, progress=self.log.append, timeout_seconds=300)
 
+    def capture_until_snapshots_done(self, runs=8):
+        """capture --once runs until every incremental snapshot capture asked for has completed."""
+        from hudi_cdc.capture.signals import snapshot_status
+
+        status = []
+        for _ in range(runs):
+            self.capture()
+            status = snapshot_status(self.p)
+            if status and all(r["state"] == "completed" for r in status):
+                return status
+        raise AssertionError(f"incremental snapshots not completed after {runs} capture runs: {status}")
+
+    def verify(self):
+        """The project's verify, value by value, CoW and MoR."""
+        from hudi_cdc.sources.verify import verify
+
+        for tt in TYPES:
+            r = verify(self.p, "docs", tt)
+            assert r.equal and not r.rejected, r.summary()
+
     def run(self, op):
         targets = []
         for tt in TYPES:
@@ -256,20 +276,24 @@ def test_toast_and_ddl_mid_stream(tmp_path, pg_database, spark):
     assert res[0].toast_placeholders["blob"] >= 4 and res[0].toast_placeholders["tags"] >= 4
     s.assert_equal()
 
-    # round 2: ADD COLUMN without and with a default, DML before and after (files of two schemas in
-    # one round: old-schema events in flight), unchanged TOAST values across the DDL
+    # round 2: ADD COLUMN without and with a default (constant; volatile and NOT NULL: a table rewrite),
+    # DML before and after (files of two schemas in one round: old-schema events in flight), unchanged
+    # TOAST values across the DDL. No change event carries the defaults of the rows that existed:
+    # capture sees the new columns, finds their defaults in the catalog and takes an incremental
+    # snapshot of the table (capture/defaults.py), so the lake reads what PostgreSQL reads
     _sql(db, "UPDATE docs SET n = n + 1 WHERE id = 4")
-    _sql(db, "ALTER TABLE docs ADD COLUMN score integer", "ALTER TABLE docs ADD COLUMN flag text DEFAULT 'yes'")
-    for k in range(1, 8):
-        s.stale.setdefault(k, set()).add("flag")
+    _sql(db, "ALTER TABLE docs ADD COLUMN score integer", "ALTER TABLE docs ADD COLUMN flag text DEFAULT 'yes'",
+         "ALTER TABLE docs ADD COLUMN token text NOT NULL DEFAULT md5(random()::text)")
     _sql(db, "UPDATE docs SET score = 5 WHERE id = 1")
     _insert(db, [{**_row(8), "score": 8, "flag": "no"}])
-    s.touched(1, 8)
-    s.capture()
+    snaps = s.capture_until_snapshots_done()
+    assert [r["table"] for r in snaps] == ["docs"] and snaps[0]["rows"] >= 8, snaps
+    assert any("flag, token have a default" in m for m in s.log), [m for m in s.log if "default" in m]
     res = s.run("UPSERT")
-    assert all("new column(s) score, flag" in r.schema_change for r in res), [r.schema_change for r in res]
+    assert all("new column(s) score, flag, token" in r.schema_change for r in res), [r.schema_change for r in res]
     assert len({json.dumps(_schema_of(f), sort_keys=True) for f in res[0].files}) >= 2  # both schemas, one round
     s.assert_equal()
+    s.verify()
 
     # round 3: type widening (int -> bigint, varchar(n) -> text, numeric precision up), an enum
     # label added and used, the TOASTed columns unchanged throughout
@@ -277,12 +301,17 @@ def test_toast_and_ddl_mid_stream(tmp_path, pg_database, spark):
     _sql(db, "ALTER TABLE docs ALTER COLUMN n TYPE bigint", "ALTER TABLE docs ALTER COLUMN label TYPE text",
          "ALTER TABLE docs ALTER COLUMN price TYPE numeric(12,2)")
     _sql(db, "ALTER TYPE mood ADD VALUE 'ecstatic'")
+    # a default set later changes no row (PostgreSQL's rows keep 'yes'): no snapshot either
+    _sql(db, "ALTER TABLE docs ALTER COLUMN flag SET DEFAULT 'later'")
     _sql(db, "UPDATE docs SET n = 9876543210, price = 1234567890.12, label = %s, m = 'ecstatic' WHERE id = 2",
          params=("a label longer than twenty characters",))
     s.touched(2, 5)
     s.capture()
     s.run("UPSERT")
     s.assert_equal()
+    from hudi_cdc.capture.signals import snapshot_status
+
+    assert snapshot_status(s.p) == snaps  # no new snapshot for SET DEFAULT
 
     # round 4: DROP COLUMN and RENAME COLUMN; the stream goes on, the lake keeps both old columns
     _sql(db, "ALTER TABLE docs DROP COLUMN label")
@@ -311,6 +340,18 @@ def test_toast_and_ddl_mid_stream(tmp_path, pg_database, spark):
     s.assert_equal()
     tl = Path(s.p.base_path("docs", "MERGE_ON_READ")[len("file://"):]) / ".hoodie" / "timeline"
     assert any(n.endswith(".commit") for n in os.listdir(tl)), "MoR never compacted"
+
+    # round 6: primary-key changes of rows whose TOASTed values stay (issue 36): Debezium sends a delete
+    # of the old key and a create of the new one carrying the placeholder; capture lands the old key
+    # beside it, and the round takes the values from the old key's row (its newest version stored in a
+    # CoW base file or a MoR log / compacted file), and, for 5 -> 105 -> 205, from the round's own event
+    _sql(db, "UPDATE docs SET id = 104 WHERE id = 4")
+    _sql(db, "UPDATE docs SET id = 105, n = 5 WHERE id = 5", "UPDATE docs SET id = 205 WHERE id = 105")
+    s.capture()
+    res = s.run("UPSERT")
+    assert all(r.toast_placeholders and not r.toast_unresolved for r in res), [r.as_dict() for r in res]
+    s.assert_equal()
+    s.verify()
 
 
 @pytest.mark.postgres
@@ -353,7 +394,7 @@ def test_fill_rules_on_landed_files(tmp_path, spark):
     """The placeholder in a string column takes: the stored value (CoW base file, MoR log); the round's
     earlier value; the stored value when the stored row is newer than the round's earlier event (a late
     event landed after it); null, counted, for a key the table never held."""
-    from tests.jobs.test_cdc_semantics import SNAPSHOT, Lake, ev
+    from tests.jobs.test_cdc_semantics import SCHEMA, SNAPSHOT, Lake, ev
 
     lake = Lake(tmp_path, spark)
     lake.land(SNAPSHOT)
@@ -363,15 +404,37 @@ def test_fill_rules_on_landed_files(tmp_path, spark):
     res = lake.run("UPSERT")
     assert [r.toast_placeholders for r in res] == [{"name": 2}] * 2 and not any(r.toast_unresolved for r in res)
     lake.land([ev(3, 400, name="three-400, late"), ev(3, 600, name=ph), ev(1, 610, name=ph, by=1901),
-               ev(99, 700, name=ph, op="u")])
+               ev(99, 700, name=ph, op="u"), ev(6, 650, name="six-log")])
     res = lake.run("UPSERT")
     assert [r.toast_unresolved for r in res] == [{"name": 1}] * 2
     for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         t = lake.table(tt)
         assert t[1]["name"] == "artist 1" and t[1]["birth_year"] == 1901 and t[1]["__lsn"] == 610
         assert t[2]["name"] == "two-new" and t[3]["name"] == "three-500" and t[3]["__lsn"] == 600
-        assert t[99]["name"] is None
+        assert t[99]["name"] is None and json.loads(t[99]["__rejects"])["name"]["reason"].startswith(
+            "unchanged TOAST value not known")  # flagged, never lost silently
         assert not any(is_placeholder(v) for r in t.values() for v in r.values())
+
+    # key changes (capture lands the old key beside the placeholder, capture/oldkey.py): the value comes
+    # from the old key's stored row (6: its newest version in the MoR log, written above), from the old key's earlier
+    # event of the round (5, then a chain 5 -> 41 -> 42), and stays unknown, flagged, for an old key
+    # nobody knows (77 -> 44)
+    old = dict(SCHEMA, fields=[*SCHEMA["fields"], {"name": "__oldkey_artist_id", "type": ["null", "int"],
+                                                   "default": None}])
+
+    def move(frm, to, lsn):
+        return [ev(frm, lsn, deleted=True), {**ev(to, lsn, name=ph, op="c"), "__oldkey_artist_id": frm}]
+
+    lake.land([ev(5, 800, name="five-new"), *move(2, 40, 810), *move(6, 43, 820), *move(5, 41, 830),
+               *move(41, 42, 840), *move(77, 44, 850)], schema=old)
+    res = lake.run("UPSERT")
+    assert [r.toast_unresolved for r in res] == [{"name": 1}] * 2, [r.toast_unresolved for r in res]
+    for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        t = lake.table(tt)
+        assert not {2, 5, 6, 41} & set(t)
+        assert (t[40]["name"], t[43]["name"], t[42]["name"]) == ("two-new", "six-log", "five-new")
+        assert t[40]["__rejects"] is None and t[44]["name"] is None and "name" in json.loads(t[44]["__rejects"])
+        assert not any(c.startswith("__oldkey_") for c in t[40])  # capture's column never reaches the lake
 
 
 @pytest.mark.postgres

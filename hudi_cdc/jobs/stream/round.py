@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
+from hudi_cdc.common.lake_types import OLDKEY_PREFIX
 from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
@@ -157,6 +158,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
     df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
     result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved
+    df = df.drop(*[c for c in df.columns if c.startswith(OLDKEY_PREFIX)])  # capture's, for the fill only
     # Latest event per key within the round (Debezium may deliver several changes of one row in
     # one file, and Kafka Connect may redeliver): the largest ordering value wins, as Hudi's
     # event-time ordering would decide between rounds. Not when no key repeats (a snapshot): the

@@ -13,9 +13,12 @@ A round fills each placeholder before it keeps the latest event per key:
 1. from the same key's newest earlier event in the round (ordering order) that carried a value;
 2. else, or when the table's stored row is newer than that event, from the stored row (one snapshot
    read of only the keys with a placeholder: a MoR table's logs count, compaction changes nothing);
-3. a placeholder with neither (a key the table does not hold, e.g. an update landed before the
-   bootstrap's snapshot) becomes null and is counted and logged, or fails the round when
-   `hoodie.streamer.hudi_cdc.toast.unresolved=fail`. A placeholder never reaches the table.
+3. a key change (capture landed the old key beside the placeholder, capture/oldkey.py): the old key's
+   value, from its earlier event of the round or its stored row (toast_moves.py);
+4. a placeholder with none of these (a key the table does not hold, e.g. an update landed before the
+   bootstrap's snapshot) becomes null, named in the row's __rejects (toast_unknown.py), counted and
+   logged, or fails the round when `hoodie.streamer.hudi_cdc.toast.unresolved=fail`. A placeholder never
+   reaches the table.
 
 stdlib + pyspark only (the Spark job imports it).
 """
@@ -26,6 +29,9 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
+from hudi_cdc.common.lake_types import REJECTS_COLUMN
+from hudi_cdc.jobs.stream import toast_moves as moves
+from hudi_cdc.jobs.stream import toast_unknown as unknown
 from hudi_cdc.jobs.stream.errors import JobInputError
 
 DEFAULT_PLACEHOLDER = "__debezium_unavailable_value"
@@ -33,6 +39,9 @@ PLACEHOLDER_PROP = "hoodie.streamer.hudi_cdc.toast.placeholder"
 UNRESOLVED_PROP = "hoodie.streamer.hudi_cdc.toast.unresolved"  # null (default) | fail
 COUNT_PREFIX = "__toast_n_"
 _PREV = "__toast_prev_"
+_MOVED = "__toast_moved"
+UNKNOWN = "__toast_unknown_"  # true where a placeholder found no value (until the end of fill)
+REASON = "unchanged TOAST value not known: no earlier value of the key in the round or the table"
 
 
 def placeholder_of(props: dict[str, str]) -> str:
@@ -163,8 +172,8 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     found = F.col(f"__s_{keys[0]}").isNotNull() if base_path is not None else F.lit(False)
     stored_order = F.struct(*[F.col(f"__s_{o}").alias(f"o{i}") for i, o in enumerate(ordering)]) \
         if ordering and base_path is not None else None
-    unresolved = []
     values: dict[str, Any] = {}
+    nones: dict[str, Any] = {}
     for c in cols:
         prev = F.col(_PREV + c)
         if c in stored_cols:
@@ -176,12 +185,26 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
         else:
             value = F.when(~conds[c], F.col(c)).when(prev.isNotNull(), prev["v"])
             none = conds[c] & prev.isNull()
-        unresolved.append(F.sum(none.cast("int")).alias(c))
         values[c] = value
-    left = df.agg(*unresolved).first().asDict()
-    res.unresolved = {c: int(n or 0) for c, n in left.items() if n}
+        nones[c] = none
     df = df.select(*[values[c].alias(c) if c in values else F.col(c) for c in df.columns
-                     if not c.startswith((_PREV, "__s_"))])
+                     if not c.startswith((_PREV, "__s_"))],
+                   *[nones[c].alias(UNKNOWN + c) for c in cols])
+    need = moves.need_condition(df, keys, ordering, cols, UNKNOWN)
+    left = df.agg(*[F.sum(F.col(UNKNOWN + c).cast("int")).alias(c) for c in cols],
+                  *([F.sum(need.cast("int")).alias(_MOVED)] if need is not None else [])).first().asDict()
+    if left.pop(_MOVED, None):
+        # 3. a key change (the old key landed beside the placeholder, capture/oldkey.py): the old key's value
+        df, left = moves.fill_from_old_key(spark, df, need, keys, ordering, cols, base_path, UNKNOWN)
+    res.unresolved = {c: int(n or 0) for c, n in left.items() if n}
+    df = unknown.flag(df, {c: UNKNOWN + c for c in cols}, REASON) if res.unresolved else df
+    df = df.drop(*[UNKNOWN + c for c in cols])
+    _report(res, props, table, log)
+    return df, res
+
+
+def _report(res: FillResult, props: dict[str, str], table: str, log) -> None:
+    """The round's line on what was filled; the unknown ones warned about, or the round failed (`fail`)."""
     filled = res.total - sum(res.unresolved.values())
     per_col = ", ".join(f"{c} {n}" for c, n in res.placeholders.items())
     log(f"{table}: filled {filled} unchanged TOAST value(s) ({per_col}) from earlier events of the round "
@@ -193,5 +216,5 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
                                 f"and no earlier event carries ({UNRESOLVED_PROP}=fail); set REPLICA IDENTITY FULL "
                                 "on the source table and re-snapshot it")
         log(f"{table}: WARNING {what} unchanged TOAST placeholder(s) had no known value (key not in the table "
-            "and no earlier event in the round): written as null; REPLICA IDENTITY FULL on the source avoids this")
-    return df, res
+            f"and no earlier event in the round): written as null, named in the row's {REJECTS_COLUMN}; REPLICA "
+            "IDENTITY FULL on the source avoids this")

@@ -10,7 +10,7 @@ from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.sources.base import UNWRAP, Check, Progress, SnapshotSignals, good_copy, offsets_file, work_dir
 from hudi_cdc.sources.comparison import VerifyResult
 from hudi_cdc.sources.db_tables import DbTable
-from hudi_cdc.sources.mysql import binlog, check, connector, init, verify
+from hudi_cdc.sources.mysql import binlog, check, connector, defaults, init, verify
 from hudi_cdc.sources.tables import SourceTable
 
 
@@ -18,6 +18,7 @@ class MySqlFamily:
     transaction_boundaries = False  # files close by size and time (no transaction metadata)
     signals: SnapshotSignals | None = None  # incremental snapshots: PostgreSQL's (`capture snapshot` says so)
     seed_sink = False  # seed 004: the MySQL connector alone (Redshift reads MSK)
+    toast_placeholders = False  # the binlog's full row image carries every value
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -30,6 +31,9 @@ class MySqlFamily:
 
     def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
         return binlog.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), good_copy(pipeline), progress)
+
+    def added_defaults(self, pipeline: Pipeline, table: SourceTable, columns: list[str]) -> list[str]:
+        return defaults.added_defaults(pipeline, table, columns)
 
     def check(self, pipeline: Pipeline, tables: list[SourceTable]) -> list[Check]:
         return check.source_check(pipeline, tables)

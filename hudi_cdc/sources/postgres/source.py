@@ -9,7 +9,7 @@ from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.sources.base import Check, Progress, SnapshotSignals
 from hudi_cdc.sources.comparison import VerifyResult
 from hudi_cdc.sources.db_tables import DbTable
-from hudi_cdc.sources.postgres import check, connector, engine, init, verify
+from hudi_cdc.sources.postgres import check, connector, defaults, engine, init, verify
 from hudi_cdc.sources.postgres.capture import PostgresCapture
 from hudi_cdc.sources.postgres.signals import PostgresSignals
 from hudi_cdc.sources.tables import SourceTable
@@ -19,6 +19,7 @@ class PostgresSource:
     kind = "postgresql"
     transaction_boundaries = True  # BEGIN/END records (engine.TXN_PROPERTIES): files cut at commits
     seed_sink = True  # seed 001: the source and the S3 sink connector
+    toast_placeholders = True  # unchanged TOASTed values (REPLICA IDENTITY DEFAULT): capture/oldkey.py
 
     def __init__(self) -> None:
         self.signals: SnapshotSignals | None = PostgresSignals()  # `capture snapshot`
@@ -31,6 +32,9 @@ class PostgresSource:
 
     def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
         return engine.drop_state(pipeline, progress)
+
+    def added_defaults(self, pipeline: Pipeline, table: SourceTable, columns: list[str]) -> list[str]:
+        return defaults.added_defaults(pipeline, table, columns)
 
     def check(self, pipeline: Pipeline, tables: list[SourceTable]) -> list[Check]:
         return check.source_check(pipeline, tables)
