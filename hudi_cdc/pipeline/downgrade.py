@@ -81,7 +81,7 @@ def downgrade(pipeline: Pipeline, table: str | None = None, table_type: str | No
 def convert_one(spark, pipeline: Pipeline, c: Conversion) -> None:
     from hudi_cdc.spark.downgrade import convert
 
-    convert(spark, hadoop_path(c.base_path), c.table, c.wanted)
+    convert(spark, hadoop_path(c.base_path), c.table, c.wanted, ",".join(pipeline.table(c.table).ordering_fields))
     after = version_on_disk(c.base_path)
     if after != c.wanted:
         raise TableStateError(f"table {c.table} ({c.table_type}): Hudi's downgrade ended, but the table says "
