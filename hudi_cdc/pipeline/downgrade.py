@@ -11,8 +11,9 @@ from dataclasses import asdict, dataclass
 
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
+from hudi_cdc.config.settings import CURRENT_HUDI
 from hudi_cdc.core.lock import table_locks
-from hudi_cdc.errors import TableStateError
+from hudi_cdc.errors import ConfigError, TableStateError
 from hudi_cdc.lake.version import version_on_disk
 
 Progress = Callable[[str], None]
@@ -60,6 +61,9 @@ def downgrade(pipeline: Pipeline, table: str | None = None, table_type: str | No
 
     if dry_run:
         return plan(pipeline, table, table_type)
+    if pipeline.hudi.version != CURRENT_HUDI and any(c.action == CONVERT for c in plan(pipeline, table, table_type)):
+        raise ConfigError(f"table downgrade runs Hudi {CURRENT_HUDI}'s own downgrade: run it with hudi.version "
+                          f"\"{CURRENT_HUDI}\" (this pipeline file: {pipeline.hudi.version})")
     targets = [(c.table, c.table_type) for c in plan(pipeline, table, table_type)]
     with table_locks(pipeline, targets, "table downgrade", progress):
         todo = plan(pipeline, table, table_type)  # again, under the locks: a writer may have finished
