@@ -58,3 +58,12 @@ def render_connectors_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert main(["-c", str(cfg), "connectors", "render", "--seed", "--out", str(tmp_path / "c")]) == 0
     names = [Path(p).name for p in capsys.readouterr().out.split()]
     return json.loads(out), err, names
+
+
+def timeline_files(base: str | os.PathLike) -> list[str]:
+    """The instant files of a table's timeline, sorted, whatever its layout: `.hoodie/timeline/` (table
+    version 8+) or `.hoodie/` itself (version 6, the default: hudi.table_version)."""
+    from hudi_cdc.common.instants import local_timeline_names, parse_instant_file
+
+    path = str(base)[len("file://"):] if str(base).startswith("file://") else str(base)
+    return sorted(n for n in local_timeline_names(path) if parse_instant_file(n) is not None)

@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple] = {
     "schemas": ("hudi_cdc.cli.commands.schemas", "schemas", "Register and check Avro schemas in the registry."),
     "hive": ("hudi_cdc.cli.commands.hive", "hive", "Hive metastore helpers over PyHive."),
     "sync": ("hudi_cdc.cli.commands.hive", "sync_cmd", "Re-sync a table to the Hive metastore without writing data."),
+    "table": ("hudi_cdc.cli.commands.table", "table",
+              "Convert the pipeline's tables to hudi.table_version (Hudi's own downgrade)."),
     "status": ("hudi_cdc.cli.commands.status", "status_cmd",
                "Freshness, backlog and compaction state per table (no JVM)."),
     "report": ("hudi_cdc.cli.commands.report", "report_cmd",

@@ -12,6 +12,16 @@ CURRENT_HUDI = "1.2.0"
 SEED_HUDI = "0.9.0"
 V014_HUDI = "0.14.0"  # EMR 6.15's Hudi: its real HoodieDeltaStreamer also runs locally
 SUPPORTED_HUDI = (SEED_HUDI, V014_HUDI, CURRENT_HUDI)
+# The Hudi table versions Hudi 1.2.0 writes (hoodie.write.table.version). 6 is the default: the version
+# Athena (Hudi 0.14/0.15 readers), Trino 476, EMR's Hudi 0.15/1.0.2 and hudi-rs all read (docs/query-the-lake.md).
+TableVersion = Literal[6, 8, 9]
+TABLE_VERSIONS: tuple[int, ...] = (6, 8, 9)
+DEFAULT_TABLE_VERSION: TableVersion = 6
+# What `init` writes above the setting: who reads which version.
+TABLE_VERSION_COMMENT = ("# table_version: 6 is read by Athena (Hudi 0.14/0.15), Trino, EMR's Hudi (0.15, 1.0.2) and "
+                         "hudi-rs; 8 by Hudi 1.0+ (EMR 7.11+); 9 by Hudi 1.1+ only (docs/query-the-lake.md)")
+# What a release writes whatever the setting: 0.14.0 writes 6, the seed's 0.9.0 writes 2.
+FIXED_TABLE_VERSION = {V014_HUDI: 6, SEED_HUDI: 2}
 
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
 TABLE_TYPES: tuple[TableType, ...] = ("COPY_ON_WRITE", "MERGE_ON_READ")
@@ -32,6 +42,31 @@ class HudiSettings(Model):
     # streamer (jobs/streamer.py) on Hudi's Spark datasource. None = the default for the target and
     # version (profiles.engine_for; docs/streamers.md).
     engine: Literal["hoodiestreamer", "hudi-cdc"] | None = None
+    # The Hudi table version 1.2.0 writes (hoodie.write.table.version, never auto-upgraded): 6 (default,
+    # every reader), 8 (EMR 7.11+'s Hudi 1.0.2 and newer), 9 (Hudi 1.1+ only). Moot below 1.2.0.
+    table_version: TableVersion = DEFAULT_TABLE_VERSION
+
+    @field_validator("table_version", mode="before")
+    @classmethod
+    def _table_version(cls, v: object) -> object:
+        if isinstance(v, str) and v.strip().isdigit():
+            v = int(v)
+        if v not in TABLE_VERSIONS or isinstance(v, bool):
+            raise ValueError(f"{v!r} is not a Hudi table version hudi-cdc writes; one of 6, 8, 9")
+        return v
+
+    @model_validator(mode="after")
+    def _version_writes(self) -> HudiSettings:
+        fixed = FIXED_TABLE_VERSION.get(self.version)
+        if fixed is not None and "table_version" in self.model_fields_set and self.table_version != fixed:
+            raise ValueError(f"table_version {self.table_version}: Hudi {self.version} writes table version "
+                             f"{fixed} only; drop table_version or use version {CURRENT_HUDI}")
+        return self
+
+    @property
+    def writes_table_version(self) -> int:
+        """The table version this pipeline's writers create and expect on disk."""
+        return FIXED_TABLE_VERSION.get(self.version, self.table_version)
 
     @field_validator("version")
     @classmethod
@@ -194,6 +229,14 @@ class TableSettings(Model):
     delete_field: str = "__deleted"
     compaction_delta_commits: int = Field(5, ge=1, description="MoR: compact inline after this many delta commits")
     hudi_options: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("hudi_options")
+    @classmethod
+    def _no_table_version(cls, v: dict[str, str]) -> dict[str, str]:
+        owned = sorted(k for k in v if k in ("hoodie.write.table.version", "hoodie.write.auto.upgrade"))
+        if owned:
+            raise ValueError(f"{', '.join(owned)}: set hudi.table_version instead (one version per pipeline)")
+        return v
 
     @field_validator("table_types")
     @classmethod

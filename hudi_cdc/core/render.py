@@ -114,7 +114,8 @@ def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
 def base_properties(pipeline: Pipeline) -> str:
     return _render(profile(pipeline), "base.properties.j2", pipeline=pipeline.pipeline,
                    hudi_version=pipeline.hudi.version, parallelism=pipeline.spark.shuffle_partitions,
-                   metadata_table=str(pipeline.hudi.metadata_table).lower())
+                   metadata_table=str(pipeline.hudi.metadata_table).lower(),
+                   table_version=pipeline.hudi.writes_table_version)
 
 
 def render_properties(pipeline: Pipeline) -> dict[str, str]:

@@ -12,7 +12,8 @@ from hudi_cdc.errors import ConfigError
 SAMPLE_PIPELINE = """\
 # hudi-cdc pipeline file for the embedded MoMA sample (see README: "The pipeline file").
 pipeline: moma
-hudi: {{version: "{version}"}}
+{version_comment}
+hudi: {{version: "{version}", table_version: {table_version}}}
 source:
   root: landing/topics          # <root>/<topic>/partition=0/*.avro, as the Kafka Connect S3 sink writes
 {registry}{database}lake:
@@ -44,10 +45,10 @@ def sample_tables_text(*names: str) -> str:
 
 def sample_pipeline_text(registry: str = "", metastore: str = "", database: str = "") -> str:
     """The sample's pipeline file; ``database``: a source.database line (flow style, without indent)."""
-    from hudi_cdc.config.settings import CURRENT_HUDI
+    from hudi_cdc.config.settings import CURRENT_HUDI, DEFAULT_TABLE_VERSION, TABLE_VERSION_COMMENT
 
     return SAMPLE_PIPELINE.format(
-        version=CURRENT_HUDI,
+        version=CURRENT_HUDI, table_version=DEFAULT_TABLE_VERSION, version_comment=TABLE_VERSION_COMMENT,
         registry=f"  schema_registry: {registry}\n" if registry else "",
         database=f"  {database}\n" if database else "",
         metastore=f"  hive_metastore: {metastore}\n" if metastore else "",

@@ -31,6 +31,7 @@ from hudi_cdc.lake.empty import is_empty_bootstrapped
 from hudi_cdc.lake.metadata import commit_metadata
 from hudi_cdc.lake.table import Table, open_table
 from hudi_cdc.lake.timeline import completed_writes, read_timeline
+from hudi_cdc.lake.version import mismatch
 
 SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)
 FAILURES_DIR = ("state", "failures")  # under the pipeline's work dir (.hudi-cdc/)
@@ -50,6 +51,8 @@ class TableStatus:
     table_type: str
     base_path: str
     exists: bool
+    table_version: int | None = None  # hoodie.table.version on disk (the pipeline writes hudi.table_version)
+    version_mismatch: str | None = None  # why the pipeline's writers would refuse it (lake/version.py)
     last_commit: str | None = None
     last_commit_action: str | None = None
     last_commit_age_seconds: float | None = None
@@ -182,6 +185,8 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
         _backlog(pipeline, table, None, st)  # not bootstrapped yet: everything landed is backlog
         st.waiting = is_empty_bootstrapped(pipeline, table, table_type)
         return st
+    st.table_version = tbl.version
+    st.version_mismatch = mismatch(pipeline, table, table_type)
     timeline = read_timeline(tbl)
     writes = completed_writes(timeline)
     st.exists = bool(writes)
@@ -270,6 +275,8 @@ def breaches(st: TableStatus, bounds: Bounds) -> list[str]:
         out.append(f"{label}: backlog {st.backlog_files} file(s) > {bounds.max_backlog_files}")
     if st.last_failure:
         out.append(f"{label}: last round failed: {st.last_failure.get('message')}")
+    if st.version_mismatch:
+        out.append(st.version_mismatch)
     return out
 
 
@@ -286,6 +293,7 @@ def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: st
     return out
 
 
-COLUMNS: Sequence[str] = ("table", "table_type", "last_commit", "last_commit_age_seconds", "freshness_seconds",
-                          "backlog_files", "backlog_bytes", "pending_compactions", "deltacommits_since_compaction",
-                          "files", "small_files", "rejected_rows", "last_failure", "writer")
+COLUMNS: Sequence[str] = ("table", "table_type", "table_version", "last_commit", "last_commit_age_seconds",
+                          "freshness_seconds", "backlog_files", "backlog_bytes", "pending_compactions",
+                          "deltacommits_since_compaction", "files", "small_files", "rejected_rows", "last_failure",
+                          "writer")

@@ -15,6 +15,7 @@ from hudi_cdc.core.render import Job
 from hudi_cdc.errors import DataError, TablesFailed, TableStateError
 from hudi_cdc.jobs.streamer import has_completed_commit
 from hudi_cdc.lake.empty import DATA, EMPTY, MISSING, clear_empty, is_empty_bootstrapped, landing_state, mark_empty
+from hudi_cdc.lake.version import check_version
 from hudi_cdc.registry.preflight import check_subjects
 from hudi_cdc.runners import Runner, make_runner
 from hudi_cdc.runners.local.plan import work_dir
@@ -237,6 +238,8 @@ def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | No
                     "once rows landed")
         elif _readable(pipeline, target, base) and not table_exists(pipeline, table, tt, target):
             raise TableStateError(f"table {table} ({tt}) does not exist at {base}; run `hudi-cdc bootstrap` first")
+        elif _readable(pipeline, target, base):
+            check_version(pipeline, table, tt)
         jobs.append(Job(table, tt, "UPSERT", continuous=not once))
     return jobs
 

@@ -22,7 +22,7 @@ import yaml
 
 from hudi_cdc import sources
 from hudi_cdc.config import Pipeline, load_pipeline, parse_pipeline
-from hudi_cdc.config.settings import DatabaseSettings
+from hudi_cdc.config.settings import CURRENT_HUDI, DEFAULT_TABLE_VERSION, TABLE_VERSION_COMMENT, DatabaseSettings
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.sources import history
 from hudi_cdc.sources.db_tables import DbTable
@@ -96,7 +96,9 @@ def _table_name(t: DbTable, taken: set[str], tables: list[DbTable]) -> str:
 
 
 def _new_file(db: DatabaseSettings, pipeline_name: str, entries: str) -> str:
-    lines = [f"pipeline: {pipeline_name}", "source:", "  root: landing/topics", "  database:"]
+    lines = [f"pipeline: {pipeline_name}", TABLE_VERSION_COMMENT,
+             f'hudi: {{version: "{CURRENT_HUDI}", table_version: {DEFAULT_TABLE_VERSION}}}',
+             "source:", "  root: landing/topics", "  database:"]
     if db.kind != DatabaseSettings.model_fields["kind"].default:  # the default kind goes unsaid
         lines.append(f"    kind: {db.kind}")
     lines += [f"    host: {db.host}", f"    port: {db.port}", f"    name: {db.name}", f"    user: {db.user}"]

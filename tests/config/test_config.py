@@ -31,6 +31,7 @@ tables:
 def test_repo_example_loads_with_defaults():
     p = load_pipeline(ROOT / "hudi-cdc.yaml")
     assert p.hudi.version == "1.2.0"
+    assert p.hudi.table_version == 6 and p.hudi.writes_table_version == 6
     assert p.table("artists").deletes == "hard" and p.table("artists").ordering_fields == ["__lsn"]
     assert p.base_path("artists", "MERGE_ON_READ") == f"file://{ROOT}/lake/artists_mor"
     assert p.topic_dir("artists") == f"file://{ROOT}/landing/topics/moma.public.artists/partition=0"
@@ -51,6 +52,12 @@ def test_relative_paths_resolve_against_the_file(tmp_path):
     (GOOD.replace("pipeline: moma", "pipeline: moma\nhudi: {version: '0.13.0'}"),
      r"hudi\.version: unsupported Hudi version '0.13.0'"),
     (GOOD.replace("lake: {root: lake, hive_database: moma}", ""), r"^lake: field required"),
+    (GOOD.replace("pipeline: moma", "pipeline: moma\nhudi: {table_version: 7}"),
+     r"^hudi\.table_version: 7 is not a Hudi table version hudi-cdc writes; one of 6, 8, 9 \(.*hudi-cdc\.yaml\)$"),
+    (GOOD.replace("pipeline: moma", "pipeline: moma\nhudi: {version: '0.14.0', table_version: 9}"),
+     r"^hudi: table_version 9: Hudi 0\.14\.0 writes table version 6 only"),
+    (GOOD + "    hudi_options: {hoodie.write.table.version: '9'}\n",
+     r"tables\.artists\.hudi_options: hoodie\.write\.table\.version: set hudi\.table_version instead"),
     ("pipeline: [unclosed\n", r"hudi-cdc\.yaml: line \d+, column \d+: malformed YAML"),
     ("- just\n- a list\n", r"must be a YAML mapping"),
 ])
@@ -65,3 +72,13 @@ def test_missing_file_and_unknown_table(tmp_path):
     p = load_pipeline(write(tmp_path, GOOD))
     with pytest.raises(ConfigError, match=r"unknown table 'painters' .*tables: artists"):
         p.table("painters")
+
+
+def test_table_version_from_the_file_or_fixed_by_the_release(tmp_path):
+    """hudi.table_version is typed once (a quoted "8" is 8); 0.14.0 always writes 6, the seed's 0.9.0 2."""
+    p = load_pipeline(write(tmp_path, GOOD.replace("pipeline: moma", "pipeline: moma\nhudi: {table_version: '8'}")))
+    assert p.hudi.table_version == 8 and p.hudi.writes_table_version == 8
+    p = load_pipeline(write(tmp_path, GOOD.replace("pipeline: moma", "pipeline: moma\nhudi: {version: '0.14.0'}")))
+    assert p.hudi.writes_table_version == 6
+    p = load_pipeline(write(tmp_path, GOOD.replace("pipeline: moma", "pipeline: moma\nhudi: {version: '0.9.0'}")))
+    assert p.hudi.writes_table_version == 2

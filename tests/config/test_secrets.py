@@ -149,6 +149,7 @@ LOCAL_COMMANDS = [
     ["hive", "tables", "--server", "127.0.0.1:1"], ["hive", "sql", "show databases", "--server", "127.0.0.1:1"],
     ["sync", "--table", "artists"],
     ["status"],
+    ["table", "downgrade", "--dry-run"], ["table", "downgrade"],  # no table: nothing to convert, no Spark
     ["capture", "--once", "--timeout", "5"],
     ["verify", "--table", "artists"],
     ["local", "status", "--data-dir", "{tmp}/stack"],
@@ -178,6 +179,7 @@ def test_every_local_command_keeps_every_secret(tmp_path, secret_env, monkeypatc
     assert codes["stream --all"] == codes["run"] == codes["stream --all --dry-run"] == codes["run --dry-run"] == 6
     assert codes["capture --once --timeout 5"] == 11 and codes["schemas list"] == 7
     assert codes["render --out {tmp}/rendered"] == 0 and codes["bootstrap --dry-run"] == 0
+    assert codes["table downgrade --dry-run"] == codes["table downgrade"] == 0
     _scan(texts, tmp_path)
 
 

@@ -16,7 +16,7 @@ import pytest
 from hudi_cdc.config import load_pipeline
 from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.cli import run_cli
-from tests.shared import missing
+from tests.shared import missing, timeline_files
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,8 @@ def base():
 
 
 def _timelines(d: Path) -> dict[str, list[str]]:
-    return {t.parent.parent.name: sorted(os.listdir(t)) for t in (d / "lake").glob("*/.hoodie/timeline")}
+    return {t.parent.parent.name: timeline_files(t.parent.parent)
+            for t in (d / "lake").glob("*/.hoodie/hoodie.properties")}
 
 
 def _files_holding(root: Path, needle: bytes) -> list[Path]:

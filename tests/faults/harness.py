@@ -19,7 +19,7 @@ import yaml
 
 from hudi_cdc import sample
 from hudi_cdc.common.instants import COMPLETED, parse_instant_file
-from hudi_cdc.config import load_pipeline, uri_to_path
+from hudi_cdc.config import load_pipeline
 from hudi_cdc.jobs.stream.table import read_checkpoint
 from hudi_cdc.lake.reader import read_table
 
@@ -156,11 +156,9 @@ class FaultLake:
         return self.pipeline.base_path("artists", tt)
 
     def timeline(self, tt: str) -> list[str]:
-        d = uri_to_path(self.base(tt)) / ".hoodie" / "timeline"
-        try:
-            return sorted(os.listdir(d))
-        except FileNotFoundError:
-            return []
+        from tests.shared import timeline_files
+
+        return timeline_files(self.base(tt))  # layout 1 (table version 6) or 2; [] before the table
 
     def dangling(self, tt: str) -> list[str]:
         """Requested/inflight instants without a completed file for the same instant."""

@@ -38,7 +38,7 @@ from hudi_cdc import sample
 from hudi_cdc.common.instants import COMPLETED, parse_instant_file
 from hudi_cdc.jobs.stream.table import read_checkpoint
 from hudi_cdc.lake.reader import read_table
-from tests.shared import missing
+from tests.shared import missing, timeline_files
 
 pytestmark = pytest.mark.e2e
 
@@ -161,11 +161,11 @@ class Lake:
 
     # ---- what the table holds ------------------------------------------------------------------
     def completed(self) -> list[str]:
-        names = os.listdir(self.base / ".hoodie" / "timeline")
+        names = timeline_files(self.base)
         return sorted(i.file_name for i in map(parse_instant_file, names) if i and i.state == COMPLETED)
 
     def dangling(self) -> list[str]:
-        parsed = [i for i in map(parse_instant_file, os.listdir(self.base / ".hoodie" / "timeline")) if i]
+        parsed = [i for i in map(parse_instant_file, timeline_files(self.base)) if i]
         done = {i.requested_time for i in parsed if i.state == COMPLETED}
         return sorted(i.file_name for i in parsed if i.state != COMPLETED and i.requested_time not in done)
 

@@ -32,13 +32,15 @@ DATA_COLS = ["artist_id", "name", "nationality", "gender", "birth_year", "death_
 class Lake:
     """A landing folder, a pipeline over it, and helpers to land files and run rounds."""
 
-    def __init__(self, tmp: Path, spark, deletes="hard", types=("COPY_ON_WRITE", "MERGE_ON_READ"), hudi_options=None):
+    def __init__(self, tmp: Path, spark, deletes="hard", types=("COPY_ON_WRITE", "MERGE_ON_READ"), hudi_options=None,
+                 table_version: int | None = None):
         self.tmp, self.spark = tmp, spark
         self.root = tmp / "landing"
         self.dir = self.root / TOPIC / "partition=0"
         self.dir.mkdir(parents=True)
         self.pipeline = parse_pipeline({
             "pipeline": "t",
+            **({"hudi": {"table_version": table_version}} if table_version else {}),
             "source": {"root": str(self.root)},
             "lake": {"root": str(tmp / "lake"), "hive_database": "t"},
             "spark": {"shuffle_partitions": 2},
@@ -89,9 +91,10 @@ class Lake:
             assert got == want, f"{tt}: table differs from the state replayed from the events"
 
     def commits(self, tt):
-        base = Path(self.pipeline.base_path("artists", tt)[len("file://"):])
-        tl = base / ".hoodie" / "timeline"
-        return sorted(p.name for p in tl.iterdir() if p.name.endswith((".commit", ".deltacommit")))
+        from tests.shared import timeline_files
+
+        names = timeline_files(self.pipeline.base_path("artists", tt))
+        return [n for n in names if n.endswith((".commit", ".deltacommit"))]
 
 
 def ev(aid, lsn, nat="American", name=None, by=1900, op="u", deleted=False):

@@ -26,8 +26,9 @@ V2["fields"].insert(6, {"name": "nickname", "type": ["null", "string"], "default
 
 
 def _commits(p):
-    tl = uri_to_path(p.base_path("artists", "COPY_ON_WRITE")) / ".hoodie" / "timeline"
-    return sorted(n for n in os.listdir(tl) if n.endswith(".commit"))
+    from tests.shared import timeline_files
+
+    return [n for n in timeline_files(p.base_path("artists", "COPY_ON_WRITE")) if n.endswith(".commit")]
 
 
 def _land(p, name, schema, records):

@@ -83,10 +83,9 @@ class Lake:
 
     def dangling(self, table: str, tt: str) -> list[str]:
         from hudi_cdc.common.instants import COMPLETED, parse_instant_file
-        from hudi_cdc.config import uri_to_path
+        from tests.shared import timeline_files
 
-        d = uri_to_path(self.pipeline.base_path(table, tt)) / ".hoodie" / "timeline"
-        parsed = [i for i in (parse_instant_file(n) for n in sorted(p.name for p in d.iterdir())) if i]
+        parsed = [i for i in (parse_instant_file(n) for n in timeline_files(self.pipeline.base_path(table, tt))) if i]
         done = {i.requested_time for i in parsed if i.state == COMPLETED}
         return sorted(i.file_name for i in parsed if i.state != COMPLETED and i.requested_time not in done)
 

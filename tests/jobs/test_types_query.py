@@ -103,8 +103,7 @@ def test_hive_and_trino_read_typed_columns_equal_to_the_database(tmp_path, pg_da
            "lake": {"root": "lake", "hive_database": hive_db, "hive_metastore": hive_stack.metastore_uri},
            "spark": {"shuffle_partitions": 2},
            "tables": {TABLE: {"topic": f"{db['name']}.public.{TABLE}", "record_key": "id",
-                              "table_types": ["COPY_ON_WRITE"],
-                              "hudi_options": {"hoodie.write.table.version": "6"}}}}
+                              "table_types": ["COPY_ON_WRITE"]}}}  # hudi.table_version 6 by default
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
     capture_once(p, progress=lambda m: None, timeout_seconds=300)

@@ -14,6 +14,7 @@ from hudi_cdc import sample
 from hudi_cdc.config import load_pipeline, uri_to_path
 from hudi_cdc.lake.reader import read_table, rows_by_key
 from tests.cli import run_cli
+from tests.shared import timeline_files
 
 pytestmark = pytest.mark.e2e
 
@@ -61,11 +62,11 @@ def test_bootstrap_refuses_existing_tables(demo):
 
 def test_stream_once_with_nothing_new_commits_nothing(demo):
     d, _ = demo
-    timeline = d / "lake" / "artists_cow" / ".hoodie" / "timeline"
-    before = sorted(os.listdir(timeline))
+    timeline = d / "lake" / "artists_cow"
+    before = timeline_files(timeline)
     proc = cli("stream", "--table", "artists", "--type", "cow", "--once", "-o", "json", cwd=d, check=True)
     assert '"skipped": true' in proc.stdout
-    assert sorted(os.listdir(timeline)) == before
+    assert timeline_files(timeline) == before
 
 
 def test_corrupt_file_fails_by_name_and_leaves_table(demo):
@@ -75,8 +76,8 @@ def test_corrupt_file_fails_by_name_and_leaves_table(demo):
     bad = topic / "moma.public.artworks+0+0000009999.avro"
     bad.write_bytes(good.read_bytes()[:-25])
     try:
-        timelines = [d / "lake" / f"artworks_{s}" / ".hoodie" / "timeline" for s in ("cow", "mor")]
-        before = [sorted(os.listdir(t)) for t in timelines]
+        timelines = [d / "lake" / f"artworks_{s}" for s in ("cow", "mor")]
+        before = [timeline_files(t) for t in timelines]
         # every table's round runs (issue 36): artists' go through, artworks' both fail by name
         proc = cli("stream", "--all", "--once", "-o", "json", cwd=d)
         assert proc.returncode == 3, proc.stderr
@@ -87,7 +88,7 @@ def test_corrupt_file_fails_by_name_and_leaves_table(demo):
         assert "the 2 other(s) went through" in lines[0] and "log:" in lines[0]
         shown = json.loads(proc.stdout)  # the tables that went through, as usual
         assert sorted(r["table"] for r in shown) == ["moma_cow.artists", "moma_mor.artists"]
-        assert [sorted(os.listdir(t)) for t in timelines] == before
+        assert [timeline_files(t) for t in timelines] == before
     finally:
         bad.unlink()
 

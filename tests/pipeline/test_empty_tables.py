@@ -172,3 +172,23 @@ def test_status_shows_a_waiting_table_and_an_empty_one_is_not_stale(p):
     never = TableStatus("artworks", MOR, "/lake/artworks_mor", False)
     assert breaches(never, Bounds(max_freshness_seconds=60)) == ["artworks (MERGE_ON_READ): no source event time "
                                                                  "applied yet"]
+
+
+def test_stream_refuses_a_table_at_another_version_in_one_line(p, monkeypatch):
+    """hudi.table_version (default 6) against hoodie.table.version on disk: never a silent upgrade or
+    downgrade (the writers run with hoodie.write.auto.upgrade=false); the line names both and the fix."""
+    _land(p, "artists")
+    monkeypatch.setattr(pipe, "table_exists", lambda pipeline, name, tt, target="local": True)
+    meta = uri_to_path(p.base_path("artists", COW)) / ".hoodie"
+    meta.mkdir(parents=True)
+    (meta / "hoodie.properties").write_text("hoodie.table.name=artists\nhoodie.table.version=9\n")
+    with pytest.raises(TableStateError) as err:
+        pipe.plan_stream(p, "artists", once=True)
+    line = str(err.value)
+    assert "\n" not in line and "is Hudi table version 9" in line and "says hudi.table_version 6" in line
+    assert "`hudi-cdc table downgrade --table artists`" in line
+    p9 = p.model_copy(update={"hudi": p.hudi.model_copy(update={"table_version": 9})})
+    assert len(pipe.plan_stream(p9, "artists", once=True)) == 2  # the MoR table has none on disk yet
+    (meta / "hoodie.properties").write_text("hoodie.table.name=artists\nhoodie.table.version=6\n")
+    with pytest.raises(TableStateError, match=r"is Hudi table version 6, .* set hudi.table_version: 6 to keep"):
+        pipe.plan_stream(p9, "artists", once=True)

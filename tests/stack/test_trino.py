@@ -44,8 +44,8 @@ class SyncedLake(Lake):
     """tests.jobs.test_cdc_semantics.Lake whose pipeline syncs each commit to the stack's metastore."""
 
     def __init__(self, tmp, spark, metastore_uri: str, db: str, hudi_options=None,
-                 types=("COPY_ON_WRITE", "MERGE_ON_READ")):
-        super().__init__(tmp, spark, hudi_options=hudi_options, types=types)
+                 types=("COPY_ON_WRITE", "MERGE_ON_READ"), table_version: int | None = None):
+        super().__init__(tmp, spark, hudi_options=hudi_options, types=types, table_version=table_version)
         from hudi_cdc.core import render
 
         lake = self.pipeline.lake.model_copy(update={"hive_database": db, "hive_metastore": metastore_uri})
@@ -92,18 +92,17 @@ def _bootstrap_and_stream(lake, trino) -> None:
 
 
 def test_hudi_connector_reads_table_version_6(tmp_path, spark, trino, hive_stack):
-    """Hudi 1.2.0 writing table version 6 (hoodie.write.table.version=6, timeline layout 1): Trino 476
-    reads the CoW table and the MoR `_ro` table, the same rows as hudi-rs."""
-    lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, f"trino_hudi6_{RUN}",
-                      hudi_options={"hoodie.write.table.version": "6"})
+    """What the pipeline writes by default (hudi.table_version 6: Hudi 1.2.0 writing table version 6,
+    timeline layout 1): Trino 476 reads the CoW table and the MoR `_ro` table, the same rows as hudi-rs."""
+    lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, f"trino_hudi6_{RUN}")
     _bootstrap_and_stream(lake, trino)
     props = (tmp_path / "lake" / "artists_cow" / ".hoodie" / "hoodie.properties").read_text()
     assert "hoodie.table.version=6" in props
 
 
 def test_hudi_connector_cannot_read_table_version_9(tmp_path, spark, trino, hive_stack):
-    """What the pipeline writes by default (Hudi 1.2.0: table version 9, LSM timeline) Trino 476 cannot
-    read, before and after the first archival:
+    """What the pipeline wrote by default before hudi.table_version (hudi.table_version 9: Hudi 1.2.0's
+    own table version, LSM timeline) Trino 476 cannot read, before and after the first archival:
 
     - Hudi creates `.hoodie/timeline/history` (the archived timeline) empty with the table; the
       connector's storage layer (TrinoHudiStorage.listDirectEntries) reports an empty listing as
@@ -116,7 +115,7 @@ def test_hudi_connector_cannot_read_table_version_9(tmp_path, spark, trino, hive
     archive_soon = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
                     "hoodie.clean.commits.retained": "1", "hoodie.cleaner.commits.retained": "1"}
     lake = SyncedLake(tmp_path, spark, hive_stack.metastore_uri, db, types=("COPY_ON_WRITE",),
-                      hudi_options=archive_soon)
+                      hudi_options=archive_soon, table_version=9)
     lake.land(ROUNDS[0])
     lake.run("BULK_INSERT")
     lake.assert_matches()
