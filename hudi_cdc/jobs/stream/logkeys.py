@@ -101,14 +101,16 @@ def _timeline(base_path: str) -> tuple[set[str], set[str], set[str], str]:
     return deltas & completed, deltas, unfinished, ""
 
 
-def log_pairs(slices, done: set[str], deltas: set[str], unfinished: frozenset[str] | set[str] = frozenset()
-              ) -> tuple[set[tuple[str, str]] | None, str]:
+def log_pairs(slices, done: set[str], deltas: set[str], unfinished: frozenset[str] | set[str] = frozenset(),
+              writers: dict[str, set[str]] | None = None) -> tuple[set[tuple[str, str]] | None, str]:
     """(file group id, delta commit) of each log file in the latest file slices that a completed delta
     commit wrote; a delta commit in flight or failed is skipped (readers skip its logs too). None, and
     why, for a file group without a base file or with one an instant not completed yet (`unfinished`)
     wrote, or a log named by an instant that is no delta commit on the timeline (table version 6 names
     logs by their base instant, and an upgraded table keeps them until a compaction; an archived delta
-    commit): what such a log holds is unknown here."""
+    commit): what such a log holds is unknown here. ``writers`` (table version 6: a log is named by its
+    slice's base instant, and several delta commits may append to one): log file name -> the completed delta
+    commits whose write statistics name it; a log none of them wrote (a failed write's) is skipped."""
     pairs: set[tuple[str, str]] = set()
     for s in slices:
         if not s.base_file_name:
@@ -120,6 +122,9 @@ def log_pairs(slices, done: set[str], deltas: set[str], unfinished: frozenset[st
             m = _LOG_NAME.match(name)
             if m is None:
                 return None, f"a log file name this lookup does not read: {name}"
+            if writers is not None:
+                pairs.update((s.file_id, d) for d in writers.get(name, ()) if d in done)
+                continue
             instant = m.group("instant")
             if instant in done:
                 pairs.add((s.file_id, instant))
@@ -128,13 +133,34 @@ def log_pairs(slices, done: set[str], deltas: set[str], unfinished: frozenset[st
     return pairs, ""
 
 
+def _log_writers(base_path: str, done: set[str]) -> dict[str, set[str]]:
+    """Log file name -> the completed delta commits that wrote to it, from their write statistics (table
+    version 6 names a log by its file slice's base instant, not by the delta commit that wrote it)."""
+    tl = hudi_timeline(base_path, "the delta commits' write statistics")
+    out: dict[str, set[str]] = {}
+    for inst in tl.get_completed_deltacommits():
+        if inst.timestamp not in done:
+            continue
+        meta = json.loads(tl.get_instant_metadata_in_json(inst) or "{}")
+        for stats in (meta.get("partitionToWriteStats") or {}).values():
+            for st in stats or []:
+                path = st.get("path") or ""
+                if ".log." in path:
+                    out.setdefault(path.rsplit("/", 1)[-1], set()).add(inst.timestamp)
+    return out
+
+
 def current_logs(spark, base_path: str) -> tuple[set[tuple[str, str]] | None, str]:
     """(file group id, delta commit) of every completed delta commit's log file in the latest file
     slices, when each of those delta commits has its key file; else (None, why not)."""
     done, deltas, unfinished, why = _timeline(base_path)
     if why:
         return None, why
-    pairs, why = log_pairs(s3.hudi_table_builder(base_path).build().get_file_slices(), done, deltas, unfinished)
+    table = s3.hudi_table_builder(base_path).build()
+    writers = None
+    if int(dict(table.hudi_options()).get("hoodie.table.version", "9") or "9") < 8:
+        writers = _log_writers(base_path, done)
+    pairs, why = log_pairs(table.get_file_slices(), done, deltas, unfinished, writers)
     if pairs is None:
         return None, why
     fs = _Fs(spark, base_path)
