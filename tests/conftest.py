@@ -21,7 +21,9 @@ import pytest
 # of a bootstrap's CPU (51-62 s -> 38-40 s for the sample's bootstrap on this 2-core machine). A user's own
 # JVMs keep the JVM's default (hudi_cdc/core/render.py picks it per job); so does the session's one long-lived
 # SparkSession (tests/plugins/spark.py).
-os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")
+# JDK_JAVA_OPTIONS (the java launcher's), not JAVA_TOOL_OPTIONS: a JVM embedded in hudi-cdc's own process
+# (capture's Debezium engine, through JPype) would print "Picked up JAVA_TOOL_OPTIONS" into the command's stderr
+os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 _plugins = sorted(p.stem for p in (Path(__file__).parent / "plugins").glob("*.py") if p.stem != "__init__")
 pytest_plugins = [f"tests.plugins.{name}" for name in _plugins]

@@ -22,7 +22,7 @@ def spark(tmp_path_factory):
         .config("spark.jars", paths)
         .config("spark.driver.memory", "2g")
         .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
-        # the one long-lived JVM of a worker: all tiers (C2) again, over the tests' C1-only JAVA_TOOL_OPTIONS
+        # the one long-lived JVM of a worker: all tiers (C2) again, over the tests' C1-only JDK_JAVA_OPTIONS
         .config("spark.driver.extraJavaOptions", "-Djdk.attach.allowAttachSelf=true -XX:TieredStopAtLevel=4")
     )
     # the same defaults and Hudi settings as the local job's session (hudi_cdc/common/spark_conf.py)
