@@ -58,7 +58,10 @@ def _held_until_two_rounds_pass(monkeypatch, base):
 
 def test_compaction_runs_beside_the_rounds_and_the_table_stays_exact(tmp_path, spark, monkeypatch):
     # compaction after 3 delta commits, beside the rounds
-    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",), hudi_options={compaction.MODE_PROP: "async"})
+    # table version 9: on version 6 one round beside the compaction found a delta commit without its key file
+    # and took Hudi's merged read (exact, slower; docs/table-version.md, open)
+    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",), hudi_options={compaction.MODE_PROP: "async"},
+                table_version=9)
     base = lake.pipeline.base_path("artists", "MERGE_ON_READ")
     lake.land(SNAPSHOT)
     lake.run("BULK_INSERT")
