@@ -25,11 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hudi_cdc.toolchain.jars import home
+
 CLAIM_STALE_SECONDS = 3600
-
-
-def _home() -> Path:
-    return Path(os.environ.get("HUDI_CDC_HOME", Path.home() / ".cache" / "hudi-cdc")) / "cds"
 
 
 def _key(env: Mapping[str, str]) -> str | None:
@@ -83,7 +81,7 @@ def plan(env: Mapping[str, str]) -> Plan:
     key = _key(out)
     if key is None:
         return Plan(out)
-    root = _home()
+    root = home() / "cds"
     archive = root / f"spark-driver-{key}.jsa"
     if archive.exists():
         return Plan(_with_option(out, f"-XX:SharedArchiveFile={archive}"))

@@ -139,15 +139,17 @@ def _log_writers(base_path: str, done: set[str]) -> dict[str, set[str]]:
     tl = hudi_timeline(base_path, "the delta commits' write statistics")
     out: dict[str, set[str]] = {}
     for inst in tl.get_completed_deltacommits():
-        if inst.timestamp not in done:
-            continue
-        meta = json.loads(tl.get_instant_metadata_in_json(inst) or "{}")
-        for stats in (meta.get("partitionToWriteStats") or {}).values():
-            for st in stats or []:
-                path = st.get("path") or ""
-                if ".log." in path:
-                    out.setdefault(path.rsplit("/", 1)[-1], set()).add(inst.timestamp)
+        if inst.timestamp in done:
+            for st in _log_stats(tl, inst):
+                out.setdefault(st["path"].rsplit("/", 1)[-1], set()).add(inst.timestamp)
     return out
+
+
+def _log_stats(tl, inst) -> list[dict]:
+    """The write statistics of a completed delta commit's log files (its commit metadata)."""
+    meta = json.loads(tl.get_instant_metadata_in_json(inst) or "{}")
+    return [st for stats in (meta.get("partitionToWriteStats") or {}).values() for st in (stats or [])
+            if ".log." in (st.get("path") or "")]
 
 
 def current_logs(spark, base_path: str) -> tuple[set[tuple[str, str]] | None, str]:
@@ -290,9 +292,4 @@ def _record(spark, base_path: str, written, ordering: list[str], before: set[str
 def _logs_hold_inserts(base_path: str, instant: str) -> bool:
     tl = hudi_timeline(base_path, "the delta commit's write statistics")
     inst = next(i for i in tl.get_completed_deltacommits() if i.timestamp == instant)
-    meta = json.loads(tl.get_instant_metadata_in_json(inst) or "{}")
-    for stats in (meta.get("partitionToWriteStats") or {}).values():
-        for st in stats:
-            if ".log." in (st.get("path") or "") and int(st.get("numInserts") or 0) > 0:
-                return True
-    return False
+    return any(int(st.get("numInserts") or 0) > 0 for st in _log_stats(tl, inst))
