@@ -64,7 +64,7 @@ SERVICE_GROUPS = {
 DURATIONS = Path(__file__).parent / "durations.json"  # seconds per test file, from a measured whole run
 
 
-def _xdist_groups(items) -> None:
+def _xdist_groups(items, marks: bool = True) -> None:
     """One xdist group per test file (module-scoped fixtures are built once), except that a file using a
     service of SERVICE_GROUPS joins that service's group. Groups go out longest first (their files'
     seconds in tests/durations.json, refreshed from a whole run's --durations): the workers end together
@@ -84,13 +84,13 @@ def _xdist_groups(items) -> None:
         weight[group] = weight.get(group, 0.0) + seconds.get(path, 0.0)
     position = {id(item): i for i, item in enumerate(items)}
     items.sort(key=lambda it: (-weight[group_of[it.nodeid.split("::")[0]]], position[id(it)]))
-    for item in items:
+    for item in items if marks else ():  # without pytest-xdist (-p no:xdist) the mark is unknown
         item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid.split("::")[0]]))
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which turns the marks into the groups
 def pytest_collection_modifyitems(config, items):
-    _xdist_groups(items)
+    _xdist_groups(items, config.pluginmanager.hasplugin("xdist"))
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
             mark = FIXTURE_MARKS.get(fixture)

@@ -228,6 +228,10 @@ class TableSettings(Model):
     deletes: Literal["hard", "soft"] = "hard"
     delete_field: str = "__deleted"
     compaction_delta_commits: int = Field(5, ge=1, description="MoR: compact inline after this many delta commits")
+    # MoR: also compact once this many seconds passed since the last compaction (Hudi's NUM_OR_TIME
+    # trigger), so readers of the read-optimized view (Trino, Athena, Hive `_ro`) see a change within about
+    # this long plus one round; a quiet table's waiting logs are compacted by its next empty round
+    compaction_max_seconds: int | None = Field(None, ge=1)
     hudi_options: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("hudi_options")

@@ -107,7 +107,8 @@ def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
         dfs_root=pipeline.topic_dir(table), registry_url=registry_subject_url(pipeline, table),
         deletes=t.deletes, delete_field=t.delete_field, delete_sql=delete_sql(pipeline, table),
         hive_database=pipeline.hive_db(table_type), metastore_uris=pipeline.lake.hive_metastore,
-        compaction_delta_commits=t.compaction_delta_commits, overrides=sorted(t.hudi_options.items()),
+        compaction_delta_commits=t.compaction_delta_commits, compaction_max_seconds=t.compaction_max_seconds,
+        overrides=sorted(t.hudi_options.items()),
     )
 
 

@@ -29,6 +29,7 @@ from hudi_cdc.jobs import streamer
 from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD
 from hudi_cdc.lake.empty import is_empty_bootstrapped
 from hudi_cdc.lake.metadata import commit_metadata
+from hudi_cdc.lake.ro_view import last_compaction, ro_source_ts
 from hudi_cdc.lake.table import Table, open_table
 from hudi_cdc.lake.timeline import completed_writes, read_timeline
 from hudi_cdc.lake.version import mismatch
@@ -68,6 +69,10 @@ class TableStatus:
     backlog_bytes: int = 0
     pending_compactions: int | None = None
     deltacommits_since_compaction: int | None = None
+    # MoR: freshness of the read-optimized view (base files only: what Trino, Athena and Hive `_ro` read;
+    # lake/ro_view.py) and the writes whose logs it still lacks
+    ro_freshness_seconds: float | None = None
+    ro_lagging_commits: int | None = None
     files: int = 0
     small_files: int = 0
     # rows the commits on the timeline wrote with a value their lake type cannot hold (NULL there, the
@@ -212,6 +217,8 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
         if st.source_ts_ms is not None:
             st.freshness_seconds = round(now - st.source_ts_ms / 1000.0, 3)
         _file_figures(tbl, st)
+        if tbl.is_mor:
+            _ro_view(st, writes, list(reversed(metas)), last_compaction(timeline), now)
     _backlog(pipeline, table, st.checkpoint, st)
     if tbl.is_mor:
         compactions = [i for i in timeline if i.is_compaction]
@@ -222,6 +229,14 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
             1 for i in writes if i.action == "deltacommit" and i.requested_time > since)
     st.last_failure = _last_failure(pipeline, table, table_type, last_epoch)
     return st
+
+
+def _ro_view(st: TableStatus, writes, metas_oldest_first, compacted_before: str, now: float) -> None:
+    ts, st.ro_lagging_commits = ro_source_ts(writes, metas_oldest_first, compacted_before)
+    if st.ro_lagging_commits == 0:
+        st.ro_freshness_seconds = st.freshness_seconds  # everything applied is in base files
+    elif ts is not None:
+        st.ro_freshness_seconds = round(now - ts / 1000.0, 3)
 
 
 def rejected_rows(metas) -> int:
@@ -295,5 +310,5 @@ def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: st
 
 COLUMNS: Sequence[str] = ("table", "table_type", "table_version", "last_commit", "last_commit_age_seconds",
                           "freshness_seconds", "backlog_files", "backlog_bytes", "pending_compactions",
-                          "deltacommits_since_compaction", "files", "small_files", "rejected_rows", "last_failure",
-                          "writer")
+                          "deltacommits_since_compaction", "ro_freshness_seconds", "files", "small_files",
+                          "rejected_rows", "last_failure", "writer")

@@ -116,6 +116,33 @@ def test_a_run_that_ends_compacts_inline(tmp_path, spark):
     lake.assert_matches()
 
 
+def test_a_quiet_tables_logs_wait_at_most_compaction_max_seconds(tmp_path, spark, monkeypatch):
+    """`compaction_max_seconds`: Hudi's NUM_OR_TIME trigger while rounds write; a round that finds no file
+    compacts logs that waited longer (lake/ro_view.py: `status` shows the read-optimized view catch up)."""
+    from hudi_cdc.lake.status import table_status
+
+    lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",), table_options={"compaction_max_seconds": 3600})
+    base = lake.pipeline.base_path("artists", "MERGE_ON_READ")
+    lake.land(SNAPSHOT)
+    lake.run("BULK_INSERT")
+    events, _ = _random_round(random.Random(3), 1000, set(range(1, 31)))
+    lake.land(events)
+    lake.run("UPSERT")
+    before = table_status(lake.pipeline, "artists", "MERGE_ON_READ")
+    assert before.ro_lagging_commits == 1 and before.ro_freshness_seconds > before.freshness_seconds, before
+    lake.run("UPSERT")  # no new file, the logs waited less than 3600 s: nothing to do
+    assert not [i for i in _instants(base) if i.is_compaction]
+    real = time.time
+    with monkeypatch.context() as m:
+        m.setattr(compaction.time, "time", lambda: real() + 3601)
+        lake.run("UPSERT")
+    assert [i for i in _instants(base) if i.is_compaction] and not compaction.pending(base)
+    after = table_status(lake.pipeline, "artists", "MERGE_ON_READ")
+    assert after.ro_lagging_commits == 0 and after.ro_freshness_seconds == after.freshness_seconds, after
+    assert after.table_version == 6, "the procedure kept the table's version"
+    lake.assert_matches()
+
+
 def test_which_targets_compact_beside_their_rounds():
     on = {"hoodie.compact.inline": "true", compaction.MODE_PROP: "async"}
     assert compaction.is_async(True, "MERGE_ON_READ", on)

@@ -30,6 +30,7 @@ or '=' (the procedure's ``options`` list cannot carry it, e.g. a ZooKeeper ensem
 
 from __future__ import annotations
 
+import calendar
 import tempfile
 import threading
 import time
@@ -40,12 +41,15 @@ from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.instants import COMPLETED, table_instants
 from hudi_cdc.common.properties import local_path
 
+TRIGGER_PROP = "hoodie.compact.inline.trigger.strategy"
+MAX_SECONDS_PROP = "hoodie.compact.inline.max.delta.seconds"
 MODE_PROP = "hoodie.streamer.hudi_cdc.compaction"  # inline (default) | async (continuous streams only)
 IN_PROCESS_LOCK = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 LOCK_PROVIDER = "hoodie.write.lock.provider"
-# writer settings the compaction's write client must share (the lock) or that shape its execution
+# writer settings the compaction's write client must share (the lock, the table version: without it the
+# procedure's write client would upgrade a version-6 table to its own default) or that shape its execution
 _SHARED = ("hoodie.write.lock.", "hoodie.write.concurrency.mode", "hoodie.memory.", "hoodie.compaction.",
-           "hoodie.metadata.enable")
+           "hoodie.metadata.enable", "hoodie.write.table.version", "hoodie.write.auto.upgrade")
 
 
 def is_async(continuous: bool, table_type: str, props: dict[str, str]) -> bool:
@@ -96,16 +100,61 @@ def pending(base_path: str) -> list[str]:
     return sorted({i.requested_time for i in instants if i.is_compaction and i.requested_time not in done})
 
 
-def procedure_sql(base_path: str, opts: dict[str, str]) -> str:
-    """The Spark SQL call that executes the table's pending compactions with the writer's shared
-    settings (`options` is Hudi's k=v,k=v list: a value holding a comma cannot go through it)."""
-    shared = {k: v for k, v in sorted(opts.items()) if k.startswith(_SHARED)}
+def procedure_sql(base_path: str, opts: dict[str, str], op: str = "execute",
+                  extra: dict[str, str] | None = None) -> str:
+    """The Spark SQL call that executes the table's pending compactions (`op` scheduleAndExecute: plans
+    one first) with the writer's shared settings (`options` is Hudi's k=v,k=v list: a value holding a
+    comma cannot go through it)."""
+    shared = {k: v for k, v in sorted(opts.items()) if k.startswith(_SHARED)} | (extra or {})
     bad = _unpassable(shared)
     if bad:
         raise ValueError(f"{bad[0]} holds ',' or '=', which run_compaction's options cannot carry")
     quoted = base_path.replace("'", "\\'")
     text = ",".join(f"{k}={v}" for k, v in shared.items()).replace("'", "\\'")
-    return f"CALL run_compaction(op => 'execute', path => '{quoted}', options => '{text}')"
+    return f"CALL run_compaction(op => '{op}', path => '{quoted}', options => '{text}')"
+
+
+def _instant_epoch(instant: str) -> float:
+    digits = instant[:14]
+    stamp = time.strptime(digits, "%Y%m%d%H%M%S")
+    return calendar.timegm(stamp) + (int(instant[14:17]) / 1000.0 if len(instant) >= 17 else 0.0)
+
+
+def overdue(base_path: str, props: dict[str, str], now: float | None = None) -> str | None:
+    """The oldest delta commit a quiet MoR table's compaction is overdue for, else None: with a time
+    trigger (``compaction_max_seconds``: Hudi's NUM_OR_TIME), Hudi checks it only when a round writes,
+    so the last changes before a quiet spell would wait for the next write; a round that finds no new
+    file compacts them once they waited that long (none while a compaction is pending)."""
+    if props.get(TRIGGER_PROP, "").upper() not in ("NUM_OR_TIME", "TIME_ELAPSED"):
+        return None
+    seconds = int(props.get(MAX_SECONDS_PROP) or 0)
+    if seconds <= 0:
+        return None
+    instants = table_instants(local_path(base_path))
+    done = {i.requested_time for i in instants if i.state == COMPLETED}
+    compactions = [i.requested_time for i in instants if i.is_compaction]
+    if any(c not in done for c in compactions):
+        return None  # one is pending: executing it is the compactor's (or the next write's) work
+    since = max(compactions, default="")
+    waiting = sorted(i.requested_time for i in instants
+                     if i.action == "deltacommit" and i.state == COMPLETED and i.requested_time > since)
+    if not waiting:
+        return None
+    now = time.time() if now is None else now
+    return waiting[0] if now - _instant_epoch(waiting[0]) >= seconds else None
+
+
+def compact_overdue(spark, table: str, base_path: str, props: dict[str, str], log: Callable[[str], None]) -> bool:
+    """Compact a quiet table whose logs waited past ``compaction_max_seconds`` (see `overdue`)."""
+    oldest = overdue(base_path, props)
+    if oldest is None:
+        return False
+    log(f"{table}: logs since delta commit {oldest} waited past {props.get(MAX_SECONDS_PROP)} s: compacting")
+    # the procedure's scheduling asks Hudi's trigger again, which counts this table's time from the last
+    # compaction: a plan now whatever it says
+    now_trigger = {TRIGGER_PROP: "NUM_COMMITS", "hoodie.compact.inline.max.delta.commits": "1"}
+    spark.sql(procedure_sql(base_path, props, "scheduleAndExecute", now_trigger)).collect()
+    return True
 
 
 class Compactor:

@@ -194,6 +194,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if not files:
         result.skipped = True
         log(f"{t.target_table}: no new files under {root} after checkpoint {checkpoint}")
+        if existing and t.table_type == "MERGE_ON_READ":
+            compaction.compact_overdue(spark, t.target_table, t.target_base_path, props, log)
         return result
     result.files = [f[0] for f in files]
     clock = time.monotonic()
