@@ -69,6 +69,17 @@ class Pipeline(Model):
             raise ValueError("source.registry_username_env and source.registry_password_env go together")
         return self
 
+    @model_validator(mode="after")
+    def _async_compaction_version(self) -> Pipeline:
+        if self.hudi.writes_table_version != 6:
+            return self
+        for name, t in self.tables.items():
+            if (t.hudi_options.get("hoodie.streamer.hudi_cdc.compaction") or "").strip().lower() == "async":
+                raise ValueError(f"tables.{name}.hudi_options: hoodie.streamer.hudi_cdc.compaction: async needs "
+                                 "hudi.table_version 8 or 9 (on 6 an update written beside a pending compaction "
+                                 "was lost: docs/operations.md); remove it to compact inline")
+        return self
+
     # ---- derived, never stored -------------------------------------------------
     @property
     def slot_name(self) -> str:

@@ -57,7 +57,14 @@ def is_async(continuous: bool, table_type: str, props: dict[str, str]) -> bool:
     compacts = (props.get("hoodie.compact.inline") or "false").strip().lower() == "true"
     mode = (props.get(MODE_PROP) or "inline").strip().lower()
     return (continuous and table_type == "MERGE_ON_READ" and compacts and mode == "async"
-            and not _unpassable(props))
+            and not _unpassable(props) and not on_version_6(props))
+
+
+def on_version_6(props: dict[str, str]) -> bool:
+    """Table version 6 compacts inline only: measured, a round written into a v6 file group while its
+    compaction was pending beside it lost an update once the compaction completed (a log appended under
+    the slice being compacted; tests/jobs/test_async_compaction.py runs on 9), so async is not offered there."""
+    return (props.get("hoodie.write.table.version") or "").strip() == "6"
 
 
 def _unpassable(opts: dict[str, str]) -> list[str]:
