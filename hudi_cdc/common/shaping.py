@@ -47,11 +47,11 @@ class Shape:
 
     def keeps(self, column: str, keys: tuple[str, ...] | list[str] = ()) -> bool:
         """Does this column reach the lake? (record keys, derived columns and Debezium's fields always do)"""
-        if column in keys or column in self.derive or column.startswith("_"):
+        if column in keys or column in self.derive:
             return True
         if column in self.exclude:
             return False
-        return not self.include or column in self.include
+        return not self.include or column in self.include or column.startswith("_")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))

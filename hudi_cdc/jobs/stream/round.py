@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
-from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, toast, truncate, typed
+from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, shape, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
@@ -136,6 +136,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
             view = f"hudi_cdc_src_{int(time.time() * 1000)}_{threading.get_ident()}"  # stream --all: threads
             df.createOrReplaceTempView(view)
             df = spark.sql(sql.replace("<SRC>", view))
+        df = shape.apply(df, shape.shape_of(props), t.target_table, record_keys)  # the table's shaping (shape.py)
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
