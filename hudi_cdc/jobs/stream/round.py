@@ -155,7 +155,8 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
                             f"{', '.join(record_keys)} null or empty")
     stored_at = t.target_base_path if t.op != "BULK_INSERT" and has_completed_commit(t.target_base_path) else None
     if stored_at:
-        df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log)
+        df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log,
+                                                 shaped=shape.landed_schema(shape.shape_of(props), record_keys))
     # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
     df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
     result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved

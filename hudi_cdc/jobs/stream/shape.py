@@ -78,3 +78,16 @@ def apply(df, shape: Shape, table: str, keys: list[str]):
             df = df.withColumn(col, F.when(F.col(col).isNull(), F.lit(None)).otherwise(F.lit(REDACTED)))
     dropped = [c for c in df.columns if not shape.keeps(c, keys)]
     return df.drop(*dropped) if dropped else df
+
+
+def landed_schema(shape: Shape, keys: list[str]):
+    """A landed Avro schema -> the one the shaped events have (kept columns, then the derived ones), for
+    evolve.py's schema-change words; None when the table is not shaped."""
+    if shape.empty:
+        return None
+
+    def shaped(schema: dict) -> dict:
+        fields = [f for f in schema.get("fields", []) if shape.keeps(f["name"], keys)]
+        return {**schema, "fields": fields + [{"name": n, "type": "string"} for n in shape.derive]}
+
+    return shaped
