@@ -32,7 +32,7 @@ def _fq(t: SourceTable, column: str) -> str:
 def _column_lists(pipeline: Pipeline, tables: list[SourceTable]) -> dict[str, str]:
     if not any(pipeline.table(t.name).columns for t in tables):
         return {}
-    if not any(pipeline.table(t.name).columns and pipeline.table(t.name).columns.include for t in tables):
+    if not any(_included(pipeline, t) for t in tables):
         excluded = [_fq(t, c) for t in tables for c in _excluded(pipeline, t)]
         return {"column.exclude.list": ",".join(excluded)}
     patterns = []
@@ -47,6 +47,11 @@ def _column_lists(pipeline: Pipeline, tables: list[SourceTable]) -> dict[str, st
         else:
             patterns.append(prefix + ".+")
     return {"column.include.list": ",".join(patterns)}
+
+
+def _included(pipeline: Pipeline, t: SourceTable) -> list[str]:
+    columns = pipeline.table(t.name).columns
+    return list(columns.include) if columns else []
 
 
 def _excluded(pipeline: Pipeline, t: SourceTable) -> list[str]:

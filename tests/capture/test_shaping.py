@@ -39,7 +39,8 @@ def _pipeline(base: Path, db: dict):
         "tables": {"customers": {
             "topic": "shp.public.customers", "record_key": "id", "table_types": ["COPY_ON_WRITE"],
             "columns": {"exclude": ["ssn"]}, "mask": {"email": "hash", "phone": "redact"},
-            "filter": "tenant = 'acme'", "derive": {"day": "date_format(created_at, 'yyyy-MM-dd')"}, "partition_field": "day",
+            "filter": "tenant = 'acme'", "derive": {"day": "date_format(created_at, 'yyyy-MM-dd')"},
+            "partition_field": "day",
             "types": {"amount": "decimal(20,4)"},
             "hudi_options": {"hoodie.parquet.compression.codec": "uncompressed"}}},
     }

@@ -121,5 +121,6 @@ def test_verify_transpiles_the_shaping_to_the_database():
     assert transpile("tenant = 'acme' AND NOT is_test", "postgres", "w") == "tenant = 'acme' AND NOT is_test"
     assert db_type("decimal(20,4)", "postgres") == "numeric(20,4)" and db_type("string", "postgres") == "text"
     s = pipeline(**FULL).shape("orders")
-    assert masked_value(s, "email", "a@b", "k") == mask_hash("a@b", "k") and masked_value(s, "phone", "1", None) == "****"
+    assert masked_value(s, "email", "a@b", "k") == mask_hash("a@b", "k")
+    assert masked_value(s, "phone", "1", None) == "****"
     assert masked_value(s, "name", "Ann", None) == "Ann"

@@ -96,8 +96,7 @@ def _quote(name: str) -> str:
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
     if not pipeline.shape(table).empty:
         raise ConfigError(f"tables.{table}: verify applies columns/mask/filter/derive/types to PostgreSQL "
-                          f"sources only so far, not {pipeline.source.database.kind if pipeline.source.database else ''}"
-                          f" ({pipeline.source_file})")
+                          f"sources only so far, not MySQL/MariaDB ({pipeline.source_file})")
     import pymysql
 
     from hudi_cdc.lake.reader import read_arrow

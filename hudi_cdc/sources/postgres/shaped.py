@@ -18,7 +18,7 @@ def shaped_table(conn, shape: Shape, st: src.SourceTable, keys: list[str], db_co
 
     if shape.empty:
         return st
-    select = []
+    select: list[sql.Composable] = []
     for name in db_columns:
         if not shape.keeps(src.lake_name(name), keys):
             continue
