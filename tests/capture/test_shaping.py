@@ -48,6 +48,21 @@ def _pipeline(base: Path, db: dict):
     return load_pipeline(base / "hudi-cdc.yaml")
 
 
+def _round(spark, p, op: str) -> list:
+    """The streamer's round in the session's Spark (as tests/jobs/test_cdc_semantics.py runs it): the job's
+    own code on the rendered properties, without a spark-submit per round."""
+    from hudi_cdc.core import render
+    from hudi_cdc.jobs import streamer
+
+    props_dir = Path(p.base_dir) / "props"
+    render.write_properties(p, props_dir)
+    props = props_dir / render.props_filename(p, "customers", "COPY_ON_WRITE")
+    flags = render.streamer_flags(p, render.Job("customers", "COPY_ON_WRITE", op), f"file://{props}")
+    for kv in render.LOCAL_HOODIE_CONF:
+        flags += ["--hoodie-conf", kv]
+    return streamer.run_targets(spark, [streamer.parse_argv(flags)[0]], log=lambda m: None)
+
+
 def _no_secret_bytes(files: list[Path], secrets: list[str]) -> None:
     assert files
     for f in files:
@@ -69,8 +84,7 @@ def _lake_rows(base: Path) -> dict:
 
 @pytest.mark.postgres
 @pytest.mark.spark
-def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, monkeypatch):
-    from hudi_cdc import pipeline as pipe
+def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, monkeypatch):
     from hudi_cdc.capture.capture import capture_once
     from hudi_cdc.sources.verify import verify
 
@@ -81,7 +95,7 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, monkeypat
     p = _pipeline(tmp_path, db)
     log: list[str] = []
     capture_once(p, progress=log.append, timeout_seconds=300)
-    pipe.bootstrap(p, progress=log.append)
+    _round(spark, p, "BULK_INSERT")
     lake = _lake_rows(tmp_path)
     assert sorted(lake) == [1, 2]  # the filter: tenant acme only
     assert verify(p, "customers", "COPY_ON_WRITE").equal
@@ -93,7 +107,8 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, monkeypat
          f"INSERT INTO customers VALUES ({NEW[0]}, '{NEW[1]}', '{NEW[2]}', '{NEW[3]}', '{NEW[4]}', '{NEW[5]}', "
          f"{NEW[6]}, '{NEW[7]}')")
     capture_once(p, progress=log.append, timeout_seconds=300)
-    pipe.stream(p, "customers", once=True, progress=log.append)
+    result = _round(spark, p, "UPSERT")[0]
+    assert (result.deletes, result.ignored_deletes) == (2, 1)  # id 1 left the filter; id 3 was never in the lake
 
     # what landed: no ssn field, Debezium's hash = mask_hash (what the streamer and verify compute), '****'
     landed = sorted((tmp_path / "landing").rglob("*.avro"))
