@@ -124,3 +124,18 @@ def test_verify_transpiles_the_shaping_to_the_database():
     assert masked_value(s, "email", "a@b", "k") == mask_hash("a@b", "k")
     assert masked_value(s, "phone", "1", None) == "****"
     assert masked_value(s, "name", "Ann", None) == "Ann"
+
+
+def test_source_check_warns_where_a_mask_or_filter_reads_a_toastable_column():
+    from hudi_cdc.sources.postgres.check import TableFacts, _shape_checks
+    from hudi_cdc.sources.tables import SourceTable
+
+    p = pipeline(**FULL)
+    facts = TableFacts(SourceTable("orders", "a.public.orders", "public", "orders"), True,
+                       toastable=["email text", "tenant text", "notes text"])
+    (check,) = _shape_checks(p, facts, "DEFAULT", "ALTER TABLE public.orders REPLICA IDENTITY FULL;")
+    assert check.status == "warn"
+    assert "TOAST-able column(s) email, tenant under REPLICA IDENTITY DEFAULT" in check.detail
+    assert _shape_checks(p, TableFacts(facts.table, True, toastable=["notes text"]), "DEFAULT", "")[0].status == "ok"
+    assert _shape_checks(p, TableFacts(facts.table, True, replica_identity="f", toastable=["email text"]), "FULL",
+                         "") == []

@@ -17,7 +17,8 @@ def test_streamer_shapes_a_round(spark, monkeypatch):
     monkeypatch.setenv("T_SALT", "s4lt")
     rows = [(1, "ann@x.org", "555", "SSN-1", "acme", "12.34567", "2024-03-01 23:30:00", False),
             (2, "Zoë@x.org", None, "SSN-2", "other", "1", "2024-03-02 00:10:00", False),
-            (3, None, "556", "SSN-3", None, None, None, True)]
+            (3, None, "556", "SSN-3", None, None, None, True),
+            (4, "__debezium_unavailable_value", "__debezium_unavailable_value", "SSN-4", "acme", "0", None, False)]
     df = spark.createDataFrame(rows, "id int, email string, phone string, ssn string, tenant string, amount string, "
                                      "created_at string, _hoodie_is_deleted boolean")
     s = Shape(exclude=("ssn",), mask={"email": "hash", "phone": "redact"}, mask_in="streamer", salt_env="T_SALT",
@@ -29,6 +30,8 @@ def test_streamer_shapes_a_round(spark, monkeypatch):
                                                      None]
     assert [out[i]["phone"] for i in (1, 2, 3)] == [REDACTED, None, REDACTED]
     assert [out[i]["_hoodie_is_deleted"] for i in (1, 2, 3)] == [False, True, True]  # out of the filter: deleted
+    # an unchanged TOAST value's placeholder is left for toast.py to fill from the stored (masked) value
+    assert out[4]["email"] == out[4]["phone"] == "__debezium_unavailable_value"
     # capture masked them already: the streamer leaves the values alone
     kept = shape.apply(df, Shape(mask={"email": "hash"}, salt_env="T_SALT"), "orders", ["id"]).collect()
     assert kept[0]["email"] == "ann@x.org"

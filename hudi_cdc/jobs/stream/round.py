@@ -136,7 +136,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
             view = f"hudi_cdc_src_{int(time.time() * 1000)}_{threading.get_ident()}"  # stream --all: threads
             df.createOrReplaceTempView(view)
             df = spark.sql(sql.replace("<SRC>", view))
-        df = shape.apply(df, shape.shape_of(props), t.target_table, record_keys)  # the table's shaping (shape.py)
+        df = shape.apply(df, shape.shape_of(props), t.target_table, record_keys, toast.placeholder_of(props))
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []

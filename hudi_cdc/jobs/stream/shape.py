@@ -21,6 +21,7 @@ import os
 from hudi_cdc.common.shaping import REDACTED, SHAPE_KEY, Shape
 from hudi_cdc.jobs.stream import truncate
 from hudi_cdc.jobs.stream.errors import JobInputError
+from hudi_cdc.jobs.stream.toast import DEFAULT_PLACEHOLDER
 
 DELETED = "_hoodie_is_deleted"
 
@@ -47,8 +48,9 @@ def _check_columns(df, shape: Shape, table: str) -> None:
                                 f"({', '.join(sorted(c for c in have if not c.startswith('_')))})")
 
 
-def apply(df, shape: Shape, table: str, keys: list[str]):
-    """The round's events, shaped (steps in the module doc)."""
+def apply(df, shape: Shape, table: str, keys: list[str], placeholder: str = DEFAULT_PLACEHOLDER):
+    """The round's events, shaped (steps in the module doc); ``placeholder``: Debezium's unchanged-TOAST
+    value (toast.py), which a streamer-side mask leaves for the fill."""
     from pyspark.sql import functions as F
 
     if shape.empty:
@@ -72,10 +74,12 @@ def apply(df, shape: Shape, table: str, keys: list[str]):
         df = df.withColumn(col, F.col(col).cast(typ))
     if shape.mask_in == "streamer" and shape.mask:
         salt = _salt(shape, table) if shape.hashed else ""
-        for col in shape.hashed:
-            df = df.withColumn(col, F.sha2(F.concat(F.lit(salt), F.col(col).cast("string")), 256))
-        for col in shape.redacted:
-            df = df.withColumn(col, F.when(F.col(col).isNull(), F.lit(None)).otherwise(F.lit(REDACTED)))
+        for col in shape.mask:
+            value = F.col(col).cast("string")
+            masked = F.sha2(F.concat(F.lit(salt), value), 256) if shape.mask[col] == "hash" else F.lit(REDACTED)
+            # an unchanged TOAST value's placeholder stays, for toast.py to fill from the stored (masked) value
+            df = df.withColumn(col, F.when(F.col(col).isNull() | (value == F.lit(placeholder)), F.col(col))
+                               .otherwise(masked))
     dropped = [c for c in df.columns if not shape.keeps(c, keys)]
     return df.drop(*dropped) if dropped else df
 
