@@ -101,15 +101,15 @@ def refuse_shaping(pipeline: Pipeline, table: str, engine: str) -> None:
     """HoodieStreamer (the 0.14 and seed profiles, EMR's) does not apply a table's shaping: one line."""
     if not pipeline.shape(table).empty:
         raise ConfigError(f"tables.{table}: columns/mask/filter/derive/types are applied by hudi-cdc's streamer "
-                          f"only, not by {engine}; use hudi.version {CURRENT_HUDI} with hudi.engine hudi-cdc "
-                          f"({pipeline.source_file})")
+                          f"and the local 0.14 engine, not by {engine}; use hudi.version {CURRENT_HUDI} with "
+                          f"hudi.engine hudi-cdc ({pipeline.source_file})")
 
 
 def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
     t = pipeline.table(table)
     prof = profile(pipeline)
     shape = pipeline.shape(table)
-    if prof.name != "current":
+    if prof.name == "seed":  # 0.14.0's HoodieDeltaStreamer gets it in its typed SQL (deltastreamer/shaped_sql.py)
         refuse_shaping(pipeline, table, f"Hudi {prof.hudi_version}'s HoodieStreamer")
     return _render(
         prof, "table.properties.j2",

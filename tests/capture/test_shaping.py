@@ -41,7 +41,7 @@ def _pipeline(base: Path, db: dict):
             "columns": {"exclude": ["ssn"]}, "mask": {"email": "hash", "phone": "redact"},
             "filter": "tenant = 'acme'", "derive": {"day": "date_format(created_at, 'yyyy-MM-dd')"},
             "partition_field": "day",
-            "types": {"amount": "decimal(20,4)"},
+            "types": {"amount": "decimal(20,4)", "day": "string"},
             "hudi_options": {"hoodie.parquet.compression.codec": "uncompressed"}}},
     }
     (base / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -61,6 +61,29 @@ def _round(spark, p, op: str) -> list:
     for kv in render.LOCAL_HOODIE_CONF:
         flags += ["--hoodie-conf", kv]
     return streamer.run_targets(spark, [streamer.parse_argv(flags)[0]], log=lambda m: None)
+
+
+def _v014_state(spark, base: Path) -> dict:
+    """The same pipeline on the 0.14 engine: its transformer SQL (runners/deltastreamer/shaped_sql.py, with
+    the typed SQL inside) over every landed file in the session's Spark, replayed as HoodieDeltaStreamer
+    writes it (the newest event per key; deleted keys absent)."""
+    import json
+
+    from hudi_cdc.config import parse_pipeline
+    from hudi_cdc.runners.deltastreamer.submit import typed_job
+
+    doc = yaml.safe_load((base / "hudi-cdc.yaml").read_text())
+    p14 = parse_pipeline({**doc, "hudi": {"version": "0.14.0"}, "lake": {"root": "lake014"}}, "x.yaml", str(base))
+    typed = typed_job(p14, "customers", "COPY_ON_WRITE")
+    files = [f"file://{f}" for f in sorted((base / "landing").rglob("*.avro"))]
+    spark.read.format("avro").option("avroSchema", json.dumps(typed.source)).load(files) \
+        .createOrReplaceTempView("shaping_src")
+    out = spark.sql(typed.sql.replace("<SRC>", "shaping_src"))
+    assert out.columns == [f["name"] for f in typed.target["fields"]]  # the target schema HoodieStreamer gets
+    latest: dict = {}
+    for r in sorted(out.collect(), key=lambda r: r["__lsn"]):
+        latest[r["id"]] = r
+    return {k: r.asDict() for k, r in latest.items() if not r["_hoodie_is_deleted"]}
 
 
 def _no_secret_bytes(files: list[Path], secrets: list[str]) -> None:
@@ -126,6 +149,9 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
                                           4: ("2024-03-02", "2.5000", True, REDACTED),
                                           5: ("2024-03-03", "99.9999", True, REDACTED)}
     assert "ssn" not in next(iter(lake.values()))
+    v014 = _v014_state(spark, tmp_path)
+    cols = ["name", "email", "phone", "tenant", "amount", "day"]
+    assert {k: [r[c] for c in cols] for k, r in v014.items()} == {k: [r[c] for c in cols] for k, r in lake.items()}
     days = sorted(d.name for d in (tmp_path / "lake" / "customers_cow").glob("day=*"))
     # a derived string day: hudi-cdc locates keys itself, so the DELETE of a row never in the lake is nothing
     assert days == ["day=2024-03-01", "day=2024-03-02", "day=2024-03-03", "day=2024-03-05"]

@@ -98,10 +98,36 @@ def test_rendered_properties_carry_the_shape_not_the_salt_and_hoodiestreamer_ref
     assert Shape.from_json(line.split("=", 1)[1]) == pipeline(**FULL).shape("orders")
     assert not any("s4lt" in text for text in files.values())
     assert "hudi_cdc.shape" not in files["items_cow.properties"]
-    v014 = pipeline(**FULL).model_copy(update={"hudi": pipeline().hudi.model_copy(update={"version": "0.14.0"})})
+    seed = pipeline(**FULL).model_copy(update={"hudi": pipeline().hudi.model_copy(update={"version": "0.9.0"})})
     with pytest.raises(ConfigError, match=r"^tables\.orders: columns/mask/filter/derive/types are applied by "
-                                          r"hudi-cdc's streamer only, not by Hudi 0\.14\.0's HoodieStreamer"):
-        render_properties(v014)
+                                          r"hudi-cdc's streamer and the local 0\.14 engine, not by Hudi 0\.9\.0's"):
+        render_properties(seed)
+
+
+def test_the_014_engine_gets_the_shaping_in_its_transformer_sql_or_one_line():
+    """HoodieDeltaStreamer 0.14.0: the typed SQL wrapped in the shaping's SELECT, the target schema to match
+    (the rows it gives are compared with hudi-cdc's streamer in tests/capture/test_shaping.py)."""
+    from hudi_cdc.runners.deltastreamer.shaped_sql import shaped
+    from hudi_cdc.runners.deltastreamer.submit import TypedJob
+
+    target = {"type": "record", "name": "v", "fields": [
+        {"name": n, "type": ["null", "string"], "default": None} for n in ("id", "ssn", "email", "phone", "amount")]
+        + [{"name": "_hoodie_is_deleted", "type": "boolean", "default": False}]}
+    typed = TypedJob({}, target, "SELECT a FROM <SRC>", [])
+    s = Shape(exclude=("ssn",), mask={"phone": "redact"}, mask_in="streamer", filter="amount > 1",
+              derive={"day": "substr(email, 1, 3)"}, types={"amount": "decimal(20,4)", "day": "string"})
+    out = shaped(typed, s, "orders", ["id"])
+    assert out.sql == ("SELECT `id`, `email`, CASE WHEN `phone` IS NULL THEN NULL ELSE '****' END AS `phone`, "
+                       "CAST(`amount` AS decimal(20,4)) AS `amount`, CAST((substr(email, 1, 3)) AS string) AS `day`, "
+                       "(_hoodie_is_deleted OR NOT COALESCE((amount > 1), false)) AS _hoodie_is_deleted "
+                       "FROM (SELECT a FROM <SRC>) hudi_cdc_typed")
+    assert [f["name"] for f in out.target["fields"]] == ["id", "email", "phone", "amount", "day", "_hoodie_is_deleted"]
+    assert out.target["fields"][3]["type"][1]["logicalType"] == "decimal"
+    assert shaped(typed, Shape(), "orders", ["id"]) is typed
+    with pytest.raises(ConfigError, match=r"^tables\.orders\.derive\.d: HoodieStreamer needs its lake type"):
+        shaped(typed, Shape(derive={"d": "1"}), "orders", ["id"])
+    with pytest.raises(ConfigError, match=r"^tables\.orders\.mask: HoodieStreamer would need the hash salt"):
+        shaped(typed, Shape(mask={"email": "hash"}, mask_in="streamer", salt_env="S"), "orders", ["id"])
 
 
 def test_mask_functions_are_debeziums():
