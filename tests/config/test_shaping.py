@@ -108,26 +108,25 @@ def test_the_014_engine_gets_the_shaping_in_its_transformer_sql_or_one_line():
     """HoodieDeltaStreamer 0.14.0: the typed SQL wrapped in the shaping's SELECT, the target schema to match
     (the rows it gives are compared with hudi-cdc's streamer in tests/capture/test_shaping.py)."""
     from hudi_cdc.runners.deltastreamer.shaped_sql import shaped
-    from hudi_cdc.runners.deltastreamer.submit import TypedJob
 
     target = {"type": "record", "name": "v", "fields": [
         {"name": n, "type": ["null", "string"], "default": None} for n in ("id", "ssn", "email", "phone", "amount")]
         + [{"name": "_hoodie_is_deleted", "type": "boolean", "default": False}]}
-    typed = TypedJob({}, target, "SELECT a FROM <SRC>", [])
+    typed = ("SELECT a FROM <SRC>", target)
     s = Shape(exclude=("ssn",), mask={"phone": "redact"}, mask_in="streamer", filter="amount > 1",
               derive={"day": "substr(email, 1, 3)"}, types={"amount": "decimal(20,4)", "day": "string"})
-    out = shaped(typed, s, "orders", ["id"])
-    assert out.sql == ("SELECT `id`, `email`, CASE WHEN `phone` IS NULL THEN NULL ELSE '****' END AS `phone`, "
+    sql, out = shaped(*typed, s, "orders", ["id"])
+    assert sql == ("SELECT `id`, `email`, CASE WHEN `phone` IS NULL THEN NULL ELSE '****' END AS `phone`, "
                        "CAST(`amount` AS decimal(20,4)) AS `amount`, CAST((substr(email, 1, 3)) AS string) AS `day`, "
                        "(_hoodie_is_deleted OR NOT COALESCE((amount > 1), false)) AS _hoodie_is_deleted "
                        "FROM (SELECT a FROM <SRC>) hudi_cdc_typed")
-    assert [f["name"] for f in out.target["fields"]] == ["id", "email", "phone", "amount", "day", "_hoodie_is_deleted"]
-    assert out.target["fields"][3]["type"][1]["logicalType"] == "decimal"
-    assert shaped(typed, Shape(), "orders", ["id"]) is typed
+    assert [f["name"] for f in out["fields"]] == ["id", "email", "phone", "amount", "day", "_hoodie_is_deleted"]
+    assert out["fields"][3]["type"][1]["logicalType"] == "decimal"
+    assert shaped(*typed, Shape(), "orders", ["id"]) == typed
     with pytest.raises(ConfigError, match=r"^tables\.orders\.derive\.d: HoodieStreamer needs its lake type"):
-        shaped(typed, Shape(derive={"d": "1"}), "orders", ["id"])
+        shaped(*typed, Shape(derive={"d": "1"}), "orders", ["id"])
     with pytest.raises(ConfigError, match=r"^tables\.orders\.mask: HoodieStreamer would need the hash salt"):
-        shaped(typed, Shape(mask={"email": "hash"}, mask_in="streamer", salt_env="S"), "orders", ["id"])
+        shaped(*typed, Shape(mask={"email": "hash"}, mask_in="streamer", salt_env="S"), "orders", ["id"])
 
 
 def test_mask_functions_are_debeziums():

@@ -12,15 +12,9 @@ needs its type before Spark sees it)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
-
 from hudi_cdc.common import lake_types
 from hudi_cdc.common.shaping import REDACTED, Shape
 from hudi_cdc.errors import ConfigError
-
-if TYPE_CHECKING:
-    from hudi_cdc.runners.deltastreamer.submit import TypedJob
 
 DELETED = "_hoodie_is_deleted"
 
@@ -37,17 +31,18 @@ def refusal(shape: Shape, table: str) -> str | None:
     return None
 
 
-def shaped(typed: TypedJob, shape: Shape, table: str, keys: list[str]) -> TypedJob:
-    """The TypedJob with the table's shaping applied (typed unchanged when the table is not shaped)."""
+def shaped(sql: str, target: dict, shape: Shape, table: str, keys: list[str]) -> tuple[str, dict]:
+    """The typed SQL and target schema (submit.TypedJob's) with the table's shaping applied (unchanged when
+    the table is not shaped)."""
     if shape.empty:
-        return typed
+        return sql, target
     why = refusal(shape, table)
     if why:
         raise ConfigError(why)
     q = lake_types.quote
     items, fields = [], []
     deleted = None
-    for f in typed.target["fields"]:
+    for f in target["fields"]:
         name = f["name"]
         if name == DELETED:
             deleted = f
@@ -69,5 +64,4 @@ def shaped(typed: TypedJob, shape: Shape, table: str, keys: list[str]) -> TypedJ
         keep = f"COALESCE(({shape.filter}), false)" if shape.filter is not None else None
         items.append(f"({DELETED} OR NOT {keep}) AS {DELETED}" if keep else DELETED)
         fields.append(deleted)
-    sql = f"SELECT {', '.join(items)} FROM ({typed.sql}) hudi_cdc_typed"
-    return replace(typed, sql=sql, target={**typed.target, "fields": fields})
+    return f"SELECT {', '.join(items)} FROM ({sql}) hudi_cdc_typed", {**target, "fields": fields}

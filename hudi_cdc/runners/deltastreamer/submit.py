@@ -116,8 +116,9 @@ def typed_from(pipeline: Pipeline, table: str, landed: dict, types: list[lake_ty
     items = lake_types.select_list(types, keep=set(legacy))
     if t.deletes == "hard":
         items.append(f"({lake_types.quote(t.delete_field)} = 'true') AS _hoodie_is_deleted")
-    typed = TypedJob(source, target, f"SELECT {', '.join(items)} FROM <SRC>", legacy)
-    return shaped(typed, pipeline.shape(table), table, t.record_keys)  # the table's shaping (shaped_sql.py)
+    # the table's shaping around the typed SQL (shaped_sql.py)
+    sql, target = shaped(f"SELECT {', '.join(items)} FROM <SRC>", target, pipeline.shape(table), table, t.record_keys)
+    return TypedJob(source, target, sql, legacy)
 
 
 def write_schema_files(pipeline: Pipeline, table: str, table_type: str, out_dir: Path,
