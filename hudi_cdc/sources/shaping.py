@@ -59,11 +59,12 @@ def _excluded(pipeline: Pipeline, t: SourceTable) -> list[str]:
     return list(columns.exclude) if columns else []
 
 
-def debezium_properties(pipeline: Pipeline, salt: str | None, tables: list[SourceTable] | None = None,
+def debezium_properties(pipeline: Pipeline, tables: list[SourceTable] | None = None,
                         *, rendered: bool = False) -> dict[str, str]:
-    """Debezium's exclusion and masking properties for the pipeline's tables. ``salt``: the hash salt
-    (capture's embedded engine: the value from source.mask_salt_env); ``rendered``: for a Kafka Connect
-    connector, where a hashed column whose mask_in is capture is refused (the salt would be written)."""
+    """Debezium's exclusion and masking properties for the pipeline's tables: capture's embedded engine
+    (the hash salt read from source.mask_salt_env here, when a table hashes in capture), or
+    (``rendered``) a Kafka Connect connector, where a hashed column whose mask_in is capture is refused
+    (the salt would be written)."""
     tables = tables if tables is not None else source_tables(pipeline)
     props = _column_lists(pipeline, tables)
     hashed, redacted = [], []
@@ -80,8 +81,8 @@ def debezium_properties(pipeline: Pipeline, salt: str | None, tables: list[Sourc
                           f"`hudi-cdc capture`, or set tables.{name}.mask_in: streamer (the values then land "
                           f"unmasked and the streamer hashes them) ({pipeline.source_file})")
     if hashed:
-        if not salt:
-            raise ConfigError(f"source.mask_salt_env: no salt for the hashed columns ({pipeline.source_file})")
+        salt = pipeline.mask_salt()
+        assert salt is not None  # a table hashes: mask_salt raised when the variable is unset
         props[HASH_KEY + salt] = ",".join(hashed)
     if redacted:
         props[REDACT_KEY] = ",".join(redacted)

@@ -84,9 +84,18 @@ def test_capture_sets_debeziums_exclusion_and_masks_with_the_salt_and_render_nev
     assert not [k for k in rendered if "salt" in k] and rendered["column.exclude.list"] == r"public\.orders\.ssn"
     mixed = engine_properties(pipeline(columns={"include": ["name"]}), None)
     assert mixed["column.include.list"] == r"public\.orders\.id,public\.orders\.name,public\.items\..+"
+    from hudi_cdc import sources
+
+    maria = parse_pipeline({**p.model_dump(), "source": {**p.source.model_dump(), "database": {**DB, "kind": "mariadb"}},
+                            "tables": {n: t.model_dump(exclude_unset=True) for n, t in p.tables.items()}}, "x.yaml")
+    binlog = sources.get("mariadb").engine_properties(maria, None)
+    assert binlog["column.exclude.list"] == r"public\.orders\.ssn" and binlog[
+        "column.mask.hash.v2.SHA-256.with.salt.s4lt"] == r"public\.orders\.email"
     monkeypatch.delenv("T_SALT")
     with pytest.raises(ConfigError, match=r"^source\.mask_salt_env: environment variable T_SALT is not set"):
         engine_properties(p, None)
+    # hashed by the streamer: capture lands the values and needs no salt
+    assert not [k for k in engine_properties(pipeline(**{**FULL, "mask_in": "streamer"}), None) if "salt" in k]
 
 
 def test_rendered_properties_carry_the_shape_not_the_salt_and_hoodiestreamer_refuses(monkeypatch):

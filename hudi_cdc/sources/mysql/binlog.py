@@ -118,7 +118,7 @@ def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, 
         **unwrap,
         "transforms.unwrap.add.fields": UNWRAP_FIELDS,
         # excluded and masked columns never land (sources/shaping.py); the salt from source.mask_salt_env
-        **debezium_properties(pipeline, pipeline.mask_salt(), tables),
+        **debezium_properties(pipeline, tables),
     }
     if password is not None:
         props["database.password"] = password

@@ -91,7 +91,7 @@ def source_connector(pipeline: Pipeline, converters: dict[str, str]) -> dict[str
         # TRUNCATE: the unwrap SMT drops truncate events on a Connect worker; only capture lands them
         **UNWRAP,
         "transforms.unwrap.add.fields": mysql.UNWRAP_FIELDS,  # the ordering position: __file, __pos, __row
-        **debezium_properties(pipeline, None, tables, rendered=True),  # never a salt (sources/shaping.py)
+        **debezium_properties(pipeline, tables, rendered=True),  # never a salt (sources/shaping.py)
         **converters,
     }
     return {"name": f"hudi-cdc-{pipeline.pipeline}-source", "config": config}

@@ -42,7 +42,7 @@ def source_connector(pipeline: Pipeline, converters: dict[str, str]) -> dict[str
         **heartbeat_properties(db, marker_prefix(pipeline)),
         **TYPE_HANDLING,
         **UNWRAP,
-        **debezium_properties(pipeline, None, tables, rendered=True),  # never a salt (sources/shaping.py)
+        **debezium_properties(pipeline, tables, rendered=True),  # never a salt (sources/shaping.py)
         **converters,
     })
     return {"name": f"hudi-cdc-{pipeline.pipeline}-source", "config": config}

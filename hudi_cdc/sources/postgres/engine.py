@@ -60,7 +60,7 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         **UNWRAP,
         **signals.properties(pipeline),  # incremental snapshots (`capture snapshot`, signals.py)
         # excluded and masked columns never land (sources/shaping.py); the salt from source.mask_salt_env
-        **debezium_properties(pipeline, pipeline.mask_salt(), tables),
+        **debezium_properties(pipeline, tables),
     }
     if password is not None:
         props["database.password"] = password
