@@ -86,8 +86,9 @@ def test_capture_sets_debeziums_exclusion_and_masks_with_the_salt_and_render_nev
     assert mixed["column.include.list"] == r"public\.orders\.id,public\.orders\.name,public\.items\..+"
     from hudi_cdc import sources
 
-    maria = parse_pipeline({**p.model_dump(), "source": {**p.source.model_dump(), "database": {**DB, "kind": "mariadb"}},
-                            "tables": {n: t.model_dump(exclude_unset=True) for n, t in p.tables.items()}}, "x.yaml")
+    tables = {n: t.model_dump(exclude_unset=True) for n, t in p.tables.items()}
+    maria = parse_pipeline({**p.model_dump(), "tables": tables,
+                            "source": {**p.source.model_dump(), "database": {**DB, "kind": "mariadb"}}}, "x.yaml")
     binlog = sources.get("mariadb").engine_properties(maria, None)
     assert binlog["column.exclude.list"] == r"public\.orders\.ssn" and binlog[
         "column.mask.hash.v2.SHA-256.with.salt.s4lt"] == r"public\.orders\.email"
