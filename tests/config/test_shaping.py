@@ -126,7 +126,7 @@ def test_the_014_engine_gets_the_shaping_in_its_transformer_sql_or_one_line():
     s = Shape(exclude=("ssn",), mask={"phone": "redact"}, mask_in="streamer", filter="amount > 1",
               derive={"day": "substr(email, 1, 3)"}, types={"amount": "decimal(20,4)", "day": "string"})
     sql, out = shaped(*typed, s, "orders", ["id"])
-    assert sql == ("SELECT `id`, `email`, CASE WHEN `phone` IS NULL THEN NULL ELSE '****' END AS `phone`, "
+    assert sql == ("SELECT `id`, `email`, '****' AS `phone`, "
                        "CAST(`amount` AS decimal(20,4)) AS `amount`, CAST((substr(email, 1, 3)) AS string) AS `day`, "
                        "(_hoodie_is_deleted OR NOT COALESCE((amount > 1), false)) AS _hoodie_is_deleted "
                        "FROM (SELECT a FROM <SRC>) hudi_cdc_typed")
@@ -141,11 +141,11 @@ def test_the_014_engine_gets_the_shaping_in_its_transformer_sql_or_one_line():
 
 def test_mask_functions_are_debeziums():
     """v2: SHA-256 over the salt's bytes then the value's text, lower-case hex (proved against Debezium's own
-    output in tests/capture/test_shaping.py); NULL stays NULL; redact is column.mask.with.4.chars."""
+    output in tests/capture/test_shaping.py); NULL stays NULL; redact is column.mask.with.4.chars, NULL too."""
     assert mask_hash("hello", "salt") == hashlib.sha256(b"salthello").hexdigest()
     assert mask_hash("Zoë", "s") == hashlib.sha256("sZoë".encode()).hexdigest() and mask_hash(None, "s") is None
     assert mask_hash(42, "s") == mask_hash("42", "s") and len(mask_hash("x", "")) == 64
-    assert redact("x") == REDACTED == "****" and redact(None) is None
+    assert redact("x") == REDACTED == "****" and redact(None) == REDACTED  # Debezium's fixed mask replaces NULL
 
 
 def test_verify_transpiles_the_shaping_to_the_database():

@@ -9,7 +9,7 @@ and stream rounds alike, after the events are typed and the delete marker is set
 3. types: a lake type per column (CAST);
 4. mask (mask_in: streamer, for files a connector hudi-cdc did not render landed): hash = Debezium's
    v2 SHA-256 with the salt (common/shaping.mask_hash; Spark's sha2 over the same UTF-8 bytes), redact =
-   '****'; mask_in: capture: Debezium masked them before they landed, nothing to do;
+   '****' (NULL too); mask_in: capture: Debezium masked them before they landed, nothing to do;
 5. columns: excluded (or not included) columns dropped (Debezium's fields, keys and derived columns stay).
 
 The salt is read from the environment variable the spec names, in the driver, never logged."""
@@ -76,10 +76,13 @@ def apply(df, shape: Shape, table: str, keys: list[str], placeholder: str = DEFA
         salt = _salt(shape, table) if shape.hashed else ""
         for col in shape.mask:
             value = F.col(col).cast("string")
-            masked = F.sha2(F.concat(F.lit(salt), value), 256) if shape.mask[col] == "hash" else F.lit(REDACTED)
-            # an unchanged TOAST value's placeholder stays, for toast.py to fill from the stored (masked) value
-            df = df.withColumn(col, F.when(F.col(col).isNull() | (value == F.lit(placeholder)), F.col(col))
-                               .otherwise(masked))
+            hashed = shape.mask[col] == "hash"
+            masked = F.sha2(F.concat(F.lit(salt), value), 256) if hashed else F.lit(REDACTED)
+            # a hash keeps NULL, a redaction does not (as Debezium's masks); an unchanged TOAST value's
+            # placeholder stays, for toast.py to fill from the stored (masked) value
+            kept = (F.col(col).isNull() if hashed else F.lit(False)) | F.coalesce(value == F.lit(placeholder),
+                                                                                   F.lit(False))
+            df = df.withColumn(col, F.when(kept, F.col(col)).otherwise(masked))
     dropped = [c for c in df.columns if not shape.keeps(c, keys)]
     return df.drop(*dropped) if dropped else df
 

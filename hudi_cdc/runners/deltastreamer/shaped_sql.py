@@ -53,7 +53,7 @@ def shaped(sql: str, target: dict, shape: Shape, table: str, keys: list[str]) ->
             items.append(f"CAST({q(name)} AS {shape.types[name]}) AS {q(name)}")
             f = {"name": name, "type": lake_types.avro_type(shape.types[name]), "default": None}
         elif shape.mask_in == "streamer" and shape.mask.get(name) == "redact":
-            items.append(f"CASE WHEN {q(name)} IS NULL THEN NULL ELSE '{REDACTED}' END AS {q(name)}")
+            items.append(f"'{REDACTED}' AS {q(name)}")  # NULL too, as Debezium's fixed mask
         else:
             items.append(q(name))
         fields.append(f)
