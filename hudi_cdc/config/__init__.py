@@ -67,6 +67,10 @@ class Pipeline(Model):
         s = self.source
         if bool(s.registry_username_env) != bool(s.registry_password_env):
             raise ValueError("source.registry_username_env and source.registry_password_env go together")
+        hashing = sorted(n for n, t in self.tables.items() if "hash" in t.mask.values())
+        if hashing and not s.mask_salt_env:
+            raise ValueError(f"tables.{hashing[0]}.mask: hash needs source.mask_salt_env (the environment variable "
+                             "holding the salt)")
         return self
 
     @model_validator(mode="after")
@@ -79,6 +83,23 @@ class Pipeline(Model):
                                  "hudi.table_version 8 or 9 (on 6 an update written beside a pending compaction "
                                  "was lost: docs/operations.md); remove it to compact inline")
         return self
+
+    def shape(self, table: str):
+        """The table's shaping as every engine applies it (common/shaping.py: Shape)."""
+        from hudi_cdc.config.shape import to_shape
+
+        return to_shape(self.table(table), self.source.mask_salt_env)
+
+    def mask_salt(self, table: str | None = None) -> str | None:
+        """The hash salt from source.mask_salt_env (None when no table hashes); never logged or written."""
+        if not any("hash" in t.mask.values() for n, t in self.tables.items() if table in (None, n)):
+            return None
+        env = self.source.mask_salt_env
+        value = os.environ.get(env or "")
+        if not value:
+            raise ConfigError(f"source.mask_salt_env: environment variable {env} is not set or empty "
+                              f"({self.source_file})")
+        return value
 
     # ---- derived, never stored -------------------------------------------------
     @property

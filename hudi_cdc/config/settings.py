@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hudi_cdc.config.shape import ShapeSettings, check_shape
+
 CURRENT_HUDI = "1.2.0"
 SEED_HUDI = "0.9.0"
 V014_HUDI = "0.14.0"  # EMR 6.15's Hudi: its real HoodieDeltaStreamer also runs locally
@@ -160,6 +162,9 @@ class SourceSettings(Model):
     # Names of environment variables holding registry credentials; never the values.
     registry_username_env: str | None = None
     registry_password_env: str | None = None
+    # The name of an environment variable holding the salt of hashed columns (tables.<t>.mask: hash): the
+    # same salt for every table and round, so hashed values still join; never the salt itself.
+    mask_salt_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     database: DatabaseSettings | None = None  # enables capture and verify
     connect: ConnectSettings | None = None  # where `connectors deploy|status|restart|delete|validate` go
 
@@ -219,7 +224,10 @@ class StreamSettings(Model):
     max_parallel_rounds: int = Field(2, ge=1)
 
 
-class TableSettings(Model):
+class TableSettings(ShapeSettings):
+    """One lake table: its topic, keys and Hudi settings, and its shaping (config/shape.py: columns, mask,
+    mask_in, filter, derive, types)."""
+
     topic: str
     record_key: str | list[str]
     ordering_field: str | list[str] = "__lsn"
@@ -233,6 +241,11 @@ class TableSettings(Model):
     # this long plus one round; a quiet table's waiting logs are compacted by its next empty round
     compaction_max_seconds: int | None = Field(None, ge=1)
     hudi_options: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _shape(self) -> TableSettings:
+        check_shape(self, self.record_keys, self.ordering_fields, self.partition_field, self.deletes)
+        return self
 
     @field_validator("hudi_options")
     @classmethod

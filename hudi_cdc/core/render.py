@@ -16,6 +16,7 @@ import jinja2
 
 from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, local_conf
 from hudi_cdc.config import TYPE_SUFFIX, Pipeline
+from hudi_cdc.config.settings import CURRENT_HUDI
 from hudi_cdc.core.lock_provider import lock_flags
 from hudi_cdc.core.profiles import HUDI_CDC, Profile, engine_for, profile_for
 from hudi_cdc.errors import ConfigError
@@ -96,9 +97,20 @@ def delete_sql(pipeline: Pipeline, table: str) -> str:
     return f"SELECT *, ({field} = 'true') AS _hoodie_is_deleted FROM <SRC>"
 
 
+def refuse_shaping(pipeline: Pipeline, table: str, engine: str) -> None:
+    """HoodieStreamer (the 0.14 and seed profiles, EMR's) does not apply a table's shaping: one line."""
+    if not pipeline.shape(table).empty:
+        raise ConfigError(f"tables.{table}: columns/mask/filter/derive/types are applied by hudi-cdc's streamer "
+                          f"and the local 0.14 engine, not by {engine}; use hudi.version {CURRENT_HUDI} with "
+                          f"hudi.engine hudi-cdc ({pipeline.source_file})")
+
+
 def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
     t = pipeline.table(table)
     prof = profile(pipeline)
+    shape = pipeline.shape(table)
+    if prof.name == "seed":  # 0.14.0's HoodieDeltaStreamer gets it in its typed SQL (deltastreamer/shaped_sql.py)
+        refuse_shaping(pipeline, table, f"Hudi {prof.hudi_version}'s HoodieStreamer")
     return _render(
         prof, "table.properties.j2",
         pipeline=pipeline.pipeline, hudi_version=pipeline.hudi.version, table=table, table_type=table_type,
@@ -108,7 +120,7 @@ def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
         deletes=t.deletes, delete_field=t.delete_field, delete_sql=delete_sql(pipeline, table),
         hive_database=pipeline.hive_db(table_type), metastore_uris=pipeline.lake.hive_metastore,
         compaction_delta_commits=t.compaction_delta_commits, compaction_max_seconds=t.compaction_max_seconds,
-        overrides=sorted(t.hudi_options.items()),
+        overrides=sorted(t.hudi_options.items()), shape_json="" if shape.empty else shape.to_json(),
     )
 
 
@@ -267,6 +279,7 @@ def streamer_argv(pipeline: Pipeline, table: str, table_type: str, op: str, *, t
         raise ConfigError(f"unknown target {target!r}")
     if engine_for(pipeline.hudi.version, target, pipeline.hudi.engine) == HUDI_CDC:
         return hudi_cdc_aws_argv(pipeline, job, props_uri)
+    refuse_shaping(pipeline, table, "HoodieStreamer on EMR")
     flags = [prof.emr_ordering_flag if f == prof.ordering_flag else f for f in streamer_flags(pipeline, job, props_uri)]
     if prof.name != "seed" and "--transformer-class" not in flags:
         # typed columns: the properties carry the transformer SQL (runners/deltastreamer/typed_render.py)

@@ -90,7 +90,8 @@ def table_columns(base_path: str) -> list[str] | None:
         return None
 
 
-def follow(spark, df, base_path: str, groups: dict[str, list[str]], newest_file: str, table: str, log=print):
+def follow(spark, df, base_path: str, groups: dict[str, list[str]], newest_file: str, table: str, log=print,
+           shaped=None):
     """The round's events with every table column they lack (dropped, or renamed, in the source) as a
     typed null, so the write keeps the column and sets it null for these rows (Hudi's own
     hoodie.write.set.null.for.missing.columns does not take the prepped records of located.py);
@@ -101,6 +102,8 @@ def follow(spark, df, base_path: str, groups: dict[str, list[str]], newest_file:
     if not cols:
         return df, ""
     newest = next((json.loads(text) for text, paths in groups.items() if newest_file in paths), None)
+    if newest and shaped is not None:  # the landed schema as shaped (shape.py): columns kept, derived ones
+        newest = shaped(newest)
     text = describe_change(cols, newest) if newest else ""
     if text:
         log(f"{table}: schema change in the source: {text}")

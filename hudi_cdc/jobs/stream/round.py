@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
-from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, toast, truncate, typed
+from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, shape, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
@@ -136,6 +136,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
             view = f"hudi_cdc_src_{int(time.time() * 1000)}_{threading.get_ident()}"  # stream --all: threads
             df.createOrReplaceTempView(view)
             df = spark.sql(sql.replace("<SRC>", view))
+        df = shape.apply(df, shape.shape_of(props), t.target_table, record_keys, toast.placeholder_of(props))
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
@@ -154,7 +155,8 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
                             f"{', '.join(record_keys)} null or empty")
     stored_at = t.target_base_path if t.op != "BULK_INSERT" and has_completed_commit(t.target_base_path) else None
     if stored_at:
-        df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log)
+        df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log,
+                                                 shaped=shape.landed_schema(shape.shape_of(props), record_keys))
     # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
     df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
     result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved

@@ -26,6 +26,7 @@ from hudi_cdc.errors import ConfigError, DataError, HudiCdcError, JobError, Tabl
 from hudi_cdc.registry.credentials import registry_env
 from hudi_cdc.runners.deltastreamer import runtime as rt_mod
 from hudi_cdc.runners.deltastreamer.schema_union import union_schema
+from hudi_cdc.runners.deltastreamer.shaped_sql import shaped
 from hudi_cdc.runners.deltastreamer.toast_guard import refuse_placeholders
 from hudi_cdc.runners.deltastreamer.truncates import refuse_truncates
 from hudi_cdc.spark import launch
@@ -115,7 +116,9 @@ def typed_from(pipeline: Pipeline, table: str, landed: dict, types: list[lake_ty
     items = lake_types.select_list(types, keep=set(legacy))
     if t.deletes == "hard":
         items.append(f"({lake_types.quote(t.delete_field)} = 'true') AS _hoodie_is_deleted")
-    return TypedJob(source, target, f"SELECT {', '.join(items)} FROM <SRC>", legacy)
+    # the table's shaping around the typed SQL (shaped_sql.py)
+    sql, target = shaped(f"SELECT {', '.join(items)} FROM <SRC>", target, pipeline.shape(table), table, t.record_keys)
+    return TypedJob(source, target, sql, legacy)
 
 
 def write_schema_files(pipeline: Pipeline, table: str, table_type: str, out_dir: Path,
@@ -148,6 +151,7 @@ def schema_flags(pipeline: Pipeline, job: render.Job, schema_dir: Path, props_di
     """--hoodie-conf flags pointing FilebasedSchemaProvider at the job's schema files (none with a registry),
     and the typed lake's transformer (its SQL written into the job's properties file)."""
     if pipeline.source.schema_registry or not render.profile(pipeline).file_schema_provider:
+        render.refuse_shaping(pipeline, job.table, "HoodieStreamer with schemas from a registry")
         return []
     typed = typed_job(pipeline, job.table, job.table_type)
     if typed.legacy:

@@ -34,6 +34,7 @@ from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import SourceError
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.mysql.settings import check_binlog_settings
+from hudi_cdc.sources.shaping import debezium_properties
 from hudi_cdc.toolchain.maven import Artifact
 
 CONNECTORS = {"mysql": "io.debezium.connector.mysql.MySqlConnector",
@@ -116,6 +117,8 @@ def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, 
         "errors.max.retries": "0",
         **unwrap,
         "transforms.unwrap.add.fields": UNWRAP_FIELDS,
+        # excluded and masked columns never land (sources/shaping.py); the salt from source.mask_salt_env
+        **debezium_properties(pipeline, tables),
     }
     if password is not None:
         props["database.password"] = password

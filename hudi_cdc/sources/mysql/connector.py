@@ -28,6 +28,7 @@ from hudi_cdc.config import Pipeline
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.base import UNWRAP
 from hudi_cdc.sources.mysql import binlog as mysql
+from hudi_cdc.sources.shaping import debezium_properties
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 ORDERING = ["__file", "__pos", "__row"]
@@ -90,6 +91,7 @@ def source_connector(pipeline: Pipeline, converters: dict[str, str]) -> dict[str
         # TRUNCATE: the unwrap SMT drops truncate events on a Connect worker; only capture lands them
         **UNWRAP,
         "transforms.unwrap.add.fields": mysql.UNWRAP_FIELDS,  # the ordering position: __file, __pos, __row
+        **debezium_properties(pipeline, tables, rendered=True),  # never a salt (sources/shaping.py)
         **converters,
     }
     return {"name": f"hudi-cdc-{pipeline.pipeline}-source", "config": config}

@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from hudi_cdc.config import Pipeline
-from hudi_cdc.errors import TableStateError
+from hudi_cdc.errors import ConfigError, TableStateError
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources import typed_values as tv
 from hudi_cdc.sources.comparison import (
@@ -94,6 +94,9 @@ def _quote(name: str) -> str:
 
 
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
+    if not pipeline.shape(table).empty:
+        raise ConfigError(f"tables.{table}: verify applies columns/mask/filter/derive/types to PostgreSQL "
+                          f"sources only so far, not MySQL/MariaDB ({pipeline.source_file})")
     import pymysql
 
     from hudi_cdc.lake.reader import read_arrow

@@ -237,6 +237,7 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
     else:
         out.append(Check(f"{name}: replica identity", "ok", ident))
     out += _toast_checks(pipeline, t, ident, full)
+    out += _shape_checks(pipeline, t, ident, full)
     part = settings.partition_field
     index = next((settings.hudi_options[k] for k in INDEX_KEYS if k in settings.hudi_options), "GLOBAL_SIMPLE")
     if part and part not in t.primary_key:
@@ -281,6 +282,27 @@ def _toast_checks(pipeline: Pipeline, t: TableFacts, ident: str, full: str) -> l
                       f"(EMR, hudi.engine hoodiestreamer) do not: they need {full} {cost}")]
     return [Check(name, "warn", f"{what}, and hudi.engine hoodiestreamer writes it into the lake as it is; {cost}",
                   full)]
+
+
+def _shape_checks(pipeline: Pipeline, t: TableFacts, ident: str, full: str) -> list[Check]:
+    """A mask, filter or derived column reading a TOAST-able column is exact only under REPLICA IDENTITY
+    FULL: an UPDATE leaving the large value alone carries Debezium's placeholder, which Debezium hashes
+    (capture's mask) and a filter or expression reads as the value (docs/shaping.md)."""
+    from hudi_cdc.config.shape import parse_expression
+
+    shape = pipeline.shape(t.table.name)
+    if shape.empty or t.replica_identity == "f":
+        return []
+    read = set(shape.mask)
+    for expr in [*shape.derive.values(), *([shape.filter] if shape.filter else [])]:
+        read.update(parse_expression(expr, "filter/derive"))
+    toasted = sorted(c.split(" ", 1)[0] for c in t.toastable if c.split(" ", 1)[0] in read)
+    if not toasted:
+        return [Check(f"{t.table.name}: shaping", "ok", "mask, filter and derive read no TOAST-able column")]
+    return [Check(f"{t.table.name}: shaping", "warn", f"mask/filter/derive read TOAST-able column(s) "
+                  f"{', '.join(toasted)} under REPLICA IDENTITY {ident}: an UPDATE leaving such a value unchanged "
+                  "lands Debezium's placeholder, which capture's mask hashes and a filter or derived column reads "
+                  "as the value", full)]
 
 
 def _slot_checks(pipeline: Pipeline, f: Facts) -> list[Check]:

@@ -11,6 +11,7 @@ from hudi_cdc.sources.base import UNWRAP
 from hudi_cdc.sources.postgres.capture import marker_prefix
 from hudi_cdc.sources.postgres.engine import CONNECTOR, TYPE_HANDLING
 from hudi_cdc.sources.postgres.heartbeat import heartbeat_properties
+from hudi_cdc.sources.shaping import debezium_properties
 from hudi_cdc.sources.tables import database, source_tables, topic_prefix
 
 
@@ -41,6 +42,7 @@ def source_connector(pipeline: Pipeline, converters: dict[str, str]) -> dict[str
         **heartbeat_properties(db, marker_prefix(pipeline)),
         **TYPE_HANDLING,
         **UNWRAP,
+        **debezium_properties(pipeline, tables, rendered=True),  # never a salt (sources/shaping.py)
         **converters,
     })
     return {"name": f"hudi-cdc-{pipeline.pipeline}-source", "config": config}

@@ -13,6 +13,7 @@ from hudi_cdc.sources.base import UNWRAP, Progress, good_copy, offsets_file
 from hudi_cdc.sources.postgres import db, signals
 from hudi_cdc.sources.postgres.capture import marker_prefix
 from hudi_cdc.sources.postgres.heartbeat import heartbeat_prefix, heartbeat_properties
+from hudi_cdc.sources.shaping import debezium_properties
 
 CONNECTOR = "io.debezium.connector.postgresql.PostgresConnector"
 # Debezium's encodings the lake types convert (lake_types.py): intervals as ISO-8601 strings
@@ -58,6 +59,8 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         **TYPE_HANDLING,
         **UNWRAP,
         **signals.properties(pipeline),  # incremental snapshots (`capture snapshot`, signals.py)
+        # excluded and masked columns never land (sources/shaping.py); the salt from source.mask_salt_env
+        **debezium_properties(pipeline, tables),
     }
     if password is not None:
         props["database.password"] = password

@@ -24,6 +24,8 @@ from hudi_cdc.sources.comparison import (
     require_lake_table,
 )
 from hudi_cdc.sources.postgres import db
+from hudi_cdc.sources.postgres.shaped import shaped_table
+from hudi_cdc.sources.shape_sql import masked_value
 
 
 def _db_columns(conn, t: src.SourceTable) -> list[Column]:
@@ -47,8 +49,12 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
     if hist.is_history(keys):  # an append-only raw history: compared as a multiset of rows
         return _verify_history(pipeline, table, table_type, st, lake, samples)
     lake_cols = set(lake.column_names) if lake is not None else set()
+    shape, salt = pipeline.shape(table), pipeline.mask_salt(table)
     with db.connect(pipeline, autocommit=False) as conn:
         db_cols = _db_columns(conn, st)
+        # the table's shaping (columns, types, derived columns, filter) as a view (shaped.py)
+        st = shaped_table(conn, shape, st, keys, [c.db_name for c in db_cols], f"tables.{table}")
+        db_cols = _db_columns(conn, st) if not shape.empty else db_cols
         missing_keys = [k for k in keys if k not in {c.name for c in db_cols}]
         if missing_keys:
             raise TableStateError(f"record key {', '.join(missing_keys)} is not a column of {st.qualified}")
@@ -71,6 +77,8 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
             cur.itersize = CHUNK
             cur.execute(query)
             for row in cur:
+                row = [masked_value(shape, n, v, salt) for n, v in zip(keys + [c.name for c in cols], row,
+                                                                        strict=True)] if shape.mask else row
                 key = tuple(tv.db_value(kinds[k], v) for k, v in zip(keys, row[:len(keys)], strict=True))
                 db_digests[key] = _row_digest([tv.db_value(c.kind, v)
                                                for c, v in zip(cols, row[len(keys):], strict=True)])

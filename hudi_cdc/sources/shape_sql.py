@@ -1,0 +1,44 @@
+"""`verify` applies a table's shaping to the database side (docs/shaping.md): the filter, the derived
+columns and the lake types as the database's own SQL (the pipeline file's Spark SQL transpiled by
+sqlglot), the kept columns, and the masks in Python (common/shaping.py: what Debezium and the streamer
+compute). Shared by the kinds' verify modules."""
+
+from __future__ import annotations
+
+import re
+
+from hudi_cdc.common.shaping import Shape, mask_hash, redact
+from hudi_cdc.errors import ConfigError
+
+_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
+# a lake type (config/shape.py) -> the database type verify casts to, per sqlglot dialect
+_TYPES = {
+    "postgres": {"string": "text", "double": "double precision", "float": "real", "bigint": "bigint",
+                 "int": "integer", "boolean": "boolean", "date": "date", "timestamp": "timestamp with time zone"},
+}
+
+
+def transpile(expr: str, dialect: str, where: str) -> str:
+    """A Spark SQL expression of the pipeline file in the database's dialect."""
+    import sqlglot
+
+    try:
+        return sqlglot.transpile(expr, read="spark", write=dialect)[0]
+    except sqlglot.errors.SqlglotError as exc:
+        raise ConfigError(f"{where}: {expr!r} has no {dialect} form: {str(exc).splitlines()[0]}") from None
+
+
+def db_type(lake_type: str, dialect: str) -> str:
+    m = _DECIMAL.match(lake_type)
+    return f"numeric({m.group(1)},{m.group(2)})" if m else _TYPES[dialect][lake_type]
+
+
+def masked_value(shape: Shape, column: str, value: object, salt: str | None) -> object:
+    """A database value as the lake holds it after the column's mask (hash: Debezium's v2 SHA-256)."""
+    how = shape.mask.get(column)
+    if how == "hash":
+        assert salt is not None  # Pipeline.mask_salt raised when unset
+        return mask_hash(value, salt)
+    if how == "redact":
+        return redact(value)
+    return value
