@@ -180,6 +180,16 @@ def _raise_if_vanished(files) -> None:
                             "by another process); nothing was written, the next round lists again")
 
 
+def _nothing_new(spark, t: Target, props: dict[str, str], existing: bool, where: str, result: RoundResult,
+                 log) -> RoundResult:
+    """A round that found no new file: skipped; a quiet MoR table's overdue compaction runs (compaction.py)."""
+    result.skipped = True
+    log(f"{t.target_table}: no new files under {where}")
+    if existing and t.table_type == "MERGE_ON_READ":
+        compaction.compact_overdue(spark, t.target_table, t.target_base_path, props, log)
+    return result
+
+
 def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult:
     from pyspark.sql import functions as F
 
@@ -194,11 +204,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log)  # whole transactions
     result.checkpoint = new_cp
     if not files:
-        result.skipped = True
-        log(f"{t.target_table}: no new files under {root} after checkpoint {checkpoint}")
-        if existing and t.table_type == "MERGE_ON_READ":
-            compaction.compact_overdue(spark, t.target_table, t.target_base_path, props, log)
-        return result
+        return _nothing_new(spark, t, props, existing, f"{root} after checkpoint {checkpoint}", result, log)
     result.files = [f[0] for f in files]
     clock = time.monotonic()
     ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
