@@ -81,6 +81,11 @@ def history_file(pipeline: Pipeline, work_dir: Path) -> Path:
     return work_dir / f"schema-history-{pipeline.slot_name}.dat"
 
 
+# the JDBC driver's options (Debezium passes driver.* on): YEAR read as a number, so the snapshot of a
+# YEAR 0000 (MariaDB Connector/J reads YEAR as java.sql.Date and throws on year 0) does not stop every table
+DRIVER = {"driver.yearIsDateType": "false"}
+
+
 def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, offsets: Path,
                       unwrap: dict[str, str]) -> dict[str, str]:
     db = src.database(pipeline)
@@ -109,6 +114,7 @@ def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, 
         "tombstones.on.delete": "false",
         "skipped.operations": "none",  # TRUNCATE TABLE too (skipped by default): lands as __op='t' (unwrap.py)
         "bigint.unsigned.handling.mode": "precise",  # BIGINT UNSIGNED above 2^63 as a decimal, not negative
+        **DRIVER,
         # column names Avro cannot take land with "_" (source.lake_name), as for PostgreSQL
         "field.name.adjustment.mode": "avro", "schema.name.adjustment.mode": "avro",
         "heartbeat.interval.ms": str(HEARTBEAT_MS),
