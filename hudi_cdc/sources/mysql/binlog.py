@@ -81,9 +81,11 @@ def history_file(pipeline: Pipeline, work_dir: Path) -> Path:
     return work_dir / f"schema-history-{pipeline.slot_name}.dat"
 
 
-# the JDBC driver's options (Debezium passes driver.* on): YEAR read as a number, so the snapshot of a
-# YEAR 0000 (MariaDB Connector/J reads YEAR as java.sql.Date and throws on year 0) does not stop every table
-DRIVER = {"driver.yearIsDateType": "false"}
+# values as the database holds them (docs/types.md, edge values): Debezium's time adjuster takes a year
+# below 100 as a two-digit year (DATE '0001-01-01' landed as 2001-01-01, YEAR 0 as 2000 or 1900), and the
+# JDBC driver (driver.* is passed on) reads YEAR as a number: MariaDB Connector/J's java.sql.Date throws on
+# YEAR 0000, which stopped the snapshot of every table
+DRIVER = {"enable.time.adjuster": "false", "driver.yearIsDateType": "false"}
 
 
 def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, offsets: Path,
