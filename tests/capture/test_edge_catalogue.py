@@ -233,10 +233,19 @@ def test_mariadb_edge_values_and_ddl_land_or_are_kept(tmp_path, mariadb, mariadb
     for t in tables:
         out = run_cli("verify", "--table", t, "--type", "cow", "-o", "json", cwd=tmp_path)
         got[t] = (out.returncode, json.loads(out.stdout) if out.stdout.strip() else out.stderr)
-    # zero dates: Debezium sends NULL (nullable) or the epoch (NOT NULL); DECIMAL(65,30) beyond 38 digits: kept
+    # Debezium's values: a zero date NULL (nullable) or 2000-01-01 (NOT NULL), YEAR 0000 as 2000 (snapshot)
+    # or 1900 (binlog); DECIMAL(65,30) beyond 38 digits: kept in __rejects
     code, edges = got["edges"]
-    assert code == 10 and edges["column_differences"] == {"zd": 2, "zdn": 2}, edges
+    assert code == 10 and edges["column_differences"] == {"zd": 2, "zdn": 2, "yr": 2}, edges
     assert edges["rejected_columns"] == {"dec65": 4}, edges
+    from hudi_cdc.config import load_pipeline
+    from hudi_cdc.lake.reader import read_arrow
+
+    lake = read_arrow(load_pipeline(tmp_path / "hudi-cdc.yaml").base_path("edges", "COPY_ON_WRITE"))
+    rows = {r["id"]: r for r in lake.select(["id", "zdn", "yr", "b5", "tm"]).to_pylist()}
+    assert str(rows[13]["zdn"]) == "0001-01-01" and str(rows[1]["zdn"]) == "2000-01-01"  # no two-digit years
+    assert (rows[3]["yr"], rows[13]["yr"], rows[12]["yr"]) == (2000, 1900, 2155)
+    assert rows[11]["b5"] == "11111" and rows[12]["tm"] == "-838:59:59.000000"
     # MODIFY ... NOT NULL turned the NULLs into 0 with no row events: those rows keep NULL in the lake
     assert got["ddl"][0] == 10 and got["ddl"][1]["column_differences"] == {"a": 3}, got["ddl"]
     # DROP TABLE writes no row events: the dropped table's rows stay, the new one's land
