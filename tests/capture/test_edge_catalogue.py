@@ -14,7 +14,7 @@ import yaml
 from hudi_cdc.cli import main
 from tests.jobs.test_types_real import _sql
 
-pytestmark = [pytest.mark.postgres, pytest.mark.spark]
+pytestmark = [pytest.mark.spark]
 
 EDGE_DDL = [
     "CREATE EXTENSION IF NOT EXISTS citext",
@@ -119,6 +119,7 @@ def _edges_landed(p) -> None:
     assert _refused(lake, 4)["n"]["value"].startswith("0x") and _refused(lake, 5)["n"]["value"] == "0." + "0" * 99 + "1"
 
 
+@pytest.mark.postgres
 def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, capsys):
     db = pg_database("edges")
     _sql(db, *EDGE_DDL, *[f"INSERT INTO edges ({EDGE_COLUMNS}) VALUES " + r.format(id=i)
