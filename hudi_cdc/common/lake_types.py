@@ -192,7 +192,8 @@ def _convert_one(t: dict, x: str, scale: int, names: dict, decimals_as_bytes: bo
         return "date", "date", expr, None, refusal
     if cname in ("io.debezium.time.Timestamp", "io.debezium.time.MicroTimestamp", "io.debezium.time.NanoTimestamp"):
         unit = {"io.debezium.time.Timestamp": "millis", "io.debezium.time.MicroTimestamp": "micros"}.get(cname, "nanos")
-        return "timestamp", "timestamp", timestamp_expr(x, unit), None, None
+        expr, maybe = timestamp_expr(x, unit)
+        return "timestamp", "timestamp", expr, None, maybe
     if cname == "io.debezium.time.ZonedTimestamp":
         expr, refusal = zoned_timestamp_expr(x)
         return "timestamp", "timestamptz", expr, None, refusal

@@ -21,6 +21,7 @@ DATE_MAX_DAYS, DATE_MIN_DAYS = 2_932_896, -719_162  # 9999-12-31, 0001-01-01
 TS_MAX_MICROS, TS_MIN_MICROS = 253_402_300_799_999_999, -62_135_596_800_000_000
 # PostgreSQL's earliest date (4714-11-24 BC, Julian day 0) in days since 1970: anything below is no date
 PG_MIN_DAYS = -2_440_588
+PG_MIN_MICROS = PG_MIN_DAYS * 86_400_000_000  # 4714-11-24 00:00:00 BC
 # What Debezium 3 emits for PostgreSQL's infinities (measured, docs/types.md): pgjdbc's
 # DATE_POSITIVE/NEGATIVE_INFINITY (9223372036825200000 / -9223372036832400000) as microseconds
 # (MicroTimestamp), milliseconds / 1000 (Timestamp); a date is the int overflow of those
@@ -58,16 +59,24 @@ def date_expr(x: str) -> tuple[str, Refusal]:
                          "is no date PostgreSQL holds (io.debezium.time.Date days since 1970-01-01)")
 
 
-def timestamp_expr(x: str, unit: str) -> str:
-    """millis | micros | nanos since the epoch -> timestamp (the wall clock as that instant at UTC)."""
+def timestamp_expr(x: str, unit: str) -> tuple[str, Refusal | None]:
+    """millis | micros | nanos since the epoch -> timestamp (the wall clock as that instant at UTC).
+
+    PostgreSQL's infinities are pgjdbc's sentinels (exactly); a value below PostgreSQL's earliest
+    timestamp is no timestamp: Debezium's long overflows for PostgreSQL's timestamps after 294247 AD
+    (294276-12-31 arrives as -9223372036853775810 micros, 21 s below the -infinity sentinel), so it
+    lands NULL with the long it arrived as, never as a policy value."""
     if unit == "nanos":
         micros = f"(CAST({x} DIV 1000 AS BIGINT) - CASE WHEN {x} % 1000 < 0 THEN 1 ELSE 0 END)"
-        return f"CASE WHEN {x} IS NULL THEN NULL ELSE timestamp_micros({micros}) END"
+        return f"CASE WHEN {x} IS NULL THEN NULL ELSE timestamp_micros({micros}) END", None
     div = 1000 if unit == "millis" else 1
-    pos, neg = TS_POS_INF_MICROS // div, TS_NEG_INF_MICROS // div
+    pos, neg, low = TS_POS_INF_MICROS // div, TS_NEG_INF_MICROS // div, PG_MIN_MICROS // div
     fn = "timestamp_millis" if unit == "millis" else "timestamp_micros"
-    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {pos} THEN timestamp_micros({TS_MAX_MICROS}) "
-            f"WHEN {x} <= {neg} THEN timestamp_micros({TS_MIN_MICROS}) ELSE {fn}({x}) END")
+    expr = (f"CASE WHEN {x} IS NULL THEN NULL WHEN {x} >= {pos} THEN timestamp_micros({TS_MAX_MICROS}) "
+            f"WHEN {x} = {neg} THEN timestamp_micros({TS_MIN_MICROS}) WHEN {x} < {low} THEN NULL ELSE {fn}({x}) END")
+    return expr, Refusal(f"coalesce({x} < {low} AND {x} <> {neg}, false)", f"CAST({x} AS STRING)",
+                         f"is no timestamp PostgreSQL holds ({unit} since 1970-01-01: Debezium's long overflows "
+                         "for timestamps after 294247 AD)")
 
 
 def zoned_timestamp_expr(x: str) -> tuple[str, Refusal]:

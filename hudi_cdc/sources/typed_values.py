@@ -83,7 +83,7 @@ def days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
-_DATE = re.compile(r"^(\d+)-(\d\d)-(\d\d)")
+_DATE = re.compile(r"^([+-]?)(\d+)-(\d\d)-(\d\d)")  # a sign: ISO-8601's astronomical year (Debezium's)
 _CLOCK = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d+))?")
 _OFFSET = re.compile(r"([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$")
 
@@ -100,7 +100,8 @@ def date_days(text: str) -> int:
     m = _DATE.match(text)
     if not m:
         raise ValueError(f"not a date: {text!r}")
-    return days_from_civil(_year(text, int(m.group(1))), int(m.group(2)), int(m.group(3)))
+    year = -int(m.group(2)) if m.group(1) == "-" else int(m.group(2))
+    return days_from_civil(_year(text, year), int(m.group(3)), int(m.group(4)))
 
 
 def _clock_micros(m: re.Match) -> int:

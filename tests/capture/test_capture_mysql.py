@@ -63,6 +63,7 @@ def test_engine_properties_of_a_binlog_source(tmp_path):
     assert hist.parent == Path(props["offset.storage.file.filename"]).parent  # beside the offsets
     assert props["transforms.unwrap.add.fields"] == "op,db,table,file,pos,row,source.ts_ms"
     assert "slot.name" not in props and "publication.name" not in props
+    assert props["driver.yearIsDateType"] == "false"  # YEAR 0000 read as a number (docs/types.md, edge values)
     db["kind"] = "mysql"
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict(db)))
     props = engine_properties(load_pipeline(tmp_path / "hudi-cdc.yaml"), None)

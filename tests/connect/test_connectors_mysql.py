@@ -95,7 +95,8 @@ def test_current_flavour_matches_what_capture_runs(tmp_path, monkeypatch):
     embedded = engine_properties(p, None)
     for k in ("connector.class", "database.hostname", "database.port", "database.user", "database.server.id",
               "topic.prefix", "database.include.list", "table.include.list", "snapshot.mode", "tombstones.on.delete",
-              "bigint.unsigned.handling.mode", "heartbeat.interval.ms", "connect.keep.alive.interval.ms",
+              "bigint.unsigned.handling.mode", "driver.yearIsDateType", "heartbeat.interval.ms",
+              "connect.keep.alive.interval.ms",
               "schema.history.internal.store.only.captured.tables.ddl", "include.schema.changes", "transforms",
               "transforms.unwrap.type", "transforms.unwrap.delete.tombstone.handling.mode",
               "transforms.unwrap.add.fields"):

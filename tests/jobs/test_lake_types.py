@@ -79,7 +79,7 @@ def test_numerics_never_fail_a_round_and_keep_the_refused_value():
     types = lt.schema_types(SCHEMA, table="t")
     c = {x.name: x for x in types}
     assert not [x.name for x in types if x.expr and "raise_error" in x.expr]
-    assert {x.name for x in lt.refusing(types)} == {"d", "tstz", "m", "nfree", "nfarr", "darr"}
+    assert {x.name for x in lt.refusing(types)} == {"d", "ts", "ts3", "tstz", "m", "nfree", "nfarr", "darr"}
     assert "does not fit decimal(38,18) exactly" == c["nfree"].refusal.reason
     assert c["m"].refusal.reason == "does not fit decimal(38,2) exactly"
     assert c["nfarr"].refusal.reason == "an element does not fit decimal(38,18) exactly"
@@ -92,7 +92,7 @@ def test_numerics_never_fail_a_round_and_keep_the_refused_value():
     assert "ELSE NULL END" in c["nfree"].expr and "AS DECIMAL(38,18)" in c["nfree"].expr
     # a column kept as landed (a legacy table) refuses nothing; no refusing column, no __rejects
     assert "'nfree'" not in lt.rejects_expr(types, keep={"nfree"})
-    plain = {**SCHEMA, "fields": [f for f in SCHEMA["fields"] if f["name"] in ("id", "ts", "n", "j")]}
+    plain = {**SCHEMA, "fields": [f for f in SCHEMA["fields"] if f["name"] in ("id", "tm", "n", "j")]}
     assert lt.rejects_expr(lt.schema_types(plain)) is None
     assert "__rejects" not in lt.transformer_sql(plain)
     scaled = _by_name(props={lt.NUMERIC_SCALE_KEY: "6", f"{lt.NUMERIC_SCALE_KEY}.nfarr": "2"})
@@ -228,3 +228,50 @@ def test_verify_canonical_forms_of_bit_strings():
     assert tv.db_value("bits:", "00001000") == "1000" and tv.db_value("bits:", "000") == ""
     assert tv.db_value("bit1", "1") is True and tv.db_value("bit1", "0") is False
     assert tv.lake_value("bits:8", pa.binary(), b"\xb1") != tv.db_value("bits:8", "10110001")
+
+
+def test_timestamps_debezium_overflowed_are_refused_not_taken_for_infinity():
+    """Issue 36 (measured): PostgreSQL's 294276-12-31 23:59:59.999999 arrives as -9223372036853775810 micros,
+    21 s below pgjdbc's -infinity sentinel; it lands NULL with that long in __rejects, never as 0001-01-01."""
+    overflowed = -9_223_372_036_853_775_810
+    assert overflowed < lts.PG_MIN_MICROS and overflowed != lts.TS_NEG_INF_MICROS
+    expr, refusal = lts.timestamp_expr("x", "micros")
+    assert f"WHEN x = {lts.TS_NEG_INF_MICROS} THEN timestamp_micros({lts.TS_MIN_MICROS})" in expr
+    assert f"WHEN x < {lts.PG_MIN_MICROS} THEN NULL" in expr and "x <= " not in expr
+    assert refusal.refused == f"coalesce(x < {lts.PG_MIN_MICROS} AND x <> {lts.TS_NEG_INF_MICROS}, false)"
+    assert refusal.exact == "CAST(x AS STRING)" and "294247 AD" in refusal.reason
+    expr, refusal = lts.timestamp_expr("x", "millis")
+    assert f"x = {lts.TS_NEG_INF_MICROS // 1000}" in expr and f"x < {lts.PG_MIN_MICROS // 1000}" in refusal.refused
+    assert lts.timestamp_expr("x", "nanos")[1] is None  # other connectors' nanos: no PostgreSQL sentinel
+    # 4714-11-24 BC, PostgreSQL's first day: the earliest timestamp still lands
+    assert lts.PG_MIN_MICROS == lts.PG_MIN_DAYS * 86_400_000_000
+
+
+def test_verify_reads_debeziums_iso_timestamps_beyond_year_9999():
+    """A timestamptz Spark cannot parse is kept as Debezium's ISO text ('+294276-...Z'); verify reads it as
+    the database's value, so it is a rejected value, not a difference; ISO's negative years are BC."""
+    from hudi_cdc.sources import typed_values as tv
+
+    top = tv.db_value("timestamptz", "294276-12-31 23:59:59.999999+00")
+    assert tv.rejected_value("timestamptz", "+294276-12-31T23:59:59.999999Z") == top
+    assert tv.timestamp_micros("-4712-01-01T00:00:00Z") == tv.timestamp_micros("4713-01-01 00:00:00+00 BC")
+    assert tv.date_days("+5874897-12-31") == tv.date_days("5874897-12-31")
+
+
+def test_mysql_verify_reads_bit_and_point_as_the_lake_holds_them():
+    """BIT(n) lands as its text '10110' (lake_types.bits_expr), BIT(1) as a boolean, POINT as {x, y, wkb}:
+    pymysql's bytes (big-endian bits; MySQL's SRID + WKB) are compared in those forms."""
+    import struct
+
+    import pyarrow as pa
+
+    from hudi_cdc.sources import typed_values as tv
+    from hudi_cdc.sources.mysql import verify as mv
+
+    assert mv.kind_of("bit", "bit(5)", None) == "bits:5" and mv.kind_of("bit", "bit(1)", None) == "bit1"
+    assert mv.kind_of("point", "point", None) == "point"
+    assert mv.value("bits:5", b"\x1f") == tv.lake_value("bits:5", pa.string(), "11111")
+    assert mv.value("bits:64", b"\x00" * 8) == "0" * 64 and mv.value("bits:10", b"\x02\x05") == "1000000101"
+    assert mv.value("bit1", b"\x01") is True and mv.value("bit1", b"\x00") is False
+    wkb = b"\x01\x01\x00\x00\x00" + struct.pack("<dd", 1.0, 2.0)
+    assert mv.value("point", b"\x00\x00\x00\x00" + wkb) == ("point", 1.0, 2.0)

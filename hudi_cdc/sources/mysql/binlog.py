@@ -82,6 +82,13 @@ def history_file(pipeline: Pipeline, work_dir: Path) -> Path:
     return work_dir / f"schema-history-{pipeline.slot_name}.dat"
 
 
+# values as the database holds them (docs/types.md, edge values): Debezium's time adjuster takes a year
+# below 100 as a two-digit year (DATE '0001-01-01' landed as 2001-01-01, YEAR 0 as 2000 or 1900), and the
+# JDBC driver (driver.* is passed on) reads YEAR as a number: MariaDB Connector/J's java.sql.Date throws on
+# YEAR 0000, which stopped the snapshot of every table
+DRIVER = {"enable.time.adjuster": "false", "driver.yearIsDateType": "false"}
+
+
 def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, offsets: Path,
                       unwrap: dict[str, str]) -> dict[str, str]:
     db = src.database(pipeline)
@@ -110,6 +117,7 @@ def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, 
         "tombstones.on.delete": "false",
         "skipped.operations": "none",  # TRUNCATE TABLE too (skipped by default): lands as __op='t' (unwrap.py)
         "bigint.unsigned.handling.mode": "precise",  # BIGINT UNSIGNED above 2^63 as a decimal, not negative
+        **DRIVER,
         # column names Avro cannot take land with "_" (source.lake_name), as for PostgreSQL
         "field.name.adjustment.mode": "avro", "schema.name.adjustment.mode": "avro",
         "heartbeat.interval.ms": str(HEARTBEAT_MS),

@@ -86,6 +86,7 @@ def source_connector(pipeline: Pipeline, converters: dict[str, str]) -> dict[str
         "snapshot.mode": "initial",
         "tombstones.on.delete": "false",
         "bigint.unsigned.handling.mode": "precise",
+        **mysql.DRIVER,
         "heartbeat.interval.ms": str(mysql.HEARTBEAT_MS),
         "connect.keep.alive.interval.ms": str(mysql.KEEP_ALIVE_MS),
         # TRUNCATE: the unwrap SMT drops truncate events on a Connect worker; only capture lands them

@@ -10,6 +10,7 @@ FLOAT as a 32-bit float; BLOB/BINARY as bytes; JSON parsed; TINYINT(1), ENUM, SE
 
 from __future__ import annotations
 
+import struct
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
@@ -52,6 +53,11 @@ def kind_of(data_type: str, column_type: str, precision: int | None) -> str:
         return "float8"
     if t in ("blob", "tinyblob", "mediumblob", "longblob", "binary", "varbinary"):
         return "bytes"
+    if t == "bit":  # BIT(1) lands as a boolean, BIT(n) as its text '10110' (lake_types.bits_expr)
+        n = full[len("bit("):-1] if full.startswith("bit(") else "1"
+        return "bit1" if n == "1" else f"bits:{n}"
+    if t == "point":
+        return "point"
     return "plain"
 
 
@@ -84,6 +90,11 @@ def value(kind: str, v):
         return ("dec", tv.decimal_text(Decimal(v) if isinstance(v, int) else v))
     if kind in ("float4", "json", "bytes"):
         return tv.db_value(kind, v)
+    if isinstance(v, bytes) and (kind == "bit1" or kind.startswith("bits:")):
+        return tv.db_value(kind, format(int.from_bytes(v, "big"), "b"))
+    if kind == "point" and isinstance(v, bytes) and len(v) >= 25:  # MySQL's SRID (4 bytes) + WKB
+        x, y = struct.unpack("<dd" if v[4] == 1 else ">dd", v[9:25])
+        return ("point", x, y)
     if kind in ("date", "timestamp", "timestamptz", "time"):
         return f"{tv.UNTYPED}{v!r}"  # e.g. a zero date pymysql gives as text: never equal
     return v

@@ -63,15 +63,28 @@ def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None
     published = {(s, t) for s, t in conn.execute(
         "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (name,)).fetchall()}
     missing = [t for t in tables if (t.schema, t.table) not in published]
+    gone = [t for t in missing if _relkind(conn, t) is None]
+    if gone:  # renamed or dropped: the publication followed the table (by oid), the pipeline file names it
+        names = ", ".join(t.qualified for t in gone)
+        raise SourceError(f"table {names} of the pipeline does not exist in the database (renamed or dropped?): "
+                          "take it out of the pipeline file's tables, or, renamed, add it under its new name "
+                          "(`hudi-cdc add-table`, then `hudi-cdc capture snapshot --table <new>`)")
     if missing:
         names = ", ".join(t.qualified for t in missing)
-        raise SourceError(f"publication {name} does not publish {names}: ALTER PUBLICATION {name} ADD TABLE {names};")
+        raise SourceError(f"publication {name} does not publish {names}: ALTER PUBLICATION {name} ADD TABLE {names}; "
+                          "(a table dropped and created again: its rows written before it is published again are "
+                          "not captured; `hudi-cdc capture snapshot --table <table> --replace` publishes it and "
+                          "re-takes its lake copy)")
+
+
+def _relkind(conn, t: SourceTable) -> str | None:
+    row = conn.execute("SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                       "WHERE n.nspname = %s AND c.relname = %s", (t.schema, t.table)).fetchone()
+    return row[0] if row else None
 
 
 def _is_partitioned(conn, t: SourceTable) -> bool:
-    row = conn.execute("SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                       "WHERE n.nspname = %s AND c.relname = %s", (t.schema, t.table)).fetchone()
-    return bool(row and row[0] == "p")
+    return _relkind(conn, t) == "p"
 
 
 def check_slot_free(conn, slot: str) -> dict[str, object]:

@@ -57,7 +57,12 @@ class PostgresSignals:
             if conn.execute("SELECT to_regclass(%s)", (t.sql_name,)).fetchone()[0] is None:
                 raise SourceError(f"capture snapshot: table {t.qualified} does not exist in "
                                   f"{src.database(pipeline).name}")
-            oid = conn.execute("SELECT %s::regclass::oid", (t.sql_name,)).fetchone()[0]
+            oid, kind = conn.execute("SELECT c.oid, c.relkind FROM pg_class c WHERE c.oid = %s::regclass",
+                                     (t.sql_name,)).fetchone()
+            if kind == "p":  # measured (docs/types.md): completed with 0 rows, and --replace had emptied the copy
+                raise SourceError(f"capture snapshot: {t.qualified} is a partitioned table; Debezium's incremental "
+                                  "snapshot reads none of its rows (re-take it with capture --drop-slot, a new "
+                                  "initial snapshot, then bootstrap --force)")
             if not primary_key(conn, oid):
                 raise SourceError(f"capture snapshot: {t.qualified} has no primary key; Debezium reads an incremental "
                                   "snapshot in primary-key chunks (add one, or re-take it with capture --drop-slot)")

@@ -28,15 +28,22 @@ from hudi_cdc.sources.postgres.shaped import shaped_table
 from hudi_cdc.sources.shape_sql import masked_value
 
 
-def _db_columns(conn, t: src.SourceTable) -> list[Column]:
+def _db_columns(conn, t: src.SourceTable) -> tuple[list[Column], dict[str, str]]:
+    """The table's columns (a domain as its base type: Debezium sends the base type's encoding) and
+    the SELECT template of each (a domain's value read as its base type, psycopg knows no domain)."""
     rows = conn.execute(
-        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-        "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "SELECT a.attname, format_type(coalesce(nullif(ty.typbasetype, 0), a.atttypid), "
+        "CASE WHEN ty.typtype = 'd' THEN ty.typtypmod ELSE a.atttypmod END), ty.typtype = 'd' FROM pg_attribute a "
+        "JOIN pg_type ty ON ty.oid = a.atttypid JOIN pg_class c ON c.oid = a.attrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
         (t.schema, t.table)).fetchall()
     if not rows:
         raise TableStateError(f"table {t.qualified} not found in the source database")
-    return [Column.of(name, typ, tv.kind_of(typ)) for name, typ in rows]
+    cols = [Column.of(name, typ, tv.kind_of(typ)) for name, typ, _ in rows]
+    templates = {c.name: tv.select_sql("({}::" + c.type + ")" if domain else "{}", c.type)
+                 for c, (_, _, domain) in zip(cols, rows, strict=True)}
+    return cols, templates
 
 
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
@@ -51,17 +58,17 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
     lake_cols = set(lake.column_names) if lake is not None else set()
     shape, salt = pipeline.shape(table), pipeline.mask_salt(table)
     with db.connect(pipeline, autocommit=False) as conn:
-        db_cols = _db_columns(conn, st)
+        db_cols, templates = _db_columns(conn, st)
         # the table's shaping (columns, types, derived columns, filter) as a view (shaped.py)
         st = shaped_table(conn, shape, st, keys, [c.db_name for c in db_cols], f"tables.{table}")
-        db_cols = _db_columns(conn, st) if not shape.empty else db_cols
+        if not shape.empty:
+            db_cols, templates = _db_columns(conn, st)
         missing_keys = [k for k in keys if k not in {c.name for c in db_cols}]
         if missing_keys:
             raise TableStateError(f"record key {', '.join(missing_keys)} is not a column of {st.qualified}")
         cols = [c for c in db_cols if (c.name in lake_cols or lake is None) and c.name not in keys]
         not_in_lake = [c.name for c in db_cols if lake is not None and c.name not in lake_cols]
         kinds = {c.name: c.kind for c in db_cols}
-        types = {c.name: c.type for c in db_cols}
         db_names = {c.name: c.db_name for c in db_cols}
         db_lsn = db.current_lsn(conn)
         db_digests: dict[tuple, bytes] = {}
@@ -70,7 +77,7 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
         for statement in tv.SESSION_SQL:  # the text forms typed_values parses (this transaction only)
             conn.execute(statement.replace("SET ", "SET LOCAL ", 1))
         query = sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", types[n])).format(sql.Identifier(db_names[n]))
+            sql.SQL(", ").join(sql.SQL(templates[n]).format(sql.Identifier(db_names[n]))
                                for n in keys + [c.name for c in cols]),
             sql.Identifier(st.schema, st.table))
         with conn.cursor(name="hudi_cdc_verify") as cur:
@@ -94,7 +101,7 @@ def _verify_history(pipeline: Pipeline, table: str, table_type: str, st, lake, s
     multiset against the landed inserts minus the deleted rows, over the columns both have."""
     lake_cols = set(lake.column_names) if lake is not None else set()
     with db.connect(pipeline, autocommit=False) as conn:
-        db_cols = _db_columns(conn, st)
+        db_cols, templates = _db_columns(conn, st)
         cols = [c for c in db_cols if c.name in lake_cols or lake is None]
         kinds = {c.name: c.kind for c in db_cols}
         db_lsn = db.current_lsn(conn)
@@ -103,7 +110,7 @@ def _verify_history(pipeline: Pipeline, table: str, table_type: str, st, lake, s
         for statement in tv.SESSION_SQL:
             conn.execute(statement.replace("SET ", "SET LOCAL ", 1))
         query = sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(sql.SQL(tv.select_sql("{}", c.type)).format(sql.Identifier(c.db_name)) for c in cols),
+            sql.SQL(", ").join(sql.SQL(templates[c.name]).format(sql.Identifier(c.db_name)) for c in cols),
             sql.Identifier(st.schema, st.table))
         db_rows: Counter = Counter()
         with conn.cursor(name="hudi_cdc_verify") as cur:
