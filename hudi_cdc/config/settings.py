@@ -229,6 +229,9 @@ class TableSettings(Model):
     delete_field: str = "__deleted"
     compaction_delta_commits: int = Field(5, ge=1, description="MoR: compact inline after this many delta commits")
     hudi_options: dict[str, str] = Field(default_factory=dict)
+    # scd2: a second table <table>_history beside the current-state one, every version of every row
+    # with its validity range (docs/history.md; hudi-cdc's streamer only)
+    history: Literal["scd2"] | None = None
 
     @field_validator("hudi_options")
     @classmethod
@@ -246,6 +249,13 @@ class TableSettings(Model):
         if len(set(v)) != len(v):
             raise ValueError("table types repeat")
         return v
+
+    @model_validator(mode="after")
+    def _history_orders_by_one_field(self) -> TableSettings:
+        if self.history and len(self.ordering_fields) != 1:
+            raise ValueError(f"history: {self.history} orders versions by one ordering field (__lsn); "
+                             f"got {', '.join(self.ordering_fields)}")
+        return self
 
     @property
     def record_keys(self) -> list[str]:
