@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from hudi_cdc.cli.output import Output, Section
@@ -131,7 +131,7 @@ def changes(qt: Any, res: Any) -> Output:
 
 def consistent(res: Any) -> Output:
     """`query consistent`: the point, then one row per table and engine with its SQL."""
-    when = datetime.fromtimestamp(res.ts_ms / 1000, tz=UTC).isoformat(timespec="seconds") if res.ts_ms else "?"
+    when = datetime.fromtimestamp(res.ts_ms / 1000, tz=timezone.utc).isoformat(timespec="seconds") if res.ts_ms else "?"
     head = (f"consistent point ({res.table_type}): cut {res.cut} of {res.newest_cut}, LSN {res.lsn}, "
             f"source time {when}")
     rows = [{"table": t.table, "kind": t.kind, "engine": engine, "sql": sql}

@@ -22,6 +22,7 @@ from hudi_cdc.sources.comparison import (
     SAMPLES,
     Column,
     VerifyResult,
+    _lake_table,
     _row_digest,
     compare,
     require_lake_table,
@@ -93,16 +94,15 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
+def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES, history: bool = False
+           ) -> VerifyResult:
     import pymysql
-
-    from hudi_cdc.lake.reader import read_arrow
 
     t = pipeline.table(table)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
-    base = require_lake_table(pipeline, table, table_type)
-    lake = read_arrow(base)
+    require_lake_table(pipeline, table, table_type, history)
+    lake = _lake_table(pipeline, table, table_type, history)
     lake_cols = set(lake.column_names) if lake is not None else set()
     conn = mysql.connect(pipeline)
     try:
