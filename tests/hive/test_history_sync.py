@@ -8,7 +8,8 @@ from hudi_cdc.hive.sync import sync_argv
 
 
 def test_history_tables_synced_unpartitioned_beside_the_table():
-    p = parse_pipeline({"pipeline": "t", "source": {"root": "/landing"}, "lake": {"root": "/lake", "hive_database": "t"},
+    lake = {"root": "/lake", "hive_database": "t"}
+    p = parse_pipeline({"pipeline": "t", "source": {"root": "/landing"}, "lake": lake,
                         "tables": {"a": {"topic": "x", "record_key": "id", "partition_field": "region",
                                          "history": "scd2"}}}, "p.yaml", "/tmp")
     argv = sync_argv(p, "a", "MERGE_ON_READ", "thrift://m:9083", "java", "cp", history=True)
