@@ -183,14 +183,9 @@ def _raise_if_vanished(files) -> None:
                             "by another process); nothing was written, the next round lists again")
 
 
-def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult:
-    from pyspark.sql import functions as F
-
-    root = streamer_prop(props, "source.dfs.root")
-    if not root:
-        raise JobInputError(f"{t.props}: hoodie.streamer.source.dfs.root is not set")
-    table_label = f"{t.target_table} ({t.target_base_path})"
-    result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
+def _pick_files(t: Target, root: str, result: RoundResult, log):
+    """The round's files: after the table's checkpoint, ending on a transaction cut (cuts.py).
+    Returns (the table exists, its checkpoint, the files, the new checkpoint, the cut's metadata)."""
     existing = has_completed_commit(t.target_base_path)
     checkpoint = read_checkpoint(t.target_base_path) if existing else None
     files, new_cp = list_source_files(root, checkpoint, t.source_limit, missing_ok=not existing and t.op == "UPSERT")
@@ -199,8 +194,22 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if not files:
         result.skipped = True
         log(f"{t.target_table}: no new files under {root} after checkpoint {checkpoint}")
+    else:
+        result.files = [f[0] for f in files]
+    return existing, checkpoint, files, new_cp, cut_meta
+
+
+def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult:
+    from pyspark.sql import functions as F
+
+    root = streamer_prop(props, "source.dfs.root")
+    if not root:
+        raise JobInputError(f"{t.props}: hoodie.streamer.source.dfs.root is not set")
+    table_label = f"{t.target_table} ({t.target_base_path})"
+    result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
+    existing, checkpoint, files, new_cp, cut_meta = _pick_files(t, root, result, log)
+    if not files:
         return result
-    result.files = [f[0] for f in files]
     clock = time.monotonic()
     ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
     every_event: list | None = [] if history.enabled(props) else None
