@@ -162,7 +162,8 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
     result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved
     df = df.drop(*[c for c in df.columns if c.startswith(OLDKEY_PREFIX)])  # capture's, for the fill only
-    if every_event is not None:
+    if every_event is not None:  # read once for both tables (not a bootstrap's snapshot: see run_round)
+        df = df if t.op == "BULK_INSERT" else df.cache()
         every_event.append(df)
     # Latest event per key within the round (Debezium may deliver several changes of one row in
     # one file, and Kafka Connect may redeliver): the largest ordering value wins, as Hudi's
@@ -265,8 +266,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         _raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
     finally:
-        events.unpersist()
-        df.unpersist()
+        for cached in (events, df, *(every_event or ())):
+            cached.unpersist()
         if located is not None:
             located.cached.unpersist()
     if deleted_keys and not tombstones_first:
