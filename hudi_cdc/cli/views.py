@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from datetime import datetime, timezone
 from typing import Any
 
 from hudi_cdc.cli.output import Output, Section
@@ -126,6 +127,18 @@ def changes(qt: Any, res: Any) -> Output:
         text = ["Commits (from their metadata):", Section(res.commits),
                 "Records (latest version of each record upserted; deleted records are not listed):"]
     return Output(text=[*text, Section(res.rows)], json=res.rows, csv=Section(res.rows), notes=[note])
+
+
+def consistent(res: Any) -> Output:
+    """`query consistent`: the point, then one row per table and engine with its SQL."""
+    when = datetime.fromtimestamp(res.ts_ms / 1000, tz=timezone.utc).isoformat(timespec="seconds") if res.ts_ms else "?"
+    head = (f"consistent point ({res.table_type}): cut {res.cut} of {res.newest_cut}, LSN {res.lsn}, "
+            f"source time {when}")
+    rows = [{"table": t.table, "kind": t.kind, "engine": engine, "sql": sql}
+            for t in res.tables for engine, sql in t.sql.items()]
+    rows += [{"table": t.table, "kind": t.kind, "engine": "-", "sql": "(empty at this point)"}
+             for t in res.tables if not t.sql]
+    return Output(text=[head, Section(rows)], json=res.as_dict(), csv=Section(rows))
 
 
 # ---- schemas ---------------------------------------------------------------------------------------

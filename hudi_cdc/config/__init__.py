@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from hudi_cdc.common.table_types import TYPE_SUFFIX  # re-exported: config.TYPE_SUFFIX
 from hudi_cdc.config.settings import (
+    CURRENT_HUDI,
     EmrSettings,
     HudiSettings,
     LakeSettings,
@@ -101,6 +102,23 @@ class Pipeline(Model):
                               f"({self.source_file})")
         return value
 
+    @model_validator(mode="after")
+    def _history_tables(self) -> Pipeline:
+        """History tables are written by hudi-cdc's streamer (Hudi 1.2.0) only, and their names are free."""
+        with_history = [name for name, t in self.tables.items() if t.history]
+        if not with_history:
+            return self
+        first = with_history[0]
+        if self.hudi.version != CURRENT_HUDI or self.hudi.engine == "hoodiestreamer":
+            raise ValueError(f"tables.{first}.history: history tables are written by hudi-cdc's streamer "
+                             f"(hudi.version {CURRENT_HUDI}, hudi.engine hudi-cdc); HoodieStreamer has no "
+                             "SCD type 2 output (docs/history.md)")
+        for name in with_history:
+            if history_name(name) in self.tables:
+                raise ValueError(f"tables.{name}.history: its history table {history_name(name)} "
+                                 "has the name of another table")
+        return self
+
     # ---- derived, never stored -------------------------------------------------
     @property
     def slot_name(self) -> str:
@@ -163,6 +181,14 @@ class Pipeline(Model):
     def base_path(self, table: str, table_type: str) -> str:
         return f"{self.lake_root}/{table}_{TYPE_SUFFIX[table_type]}"
 
+    def history_tables(self) -> list[str]:
+        """The tables kept with a history table too (`history: scd2`)."""
+        return [name for name, t in self.tables.items() if t.history]
+
+    def history_base_path(self, table: str, table_type: str) -> str:
+        """Where the streamer writes `table`'s history table (`<lake.root>/<table>_history_<cow|mor>`)."""
+        return f"{self.lake_root}/{history_name(table)}_{TYPE_SUFFIX[table_type]}"
+
     def hive_db(self, table_type: str) -> str:
         return f"{self.lake.hive_database}_{TYPE_SUFFIX[table_type]}"
 
@@ -173,6 +199,11 @@ class Pipeline(Model):
             for tt in self.table(name).table_types:
                 out.append((name, tt))
         return out
+
+
+def history_name(table: str) -> str:
+    """The name of a table's history table (its Hudi and Hive table name)."""
+    return f"{table}_history"
 
 
 def is_s3_uri(uri: str) -> bool:

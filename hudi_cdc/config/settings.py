@@ -241,6 +241,9 @@ class TableSettings(ShapeSettings):
     # this long plus one round; a quiet table's waiting logs are compacted by its next empty round
     compaction_max_seconds: int | None = Field(None, ge=1)
     hudi_options: dict[str, str] = Field(default_factory=dict)
+    # scd2: a second table <table>_history beside the current-state one, every version of every row
+    # with its validity range (docs/history.md; hudi-cdc's streamer only)
+    history: Literal["scd2"] | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> TableSettings:
@@ -263,6 +266,13 @@ class TableSettings(ShapeSettings):
         if len(set(v)) != len(v):
             raise ValueError("table types repeat")
         return v
+
+    @model_validator(mode="after")
+    def _history_orders_by_one_field(self) -> TableSettings:
+        if self.history and len(self.ordering_fields) != 1:
+            raise ValueError(f"history: {self.history} orders versions by one ordering field (__lsn); "
+                             f"got {', '.join(self.ordering_fields)}")
+        return self
 
     @property
     def record_keys(self) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import jinja2
 
 from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, local_conf
-from hudi_cdc.config import TYPE_SUFFIX, Pipeline
+from hudi_cdc.config import TYPE_SUFFIX, Pipeline, history_name
 from hudi_cdc.config.settings import CURRENT_HUDI
 from hudi_cdc.core.lock_provider import lock_flags
 from hudi_cdc.core.profiles import HUDI_CDC, Profile, engine_for, profile_for
@@ -121,6 +121,8 @@ def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
         hive_database=pipeline.hive_db(table_type), metastore_uris=pipeline.lake.hive_metastore,
         compaction_delta_commits=t.compaction_delta_commits, compaction_max_seconds=t.compaction_max_seconds,
         overrides=sorted(t.hudi_options.items()), shape_json="" if shape.empty else shape.to_json(),
+        history=t.history, history_path=pipeline.history_base_path(table, table_type) if t.history else "",
+        history_table=history_name(table),
     )
 
 

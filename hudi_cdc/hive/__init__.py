@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from hudi_cdc.config import history_name
 from hudi_cdc.errors import ExitCode, HudiCdcError
 
 DEFAULT_PORT = 10000
@@ -174,9 +175,12 @@ def _short_sql(sql: str) -> str:
 
 
 def hive_tables_of(pipeline, table: str | None = None) -> list[dict[str, str]]:
-    """The Hive tables a pipeline's sync creates: <db>_cow.<t>, <db>_mor.<t>_ro and <t>_rt."""
+    """The Hive tables a pipeline's sync creates: <db>_cow.<t>, <db>_mor.<t>_ro and <t>_rt (and the same
+    for <t>_history, a table's history table)."""
     out = []
-    for name, tt in pipeline.targets(table):
+    every = [(name, tt) for name, tt in pipeline.targets(table)]
+    every += [(history_name(name), tt) for name, tt in pipeline.targets(table) if pipeline.table(name).history]
+    for name, tt in every:
         db = pipeline.hive_db(tt)
         if tt == "COPY_ON_WRITE":
             out.append({"table": name, "type": tt, "hive_table": f"{db}.{name}", "query": "snapshot"})

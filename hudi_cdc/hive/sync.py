@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hudi_cdc.common.causes import error_lines
+from hudi_cdc.config import history_name
 from hudi_cdc.errors import ConfigError, JobError
 
 MAIN_CLASS = "org.apache.hudi.hive.HiveSyncTool"
@@ -31,17 +32,20 @@ JAVA17_OPTIONS = ["-XX:+IgnoreUnrecognizedVMOptions", "-Djdk.reflect.useDirectMe
         "sun.security.action", "sun.util.calendar")]
 
 
-def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: str, classpath: str) -> list[str]:
+def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: str, classpath: str,
+              history: bool = False) -> list[str]:
+    """HiveSyncTool's argv for a table, or (history) for its history table: `<t>_history`, no partitions."""
     t = pipeline.table(table)
+    base = pipeline.history_base_path(table, table_type) if history else pipeline.base_path(table, table_type)
     argv = [java, "-Xmx512m", *JAVA17_OPTIONS, "-cp", classpath, MAIN_CLASS,
-            "--base-path", pipeline.base_path(table, table_type),
+            "--base-path", base,
             "--database", pipeline.hive_db(table_type),
-            "--table", table,
+            "--table", history_name(table) if history else table,
             "--sync-mode", "hms",
             "--metastore-uris", metastore_uri,
             "--auto-create-database",
             "--support-timestamp"]  # typed timestamps as TIMESTAMP, not BIGINT (the properties' support_timestamp)
-    if t.partition_field:
+    if t.partition_field and not history:
         argv += ["--partitioned-by", t.partition_field, "--partition-value-extractor", MULTI_PART_EXTRACTOR]
     # else: Hudi infers partition fields and extractor from the table's hoodie.properties
     return argv
@@ -100,23 +104,26 @@ def _sync_each(pipeline, targets, uri: str, cp: str, progress, timeout: float) -
         from hudi_cdc.common.s3 import endpoint_env
 
         env = {**os.environ, **endpoint_env(pipeline.s3_endpoint())}
-    for name, tt in targets:
-        base = pipeline.base_path(name, tt)
+    # each table, then its history table (history: scd2)
+    every = [(n, tt, False) for n, tt in targets] + [(n, tt, True) for n, tt in targets if pipeline.table(n).history]
+    for name, tt, history in every:
+        base = pipeline.history_base_path(name, tt) if history else pipeline.base_path(name, tt)
         if not storage.is_dir(storage.join(base, ".hoodie")):
             raise JobError(f"{base} is not a Hudi table yet (no .hoodie); run hudi-cdc bootstrap first")
-        argv = sync_argv(pipeline, name, tt, uri, java, cp)
+        argv = sync_argv(pipeline, name, tt, uri, java, cp, history)
+        label = history_name(name) if history else name
         if progress:
-            progress(f"syncing {base} -> {pipeline.hive_db(tt)}.{name} ({uri})")
+            progress(f"syncing {base} -> {pipeline.hive_db(tt)}.{label} ({uri})")
         t0 = time.monotonic()
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
-            raise JobError(f"hive sync of {name} ({tt}) did not finish within {int(timeout)}s") from None
+            raise JobError(f"hive sync of {label} ({tt}) did not finish within {int(timeout)}s") from None
         out = proc.stdout + proc.stderr
         if proc.returncode != 0 or re.search(r"HoodieHiveSyncException|Got runtime exception when hive syncing", out):
-            raise JobError(f"hive sync of {name} ({tt}) to {uri} failed: {error_lines(out, _ERR)}")
+            raise JobError(f"hive sync of {label} ({tt}) to {uri} failed: {error_lines(out, _ERR)}")
         suffixes = [""] if tt == "COPY_ON_WRITE" else ["_ro", "_rt"]
-        rows.append({"table": name, "type": tt, "base_path": base,
-                     "hive_tables": ", ".join(f"{pipeline.hive_db(tt)}.{name}{s}" for s in suffixes),
+        rows.append({"table": label, "type": tt, "base_path": base,
+                     "hive_tables": ", ".join(f"{pipeline.hive_db(tt)}.{label}{s}" for s in suffixes),
                      "seconds": round(time.monotonic() - t0, 1)})
     return rows

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hudi_cdc.common import checkpoints, storage
-from hudi_cdc.config import TYPE_SUFFIX, Pipeline, is_s3_uri, uri_to_path
+from hudi_cdc.config import TYPE_SUFFIX, Pipeline, history_name, is_s3_uri, uri_to_path
 from hudi_cdc.core.lock import probe
 from hudi_cdc.errors import TableStateError
 from hudi_cdc.jobs import streamer
@@ -190,35 +190,13 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
         _backlog(pipeline, table, None, st)  # not bootstrapped yet: everything landed is backlog
         st.waiting = is_empty_bootstrapped(pipeline, table, table_type)
         return st
-    st.table_version = tbl.version
     st.version_mismatch = mismatch(pipeline, table, table_type)
-    timeline = read_timeline(tbl)
-    writes = completed_writes(timeline)
-    st.exists = bool(writes)
-    st.commits = len(writes)
-    st.inflight = [i.requested_time for i in timeline if not i.is_completed]
-    last_epoch = None
-    if writes:
-        last = writes[-1]
-        st.last_commit, st.last_commit_action = last.requested_time, last.action
-        last_epoch = instant_epoch(last.completion_time or last.requested_time)
-        st.last_commit_age_seconds = round(now - last_epoch, 3)
-        metas = list(reversed(commit_metadata(tbl, writes)))  # newest first
-        found = checkpoints.newest_checkpoint(metas)
-        st.checkpoint = found.value if found else None
-        ts = checkpoints.newest_value(metas, checkpoints.SOURCE_TS_KEY)
-        st.source_ts_ms = int(ts) if ts else None
-        st.source_ts_from = "commit" if ts else None
-        st.source_ordering = checkpoints.newest_value(metas, checkpoints.SOURCE_ORDERING_KEY)
-        st.rejected_rows = rejected_rows(metas)
-        if st.source_ts_ms is None:
-            st.source_ts_ms = landed_source_ts(pipeline.topic_dir(table), st.checkpoint)
-            st.source_ts_from = "landing" if st.source_ts_ms is not None else None
+    timeline, writes, last_epoch = _commits(tbl, st, now)
+    if writes and st.source_ts_ms is None:
+        st.source_ts_ms = landed_source_ts(pipeline.topic_dir(table), st.checkpoint)
+        st.source_ts_from = "landing" if st.source_ts_ms is not None else None
         if st.source_ts_ms is not None:
             st.freshness_seconds = round(now - st.source_ts_ms / 1000.0, 3)
-        _file_figures(tbl, st)
-        if tbl.is_mor:
-            _ro_view(st, writes, list(reversed(metas)), last_compaction(timeline), now)
     _backlog(pipeline, table, st.checkpoint, st)
     if tbl.is_mor:
         compactions = [i for i in timeline if i.is_compaction]
@@ -295,6 +273,51 @@ def breaches(st: TableStatus, bounds: Bounds) -> list[str]:
     return out
 
 
+def _commits(tbl: Table, st: TableStatus, now: float) -> tuple[list, list, float | None]:
+    """The timeline's figures into `st`: commits, the newest one, its checkpoint, source time and
+    freshness, files. Returns (timeline, completed writes, the newest write's epoch)."""
+    st.table_version = tbl.version
+    timeline = read_timeline(tbl)
+    writes = completed_writes(timeline)
+    st.exists = bool(writes)
+    st.commits = len(writes)
+    st.inflight = [i.requested_time for i in timeline if not i.is_completed]
+    if not writes:
+        return timeline, writes, None
+    last = writes[-1]
+    st.last_commit, st.last_commit_action = last.requested_time, last.action
+    last_epoch = instant_epoch(last.completion_time or last.requested_time)
+    st.last_commit_age_seconds = round(now - last_epoch, 3)
+    metas = list(reversed(commit_metadata(tbl, writes)))  # newest first
+    found = checkpoints.newest_checkpoint(metas)
+    st.checkpoint = found.value if found else None
+    ts = checkpoints.newest_value(metas, checkpoints.SOURCE_TS_KEY)
+    st.source_ts_ms = int(ts) if ts else None
+    st.source_ts_from = "commit" if ts else None
+    st.source_ordering = checkpoints.newest_value(metas, checkpoints.SOURCE_ORDERING_KEY)
+    st.rejected_rows = rejected_rows(metas)
+    if st.source_ts_ms is not None:
+        st.freshness_seconds = round(now - st.source_ts_ms / 1000.0, 3)
+    _file_figures(tbl, st)
+    if tbl.is_mor:
+        _ro_view(st, writes, list(reversed(metas)), last_compaction(timeline), now)
+    return timeline, writes, last_epoch
+
+
+def history_status(pipeline: Pipeline, table: str, table_type: str, now: float | None = None) -> TableStatus:
+    """A table's history table (`history: scd2`): its commits and files (the streamer writes it in the
+    table's rounds: writer, backlog and failures are the table's)."""
+    now = time.time() if now is None else now
+    base = pipeline.history_base_path(table, table_type)
+    st = TableStatus(table=history_name(table), table_type=table_type, base_path=base, exists=False)
+    try:
+        tbl = open_table(base)
+    except TableStateError:
+        return st
+    _commits(tbl, st, now)
+    return st
+
+
 def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: str | None = None,
                     bounds: Bounds | None = None, now: float | None = None) -> list[TableStatus]:
     bounds = bounds or Bounds()
@@ -305,6 +328,8 @@ def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: st
         st = table_status(pipeline, name, tt, now)
         st.breaches = breaches(st, bounds)
         out.append(st)
+        if pipeline.table(name).history:
+            out.append(history_status(pipeline, name, tt, now))
     return out
 
 

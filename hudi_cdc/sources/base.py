@@ -141,8 +141,9 @@ class Source(Protocol):
                     only: list[str] | None) -> list[DbTable]:
         """The tables of `schemas` (or exactly `only`) as init --from-database turns them into entries."""
 
-    def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int) -> VerifyResult:
-        """The database table against the lake table."""
+    def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int, history: bool = False
+               ) -> VerifyResult:
+        """The database table against the lake table (history: its history table's current versions)."""
 
     # Kafka Connect (hudi_cdc.connect)
     def connector(self, pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:

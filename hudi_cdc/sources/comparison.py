@@ -147,11 +147,22 @@ def _plain_key(k) -> str:
     return _canon(k)
 
 
-def _lake_table(pipeline: Pipeline, table: str, table_type: str):
-    """The lake table as hudi-rs reads it (arrow), None when it holds no rows."""
+def _lake_table(pipeline: Pipeline, table: str, table_type: str, history: bool = False):
+    """The lake table as hudi-rs reads it (arrow), None when it holds no rows; `history`: the current
+    versions of its history table (`history: scd2`), what the database holds now."""
     from hudi_cdc.lake.reader import read_arrow
 
-    return read_arrow(pipeline.base_path(table, table_type))
+    if not history:
+        return read_arrow(pipeline.base_path(table, table_type))
+    import pyarrow.compute as pc
+
+    from hudi_cdc.jobs.stream.history import CURRENT
+
+    versions = read_arrow(pipeline.history_base_path(table, table_type))
+    if versions is None:
+        return None
+    current = versions.filter(pc.equal(versions.column(CURRENT), True))
+    return current if current.num_rows else None
 
 
 def _lake_values(lake, names: list[str], kinds: dict[str, str]) -> list[list]:
@@ -249,13 +260,16 @@ def _rejected(cols: list[Column], want: bytes, names: list[str], rejects_json: s
     return left
 
 
-def require_lake_table(pipeline: Pipeline, table: str, table_type: str) -> str:
+def require_lake_table(pipeline: Pipeline, table: str, table_type: str, history: bool = False) -> str:
     """The table's base path; a local table without a completed commit is one TableStateError (what every
     source's verify checks before it reads the database)."""
     from hudi_cdc.errors import TableStateError
     from hudi_cdc.jobs.streamer import has_completed_commit
 
-    base = pipeline.base_path(table, table_type)
+    if history and not pipeline.table(table).history:
+        raise TableStateError(f"table {table} has no history table (history: scd2 in {pipeline.source_file})")
+    base = pipeline.history_base_path(table, table_type) if history else pipeline.base_path(table, table_type)
     if base.startswith("file://") and not has_completed_commit(base):  # pipeline.table_exists, local
-        raise TableStateError(f"table {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
+        what = "history table" if history else "table"
+        raise TableStateError(f"{what} {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
     return base

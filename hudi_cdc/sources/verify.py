@@ -20,9 +20,11 @@ class TablesDiffer(HudiCdcError):
     exit_code = ExitCode.DIFFERS
 
 
-def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
-    """The pipeline's table against its database table (the Source reads the database side)."""
-    return sources.for_pipeline(pipeline).verify(pipeline, table, table_type, samples)
+def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES, history: bool = False
+           ) -> VerifyResult:
+    """The pipeline's table against its database table (the Source reads the database side); `history`:
+    the current versions of its history table instead."""
+    return sources.for_pipeline(pipeline).verify(pipeline, table, table_type, samples, history)
 
 
 def verify_until_equal(pipeline: Pipeline, table: str, table_type: str, wait_seconds: float,

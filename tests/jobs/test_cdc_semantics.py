@@ -33,7 +33,8 @@ class Lake:
     """A landing folder, a pipeline over it, and helpers to land files and run rounds."""
 
     def __init__(self, tmp: Path, spark, deletes="hard", types=("COPY_ON_WRITE", "MERGE_ON_READ"), hudi_options=None,
-                 table_version: int | None = None, table_options: dict | None = None):
+                 table_version: int | None = None, table_options: dict | None = None,
+                 history: str | None = None):
         self.tmp, self.spark = tmp, spark
         self.root = tmp / "landing"
         self.dir = self.root / TOPIC / "partition=0"
@@ -47,7 +48,8 @@ class Lake:
             "tables": {"artists": {"topic": TOPIC, "record_key": "artist_id", "ordering_field": "__lsn",
                                    "partition_field": "nationality", "table_types": list(types),
                                    "deletes": deletes, "compaction_delta_commits": 3,
-                                   "hudi_options": hudi_options or {}, **(table_options or {})}},
+                                   "hudi_options": hudi_options or {}, **(table_options or {}),
+                                   **({"history": history} if history else {})}},
         }, "test.yaml", str(tmp))
         self.props_dir = tmp / "props"
         render.write_properties(self.pipeline, self.props_dir)

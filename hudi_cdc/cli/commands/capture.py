@@ -88,14 +88,17 @@ def capture_snapshot_cmd(ctx, table, replace, show_status, output):
               help="compare again every --poll seconds until equal, for up to this many seconds (while a "
                    "capture and a stream are catching up)")
 @click.option("--poll", "poll_seconds", type=click.FloatRange(min=0.1), default=5, show_default=True)
+@click.option("--history", is_flag=True, help="the table's history table: its current versions (history: scd2)")
 @output_option
 @click.pass_context
-def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, output):
+def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, history, output):
     """Compare a Hudi table with its database table by keys and row hashes; exit 10 when they differ."""
+    from functools import partial
+
     from hudi_cdc.sources.verify import TablesDiffer, verify, verify_until_equal
 
     result = verify_until_equal(pipeline_from(ctx), table, TYPES[ttype], wait_seconds, poll_seconds,
-                                progress=lambda m: click.echo(m, err=True), compare=verify)
+                                progress=lambda m: click.echo(m, err=True), compare=partial(verify, history=history))
     if output == "json":
         emit(result.to_dict(), "json")
     elif result.equal:

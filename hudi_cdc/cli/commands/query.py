@@ -97,3 +97,19 @@ def changes_cmd(ctx, since, until, where, path, table, table_type, engine, colum
     with _spark(ctx, engine, table) as spark:
         res = changes(qt, since, until, spark=spark, engine=engine, where=where, columns=_split(columns))
     render(views.changes(qt, res), output)
+
+
+@query.command("consistent")
+@click.option("--type", "table_type", type=click.Choice(["cow", "mor"]), default="cow", show_default=True,
+              help="which tables: the CoW or the MoR ones")
+@click.option("--cut", type=int, default=None, help="this cut instead of the newest every table committed")
+@output_option
+@click.pass_context
+def consistent_cmd(ctx, table_type, cut, output):
+    """The newest consistent point (capture's transaction cut every table committed: its LSN and source
+    time) and, per table, the SQL that reads the tables there: a WHERE on the validity range of history
+    tables (Trino, Athena, Hive, Spark), Spark's TIMESTAMP AS OF for current-state tables."""
+    from hudi_cdc.cli.locate import BY_SUFFIX
+    from hudi_cdc.query.consistent_sql import consistent_sql
+
+    render(views.consistent(consistent_sql(pipeline_from(ctx), BY_SUFFIX[table_type], cut)), output)

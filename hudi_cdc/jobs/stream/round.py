@@ -13,6 +13,7 @@ from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
 from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, shape, toast, truncate, typed
+from hudi_cdc.jobs.stream import history_write as history
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
@@ -56,6 +57,7 @@ class RoundResult:
     ignored_deletes: int = 0  # deletes of keys the table does not hold, or older than its row
     truncated_at: list | None = None  # the ordering values of the TRUNCATE the round applied (truncate.py)
     truncate_seen: list | None = None  # the newest TRUNCATE among the round's events
+    history: dict | None = None  # the history table's write (history_write.py)
     rejected: int = 0  # rows with a value their lake type cannot hold (NULL there, kept in __rejects)
     # seconds per phase of the round (Spark is lazy: each phase ends with the action that runs it)
     phases: dict[str, float] = field(default_factory=dict)
@@ -93,8 +95,9 @@ def _fields(text: str | None) -> list[str]:
 
 
 def _read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result: RoundResult,
-                 log=print):
-    """The round's events: the files read (registry schema if any), transformed, latest per key."""
+                 log=print, every_event: list | None = None):
+    """The round's events: the files read (registry schema if any), transformed, latest per key (and,
+    into `every_event`, all of them, for the history table)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -161,6 +164,9 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
     result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved
     df = df.drop(*[c for c in df.columns if c.startswith(OLDKEY_PREFIX)])  # capture's, for the fill only
+    if every_event is not None:  # read once for both tables (not a bootstrap's snapshot: see run_round)
+        df = df if t.op == "BULK_INSERT" else df.cache()
+        every_event.append(df)
     # Latest event per key within the round (Debezium may deliver several changes of one row in
     # one file, and Kafka Connect may redeliver): the largest ordering value wins, as Hudi's
     # event-time ordering would decide between rounds. Not when no key repeats (a snapshot): the
@@ -180,14 +186,28 @@ def _raise_if_vanished(files) -> None:
                             "by another process); nothing was written, the next round lists again")
 
 
-def _nothing_new(spark, t: Target, props: dict[str, str], existing: bool, where: str, result: RoundResult,
-                 log) -> RoundResult:
-    """A round that found no new file: skipped; a quiet MoR table's overdue compaction runs (compaction.py)."""
-    result.skipped = True
-    log(f"{t.target_table}: no new files under {where}")
+def _nothing_new(spark, t: Target, props: dict[str, str], existing: bool, result: RoundResult, log) -> RoundResult:
+    """A round that found no new file (skipped by _pick_files): a quiet MoR table's overdue compaction runs
+    (compaction.py)."""
     if existing and t.table_type == "MERGE_ON_READ":
         compaction.compact_overdue(spark, t.target_table, t.target_base_path, props, log)
     return result
+
+
+def _pick_files(t: Target, root: str, result: RoundResult, log):
+    """The round's files: after the table's checkpoint, ending on a transaction cut (cuts.py).
+    Returns (the table exists, its checkpoint, the files, the new checkpoint, the cut's metadata)."""
+    existing = has_completed_commit(t.target_base_path)
+    checkpoint = read_checkpoint(t.target_base_path) if existing else None
+    files, new_cp = list_source_files(root, checkpoint, t.source_limit, missing_ok=not existing and t.op == "UPSERT")
+    files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log)  # whole transactions
+    result.checkpoint = new_cp
+    if not files:
+        result.skipped = True
+        log(f"{t.target_table}: no new files under {root} after checkpoint {checkpoint}")
+    else:
+        result.files = [f[0] for f in files]
+    return existing, checkpoint, files, new_cp, cut_meta
 
 
 def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult:
@@ -198,17 +218,13 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         raise JobInputError(f"{t.props}: hoodie.streamer.source.dfs.root is not set")
     table_label = f"{t.target_table} ({t.target_base_path})"
     result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
-    existing = has_completed_commit(t.target_base_path)
-    checkpoint = read_checkpoint(t.target_base_path) if existing else None
-    files, new_cp = list_source_files(root, checkpoint, t.source_limit, missing_ok=not existing and t.op == "UPSERT")
-    files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log)  # whole transactions
-    result.checkpoint = new_cp
+    existing, checkpoint, files, new_cp, cut_meta = _pick_files(t, root, result, log)
     if not files:
-        return _nothing_new(spark, t, props, existing, f"{root} after checkpoint {checkpoint}", result, log)
-    result.files = [f[0] for f in files]
+        return _nothing_new(spark, t, props, existing, result, log)
     clock = time.monotonic()
     ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
-    df, record_keys, summary = _read_events(spark, t, props, root, files, ordering, result, log)
+    every_event: list | None = [] if history.enabled(props) else None
+    df, record_keys, summary = _read_events(spark, t, props, root, files, ordering, result, log, every_event)
     # A round's changes are cached once: the counts, the lookups and the write all read them. A
     # bootstrap's snapshot is not (caching every row costs more than reading the files again).
     bulk = t.op == "BULK_INSERT"
@@ -247,6 +263,10 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if located is not None and located.inserted is not None:
         opts[log_inserts.INSERTS_KEY] = "true"  # a later round through Hudi's index compacts first
     mor_keys = located is not None and mor_lookup
+    if every_event:  # the history table first: its versions survive a crash before the commit below
+        result.history = history.write_round(spark, every_event[0], record_keys, ordering[0], props, opts,
+                                             result.truncate_seen is not None, floor, log)
+        clock = result.lap("history", clock)
     tombstones_first, floor_first = _side_files_first(t, opts, new_cp, deleted_keys, ordering, result, log)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
@@ -256,8 +276,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         _raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
     finally:
-        events.unpersist()
-        df.unpersist()
+        for cached in (events, df, *(every_event or ())):
+            cached.unpersist()
         if located is not None:
             located.cached.unpersist()
     if deleted_keys and not tombstones_first:

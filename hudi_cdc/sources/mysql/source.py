@@ -45,8 +45,9 @@ class MySqlFamily:
                     only: list[str] | None) -> list[DbTable]:
         return init.read_tables(db, password, schemas, only)
 
-    def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int) -> VerifyResult:
-        return verify.verify(pipeline, table, table_type, samples)
+    def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int, history: bool = False
+               ) -> VerifyResult:
+        return verify.verify(pipeline, table, table_type, samples, history)
 
     def connector(self, pipeline: Pipeline, converters: dict[str, str]) -> dict[str, Any]:
         return connector.source_connector(pipeline, converters)

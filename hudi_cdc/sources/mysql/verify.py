@@ -23,6 +23,7 @@ from hudi_cdc.sources.comparison import (
     SAMPLES,
     Column,
     VerifyResult,
+    _lake_table,
     _row_digest,
     compare,
     require_lake_table,
@@ -104,19 +105,18 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
+def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES, history: bool = False
+           ) -> VerifyResult:
     if not pipeline.shape(table).empty:
         raise ConfigError(f"tables.{table}: verify applies columns/mask/filter/derive/types to PostgreSQL "
                           f"sources only so far, not MySQL/MariaDB ({pipeline.source_file})")
     import pymysql
 
-    from hudi_cdc.lake.reader import read_arrow
-
     t = pipeline.table(table)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
-    base = require_lake_table(pipeline, table, table_type)
-    lake = read_arrow(base)
+    require_lake_table(pipeline, table, table_type, history)
+    lake = _lake_table(pipeline, table, table_type, history)
     lake_cols = set(lake.column_names) if lake is not None else set()
     conn = mysql.connect(pipeline)
     try:

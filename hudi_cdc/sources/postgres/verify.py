@@ -46,13 +46,14 @@ def _db_columns(conn, t: src.SourceTable) -> tuple[list[Column], dict[str, str]]
     return cols, templates
 
 
-def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES) -> VerifyResult:
+def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES, history: bool = False
+           ) -> VerifyResult:
 
     t = pipeline.table(table)
     st = src.source_table(pipeline, table)
     keys = t.record_keys
-    require_lake_table(pipeline, table, table_type)
-    lake = _lake_table(pipeline, table, table_type)
+    require_lake_table(pipeline, table, table_type, history)
+    lake = _lake_table(pipeline, table, table_type, history)
     if hist.is_history(keys):  # an append-only raw history: compared as a multiset of rows
         return _verify_history(pipeline, table, table_type, st, lake, samples)
     lake_cols = set(lake.column_names) if lake is not None else set()

@@ -1,0 +1,125 @@
+"""History tables (`history: scd2`) written by real rounds of the streamer on Spark + Hudi 1.2.0, CoW and
+MoR in one run: bootstrap, updates (one that changes nothing visible), a delete and a re-insert, a
+partition move, a TRUNCATE, a crash between the history commit and the current-state commit (the round
+run again), a redelivered file and a late event give exactly the versions the events went through, and
+the current versions equal the current-state table."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from hudi_cdc.jobs.stream import history as h
+from hudi_cdc.lake.status import pipeline_status
+from hudi_cdc.query.consistent_sql import consistent_sql
+from hudi_cdc.sources.comparison import _lake_table
+from tests.jobs.test_cdc_semantics import Lake, ev
+
+pytestmark = pytest.mark.spark
+TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+
+
+def truncate_ev(lsn):
+    row = ev(0, lsn, deleted=True)
+    return {**row, "__op": "t"}
+
+
+def cut(lake, n, lsn):
+    """Capture's transaction cut after the newest landed file (jobs/stream/cuts.py)."""
+    from hudi_cdc.jobs.stream import cuts
+
+    newest = max(p.name for p in lake.dir.iterdir() if p.name.endswith(".avro"))
+    folder = lake.root / cuts.CUTS_DIR
+    folder.mkdir(exist_ok=True)
+    (folder / cuts.cut_name(n)).write_text(json.dumps({"cut": n, "lsn": lsn, "ts_ms": lsn * 1000,
+                                                       "topics": {"moma.public.artists": newest}}))
+
+
+def versions(lake, tt):
+    df = lake.spark.read.format("hudi").load(lake.pipeline.history_base_path("artists", tt))
+    return sorted((r.artist_id, r.name, r.nationality, r[h.FROM_LSN], r[h.TO_LSN], r[h.CURRENT], r[h.OP])
+                  for r in df.collect())
+
+
+def history_commits(lake, tt):
+    from tests.shared import timeline_files
+
+    names = timeline_files(lake.pipeline.history_base_path("artists", tt))
+    return [n for n in names if n.endswith((".commit", ".deltacommit"))]
+
+
+def test_history_versions_through_every_kind_of_change(tmp_path, spark):
+    lake = Lake(tmp_path, spark, types=TYPES, history="scd2")
+    lake.land([ev(i, 100, op="r") for i in range(1, 6)])
+    cut(lake, 1, 100)
+    res = lake.run("BULK_INSERT")
+    assert all(r.history["versions"] == 5 and r.history["commit"] for r in res)
+    # an update, an update that changes nothing visible, a delete, a partition move
+    first = lake.land([ev(1, 200, name="one-v2"), ev(2, 210), ev(3, 220, deleted=True), ev(4, 230, nat="French")])
+    cut(lake, 2, 230)
+    lake.run("UPSERT")
+    # the deleted key comes back, a TRUNCATE, a new key and later changes
+    lake.land([ev(3, 300, op="c", name="three-again"), ev(1, 310, name="one-v3"), truncate_ev(320),
+               ev(6, 330, op="c"), ev(1, 340, op="c", name="one-v4"), ev(6, 360, name="six-v2")])
+    cut(lake, 3, 360)
+    saved = {tt: tmp_path / f"saved-{tt}" for tt in TYPES}
+    for tt in TYPES:  # the current-state tables as they were before the round
+        shutil.copytree(lake.pipeline.base_path("artists", tt).removeprefix("file://"), saved[tt])
+    lake.run("UPSERT")
+    commits = {tt: history_commits(lake, tt) for tt in TYPES}
+    # kill -9 after the history commit, before the current-state one: the round runs again
+    for tt in TYPES:
+        base = lake.pipeline.base_path("artists", tt).removeprefix("file://")
+        shutil.rmtree(base)
+        shutil.copytree(saved[tt], base)
+    res = lake.run("UPSERT")
+    assert all(r.history["versions"] == 0 and not r.history["commit"] for r in res)
+    assert {tt: history_commits(lake, tt) for tt in TYPES} == commits
+    # a redelivered file and a late update of key 6 (older than its current version)
+    lake.land([*lake.events[5:9], ev(6, 345, name="six-late")])
+    assert first.exists()
+    cut(lake, 4, 360)
+    lake.run("UPSERT")
+    want = [
+        (1, "artist 1", "American", 100, 200, False, "r"), (1, "one-v2", "American", 200, 310, False, "u"),
+        (1, "one-v3", "American", 310, 320, False, "u"), (1, "one-v4", "American", 340, None, True, "c"),
+        (2, "artist 2", "American", 100, 320, False, "r"),
+        (3, "artist 3", "American", 100, 220, False, "r"), (3, "three-again", "American", 300, 320, False, "c"),
+        (4, "artist 4", "American", 100, 230, False, "r"), (4, "artist 4", "French", 230, 320, False, "u"),
+        (5, "artist 5", "American", 100, 320, False, "r"),
+        (6, "artist 6", "American", 330, 345, False, "c"), (6, "six-late", "American", 345, 360, False, "u"),
+        (6, "six-v2", "American", 360, None, True, "u"),
+    ]
+    for tt in TYPES:
+        got = versions(lake, tt)
+        assert got == want, tt
+        current = {k: (v["name"], v["nationality"]) for k, v in lake.table(tt).items()}
+        assert {r[0]: (r[1], r[2]) for r in got if r[5]} == current, tt
+        # verify's reader (hudi-rs) on the history table's current versions
+        now = _lake_table(lake.pipeline, "artists", tt, history=True).to_pylist()
+        assert {r["artist_id"]: (r["name"], r["nationality"]) for r in now} == current, tt
+        _consistent_points_agree(lake, tt)
+    rows = {(s.table, s.table_type): s for s in pipeline_status(lake.pipeline)}
+    for tt in TYPES:
+        hist, table = rows[("artists_history", tt)], rows[("artists", tt)]
+        assert hist.exists and hist.checkpoint == table.checkpoint and hist.commits >= 4, tt
+
+
+def _consistent_points_agree(lake, tt):
+    """At each cut, `query consistent`'s history SQL on Spark gives what read_consistent() reads from the
+    current-state table at the same cut."""
+    from hudi_cdc.query.consistent import read_consistent
+
+    assert consistent_sql(lake.pipeline, tt).cut == 4
+    view = f"history_{tt.lower()}"
+    lake.spark.read.format("hudi").load(lake.pipeline.history_base_path("artists", tt)).createOrReplaceTempView(view)
+    for n in (1, 2, 4):  # the bootstrap, a round with a delete, the newest (after the late event)
+        point = consistent_sql(lake.pipeline, tt, cut=n)
+        hist = next(t for t in point.tables if t.kind == "history")
+        sql = hist.sql["spark"].replace(f"`{hist.hive_table.split('.')[0]}`.`{hist.hive_table.split('.')[1]}`", view)
+        got = {r.artist_id: (r.name, r.nationality) for r in lake.spark.sql(sql).collect()}
+        _, rows = read_consistent(lake.pipeline, tt, cut=n, spark=lake.spark)
+        want = {r["artist_id"]: (r["name"], r["nationality"]) for r in rows["artists"]}
+        assert got == want and got, (tt, n, point.lsn)
