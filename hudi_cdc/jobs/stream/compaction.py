@@ -151,6 +151,14 @@ def overdue(base_path: str, props: dict[str, str], now: float | None = None) -> 
     return waiting[0] if now - _instant_epoch(waiting[0]) >= seconds else None
 
 
+def after_empty_round(spark, t, props: dict[str, str], existing: bool, result, log: Callable[[str], None]):
+    """A round that found no new file (a `Target`, its `RoundResult` returned as it is): a quiet MoR
+    table's overdue compaction runs."""
+    if existing and t.table_type == "MERGE_ON_READ":
+        compact_overdue(spark, t.target_table, t.target_base_path, props, log)
+    return result
+
+
 def compact_overdue(spark, table: str, base_path: str, props: dict[str, str], log: Callable[[str], None]) -> bool:
     """Compact a quiet table whose logs waited past ``compaction_max_seconds`` (see `overdue`)."""
     oldest = overdue(base_path, props)

@@ -131,15 +131,7 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
         keyless = keyless & (F.col(k).isNull() | (F.col(k).cast("string") == ""))
     try:
         # files of several schemas (a DDL mid-round) are read one schema at a time (evolve.py)
-        uri = lambda p: p if "://" in p else f"file://{p}"  # noqa: E731
-        df = reader.load([uri(f[0]) for f in files]) if schema_text else evolve.read_grouped(reader, groups, uri)
-        df = typed.apply(df, lake_columns, table=t.target_table, base_path=t.target_base_path, log=log)
-        sql = streamer_prop(props, "transformer.sql")
-        if sql:
-            view = f"hudi_cdc_src_{int(time.time() * 1000)}_{threading.get_ident()}"  # stream --all: threads
-            df.createOrReplaceTempView(view)
-            df = spark.sql(sql.replace("<SRC>", view))
-        df = shape.apply(df, shape.shape_of(props), t.target_table, record_keys, toast.placeholder_of(props))
+        df = _transformed(spark, t, props, reader, files, groups, schema_text, lake_columns, record_keys, log)
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
@@ -178,20 +170,27 @@ def _read_events(spark, t: Target, props: dict[str, str], root: str, files, orde
     return df, record_keys, counts
 
 
+def _transformed(spark, t: Target, props: dict[str, str], reader, files, groups, schema_text, lake_columns,
+                 record_keys: list[str], log):
+    """The files read (files of several schemas, a DDL mid-round, one schema at a time: evolve.py), typed,
+    through the table's SQL transformer and its shaping (shape.py), as Hudi gets them."""
+    uri = lambda p: p if "://" in p else f"file://{p}"  # noqa: E731
+    df = reader.load([uri(f[0]) for f in files]) if schema_text else evolve.read_grouped(reader, groups, uri)
+    df = typed.apply(df, lake_columns, table=t.target_table, base_path=t.target_base_path, log=log)
+    sql = streamer_prop(props, "transformer.sql")
+    if sql:
+        view = f"hudi_cdc_src_{int(time.time() * 1000)}_{threading.get_ident()}"  # stream --all: threads
+        df.createOrReplaceTempView(view)
+        df = spark.sql(sql.replace("<SRC>", view))
+    return shape.apply(df, shape.shape_of(props), t.target_table, record_keys, toast.placeholder_of(props))
+
+
 def _raise_if_vanished(files) -> None:
     """A file Spark could not read because it is gone since it was checked: one line naming it."""
     gone = [f[0] for f in files if not storage.exists(f[0])]
     if gone:
         raise JobInputError(f"landing file {gone[0]} vanished between listing and reading (moved or deleted "
                             "by another process); nothing was written, the next round lists again")
-
-
-def _nothing_new(spark, t: Target, props: dict[str, str], existing: bool, result: RoundResult, log) -> RoundResult:
-    """A round that found no new file (skipped by _pick_files): a quiet MoR table's overdue compaction runs
-    (compaction.py)."""
-    if existing and t.table_type == "MERGE_ON_READ":
-        compaction.compact_overdue(spark, t.target_table, t.target_base_path, props, log)
-    return result
 
 
 def _pick_files(t: Target, root: str, result: RoundResult, log):
@@ -220,7 +219,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
     existing, checkpoint, files, new_cp, cut_meta = _pick_files(t, root, result, log)
     if not files:
-        return _nothing_new(spark, t, props, existing, result, log)
+        return compaction.after_empty_round(spark, t, props, existing, result, log)
     clock = time.monotonic()
     ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
     every_event: list | None = [] if history.enabled(props) else None
