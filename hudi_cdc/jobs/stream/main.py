@@ -28,8 +28,9 @@ from hudi_cdc.jobs.stream.errors import (
     is_disk_full,
 )
 from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings, target_key
-from hudi_cdc.jobs.stream.props import target_properties
+from hudi_cdc.jobs.stream.props import streamer_prop, target_properties
 from hudi_cdc.jobs.stream.round import RoundResult, run_round, writer_options
+from hudi_cdc.jobs.stream.schedule import Landing, parallel_rounds
 from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
 
 RESULT_MARK = "HUDI_CDC_RESULT "
@@ -61,8 +62,9 @@ def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[st
     """`stream --all --once`: one round per target, at most `max_parallel_rounds` at a time, each in its
     own FAIR pool (as the continuous loops run). Every table gets its round; a failed one does not stop
     the others: each target's result or error, in the targets' order."""
-    width = max(1, min(len(targets), max(t.max_parallel_rounds for t in targets)))
     sc = getattr(spark, "sparkContext", None)
+    cores = getattr(sc, "defaultParallelism", None)
+    width = max(1, min(len(targets), parallel_rounds(max(t.max_parallel_rounds for t in targets), cores)))
 
     def one(t: Target) -> RoundResult:
         if sc is not None:
@@ -148,12 +150,20 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
     """`stream --all`: every target in a loop of its own in this one application (loops.py)."""
     first = next(t for t in targets if t.all_tables)
     status_dir = next((t.status_dir for t in targets if t.status_dir), None)
+    cores = getattr(getattr(spark, "sparkContext", None), "defaultParallelism", None)
     settings = LoopSettings(backoff=first.retry_backoff_seconds, backoff_max=first.retry_backoff_max_seconds,
                             max_failures=first.max_failures, window=first.failure_window_seconds,
-                            max_parallel=first.max_parallel_rounds, status_dir=_local_dir(status_dir))
+                            max_parallel=parallel_rounds(first.max_parallel_rounds, cores),
+                            status_dir=_local_dir(status_dir))
     props = {id(t): target_properties(t) for t in targets}
     log(f"stream --all: {len(targets)} table(s) in one application, at most {settings.max_parallel} "
-        "round(s) at a time (FAIR scheduler, one pool per table)")
+        "round(s) at a time, the longest waiting table with landed files first (FAIR scheduler, one pool "
+        "per table)")
+
+    def landing(t: Target) -> Landing | None:
+        root = streamer_prop(props[id(t)], "source.dfs.root")
+        return Landing(root, relist_seconds=max(1.0, t.min_sync_interval_seconds)) if root else None
+
     compactor = Compactor(spark, log)
 
     def round_then_compact(spark, t: Target, props: dict[str, str], log) -> RoundResult:
@@ -162,7 +172,8 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
         return result
 
     try:
-        return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log).run()
+        return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log,
+                         landing=landing).run()
     finally:
         compactor.wait()
 
