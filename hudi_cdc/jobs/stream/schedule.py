@@ -131,5 +131,6 @@ class Landing:
 
     def hold(self) -> None:
         """A round took nothing from what is landed (an open transaction held back): nothing is pending
-        until the folder changes."""
-        self.held = self.sig
+        until the folder changes (not held while the folder's time is too recent to tell a change by)."""
+        recent = isinstance(self.sig, tuple) and not self.s3 and max(self.sig) / 1e9 >= self.clock() - RACY_SECONDS
+        self.held = None if recent else self.sig
