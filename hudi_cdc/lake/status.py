@@ -329,6 +329,6 @@ def furthest_behind_first(rows: list[TableStatus]) -> list[TableStatus]:
 
 
 COLUMNS: Sequence[str] = ("table", "table_type", "table_version", "last_commit", "last_commit_age_seconds",
-                          "freshness_seconds", "behind_seconds", "backlog_files", "backlog_bytes", "pending_compactions",
-                          "deltacommits_since_compaction", "files", "small_files", "rejected_rows", "last_failure",
-                          "writer")
+                          "freshness_seconds", "behind_seconds", "backlog_files", "backlog_bytes",
+                          "pending_compactions", "deltacommits_since_compaction", "files", "small_files",
+                          "rejected_rows", "last_failure", "writer")

@@ -227,10 +227,12 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         clock = result.lap("locate" if located else "redelivery", clock)
     if bulk:
         result.records_written = int(summary["n"]) - result.deletes
+    elif located is not None:  # the lookup's own pass counted what it keeps: no count job
+        result.records_written = located.kept
     else:
         # a partition move is written as two records (the delete where it was, the insert where it goes)
         result.records_written = df.count() - result.moves
-    clock = result.lap("count", clock)
+        clock = result.lap("count", clock)
     result.rejected = rejected_rows(summary, t.target_table, log)
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta)
