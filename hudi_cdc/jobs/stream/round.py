@@ -225,12 +225,9 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if t.op != "BULK_INSERT" and existing and ordering and not overwrite:
         df, located = _locate_keys(spark, t, props, df, record_keys, ordering, result, log, mor_lookup)
         clock = result.lap("locate" if located else "redelivery", clock)
-    if bulk:
-        result.records_written = int(summary["n"]) - result.deletes
-    elif located is not None:  # the lookup's own pass counted what it keeps: no count job
-        result.records_written = located.kept
-    else:
-        # a partition move is written as two records (the delete where it was, the insert where it goes)
+    if bulk or located is not None:  # the lookup's own pass counted what it keeps: no count job
+        result.records_written = int(summary["n"]) - result.deletes if bulk else located.kept
+    else:  # a partition move is written as two records (the delete where it was, the insert where it goes)
         result.records_written = df.count() - result.moves
         clock = result.lap("count", clock)
     result.rejected = rejected_rows(summary, t.target_table, log)
