@@ -63,7 +63,7 @@ def make_tables(work: Path, n: int, rows: int) -> Path:
     behind = [f"t{i:03d}" for i in range(0, n, 5)]
     for name in behind:  # a landed file the table has not applied
         lnd = stream.Landing(work / "landing", f"bench.public.{name}")
-        lnd.land(stream.Stream(10, seed=7).changes(5)[0])
+        lnd.land(srcs[0].changes(5)[0])
     cfg.write_text(yaml.safe_dump(_doc(work, tables), sort_keys=False))
     return cfg
 
