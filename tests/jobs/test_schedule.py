@@ -38,8 +38,17 @@ def test_the_longest_waiting_table_goes_first_and_never_one_in_a_round_backing_o
 
 
 def test_parallel_rounds_from_the_cores_unless_set():
+    from hudi_cdc.jobs.stream.main import driver_cores
+
     assert parallel_rounds(3, 16) == 3
     assert [parallel_rounds(0, c) for c in (None, 1, 2, 4, 64)] == [2, 2, 2, 4, 8]
+
+    class Spark:  # the master names the cores; locally the default parallelism is the shuffle partitions
+        def __init__(self, master):
+            self.sparkContext = type("SC", (), {"master": master, "defaultParallelism": 4})()
+
+    assert [driver_cores(Spark(m)) for m in ("local[2]", "local", "yarn")] == [2, 1, 4]
+    assert driver_cores(Spark("local[*]")) == os.cpu_count()
 
 
 def test_a_landing_is_listed_again_only_when_its_folder_changed(tmp_path: Path):
@@ -52,7 +61,9 @@ def test_a_landing_is_listed_again_only_when_its_folder_changed(tmp_path: Path):
         return storage.walk_files(root)
 
     root = tmp_path / "topic"
-    landing = Landing(str(root), clock=lambda: now[0], walk=walk)
+    cuts = tmp_path / "_hudi_cdc_cuts"
+    cuts.mkdir()
+    landing = Landing(str(root), clock=lambda: now[0], walk=walk, cuts=str(cuts))
     assert landing.pending_since(None) is None and calls == []  # no folder: nothing, and no listing
     part = root / "partition=0"
     part.mkdir(parents=True)
@@ -62,6 +73,7 @@ def test_a_landing_is_listed_again_only_when_its_folder_changed(tmp_path: Path):
     old = time.time() - 60
     os.utime(part, (old, old))
     os.utime(root, (old, old))
+    os.utime(cuts, (old, old))
     assert landing.pending_since(None) == 1000.0 and len(calls) == 1
     for _ in range(5):  # a quiet folder: looked at, never listed again
         assert landing.pending_since("999999") == 1000.0
@@ -72,7 +84,11 @@ def test_a_landing_is_listed_again_only_when_its_folder_changed(tmp_path: Path):
     os.utime(f2, ns=(2_000_000_000_000, 2_000_000_000_000))
     os.utime(part, (old + 1, old + 1))  # (a folder changed within RACY_SECONDS is never held: see below)
     assert landing.pending_since("1000000") == 2000.0 and len(calls) == 2  # the partition folder changed
-    landing.hold()  # a round took nothing (an open transaction): nothing pending until the folder changes
+    landing.hold()  # a round took nothing (an open transaction): nothing pending until a folder changes
+    assert landing.pending_since("1000000") is None
+    os.utime(cuts, (old + 2, old + 2))  # capture's next transaction cut: the held file may go now
+    assert landing.pending_since("1000000") == 2000.0 and len(calls) == 2
+    landing.hold()
     assert landing.pending_since("1000000") is None
     (part / "t+0+2.avro").write_bytes(b"z")
     assert landing.pending_since("1000000") == 2000.0 and len(calls) == 3

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.spark_conf import configure
 from hudi_cdc.errors import ExitCode
-from hudi_cdc.jobs.stream import compaction
+from hudi_cdc.jobs.stream import compaction, cuts
 from hudi_cdc.jobs.stream.argv import Target, parse_argv
 from hudi_cdc.jobs.stream.compaction import Compactor
 from hudi_cdc.jobs.stream.errors import (
@@ -63,7 +63,7 @@ def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[st
     own FAIR pool (as the continuous loops run). Every table gets its round; a failed one does not stop
     the others: each target's result or error, in the targets' order."""
     sc = getattr(spark, "sparkContext", None)
-    cores = getattr(sc, "defaultParallelism", None)
+    cores = driver_cores(spark)
     width = max(1, min(len(targets), parallel_rounds(max(t.max_parallel_rounds for t in targets), cores)))
 
     def one(t: Target) -> RoundResult:
@@ -75,6 +75,17 @@ def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[st
         futures = [pool.submit(one, t) for t in targets]
         wait(futures)
     return [f.exception() or f.result() for f in futures]
+
+
+def driver_cores(spark) -> int | None:
+    """The cores the rounds share: N of a local[N] master (local[*]: the machine's), else Spark's default
+    parallelism (a cluster's executor cores; not locally, where hudi-cdc sets it from the shuffle partitions)."""
+    sc = getattr(spark, "sparkContext", None)
+    master = str(getattr(sc, "master", "") or "")
+    if master.startswith("local"):
+        inside = master.partition("[")[2].partition("]")[0].partition(",")[0]
+        return int(inside) if inside.isdigit() else os.cpu_count() if inside == "*" else 1
+    return getattr(sc, "defaultParallelism", None)
 
 
 def run_each(spark, targets: list[Target], log=print) -> list[RoundResult | BaseException]:
@@ -150,7 +161,7 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
     """`stream --all`: every target in a loop of its own in this one application (loops.py)."""
     first = next(t for t in targets if t.all_tables)
     status_dir = next((t.status_dir for t in targets if t.status_dir), None)
-    cores = getattr(getattr(spark, "sparkContext", None), "defaultParallelism", None)
+    cores = driver_cores(spark)
     settings = LoopSettings(backoff=first.retry_backoff_seconds, backoff_max=first.retry_backoff_max_seconds,
                             max_failures=first.max_failures, window=first.failure_window_seconds,
                             max_parallel=parallel_rounds(first.max_parallel_rounds, cores),
@@ -162,7 +173,11 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
 
     def landing(t: Target) -> Landing | None:
         root = streamer_prop(props[id(t)], "source.dfs.root")
-        return Landing(root, relist_seconds=max(1.0, t.min_sync_interval_seconds)) if root else None
+        if not root:
+            return None
+        found = cuts.topic_of_root(root)
+        return Landing(root, relist_seconds=max(1.0, t.min_sync_interval_seconds),
+                       cuts=cuts.cuts_dir(found[0]) if found else None)
 
     compactor = Compactor(spark, log)
 

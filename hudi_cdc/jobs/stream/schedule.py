@@ -75,10 +75,13 @@ class Landing:
     have changed; what is pending after a checkpoint."""
 
     def __init__(self, root: str, relist_seconds: float = 5.0, clock: Callable[[], float] | None = None,
-                 walk: Callable[[str], list] = storage.walk_files):
+                 walk: Callable[[str], list] = storage.walk_files, cuts: str | None = None):
+        """`cuts`: capture's transaction cuts folder (a file held back for a cut is taken once a cut lands
+        there: a held table looks at that folder too)."""
         import time
 
         self.root, self.relist_seconds = root, relist_seconds
+        self.cuts = None if cuts is None or s3.is_s3(cuts) else storage.local(cuts)
         self.clock = clock or time.time
         self.walk = walk
         self.s3 = s3.is_s3(root)
@@ -123,7 +126,7 @@ class Landing:
     def pending_since(self, checkpoint: str | None) -> float | None:
         """The modification time (s) of the oldest file after `checkpoint` (ms), None when none is."""
         self._refresh()
-        if self.held is not None and self.held == self.sig:
+        if self.held is not None and self.held == (self.sig, self._cuts_sig()):
             return None
         last = int(checkpoint) if checkpoint not in (None, "") else -1
         i = bisect.bisect_right(self.mtimes, last)
@@ -132,5 +135,18 @@ class Landing:
     def hold(self) -> None:
         """A round took nothing from what is landed (an open transaction held back): nothing is pending
         until the folder changes (not held while the folder's time is too recent to tell a change by)."""
-        recent = isinstance(self.sig, tuple) and not self.s3 and max(self.sig) / 1e9 >= self.clock() - RACY_SECONDS
-        self.held = None if recent else self.sig
+        if self.s3:
+            self.held = (self.sig, None)
+            return
+        cuts = self._cuts_sig()
+        times = [t for t in (*(self.sig or ()), cuts or 0)]
+        recent = max(times, default=0) / 1e9 >= self.clock() - RACY_SECONDS
+        self.held = None if recent else (self.sig, cuts)
+
+    def _cuts_sig(self) -> int | None:
+        if self.cuts is None:
+            return None
+        try:
+            return os.stat(self.cuts).st_mtime_ns
+        except FileNotFoundError:
+            return None
