@@ -139,8 +139,8 @@ class Landing:
             self.held = (self.sig, None)
             return
         cuts = self._cuts_sig()
-        times = [t for t in (*(self.sig or ()), cuts or 0)]
-        recent = max(times, default=0) / 1e9 >= self.clock() - RACY_SECONDS
+        times = [*(self.sig if isinstance(self.sig, tuple) else ()), cuts or 0]
+        recent = max(times) / 1e9 >= self.clock() - RACY_SECONDS
         self.held = None if recent else (self.sig, cuts)
 
     def _cuts_sig(self) -> int | None:
