@@ -23,7 +23,7 @@ class Target:
     source_limit: int = sys.maxsize
     max_rounds: int | None = None  # for tests of continuous mode
     hoodie_conf: list[str] = field(default_factory=list)  # key=value overrides, as HoodieStreamer's --hoodie-conf
-    # `stream --all` (loops.py): every target in a loop of its own; a failing one backs off alone
+    # `stream --all` (loops.py): every target scheduled in one application; a failing one backs off alone
     all_tables: bool = False
     retry_backoff_seconds: float = 5.0
     retry_backoff_max_seconds: float = 300.0

@@ -158,7 +158,7 @@ def compact_beside(compactor: Compactor, t: Target, props: dict[str, str]) -> No
 
 
 def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
-    """`stream --all`: every target in a loop of its own in this one application (loops.py)."""
+    """`stream --all`: every target in this one application, rounds picked by the scheduler (loops.py, schedule.py)."""
     first = next(t for t in targets if t.all_tables)
     status_dir = next((t.status_dir for t in targets if t.status_dir), None)
     cores = driver_cores(spark)
