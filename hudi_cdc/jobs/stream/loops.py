@@ -74,7 +74,8 @@ class TableLoop:
     last_commit: str | None = None
     checkpoint: str | None = None
     running: bool = False  # in a round (the dispatcher starts none beside it)
-    checked: bool = False  # a round read its checkpoint: what is pending is known from the landing
+    checked: bool = False  # its checkpoint is known: what is pending is known from the landing
+    tried: bool = False  # the dispatcher tried reading its checkpoint (else the first round does)
     ready_at: float = 0.0  # no round before (its interval, its backoff)
     last_finished: float = 0.0
 
@@ -136,10 +137,12 @@ class AllTables:
 
     def __init__(self, spark, targets: list[Target], props: dict[int, dict[str, str]], settings: LoopSettings,
                  run_round: Callable, stop_requested: Callable[[], bool], log: Callable[[str], None] = print,
-                 clock: Callable[[], float] = time.time, landing: Callable[[Target], Landing | None] | None = None):
+                 clock: Callable[[], float] = time.time, landing: Callable[[Target], Landing | None] | None = None,
+                 checkpoint: Callable[[Target], str | None] | None = None):
         """`landing`: each target's landing folder (what is pending); without it every table is always due
-        (a round per interval, as tests of the loops want)."""
-        self.spark, self.settings, self.run_round = spark, settings, run_round
+        (a round per interval, as tests of the loops want). `checkpoint`: a table's checkpoint read without
+        a round (else, or when it fails, the table's first round reads it)."""
+        self.spark, self.settings, self.run_round, self.read_checkpoint = spark, settings, run_round, checkpoint
         self.stop_requested, self.log, self.clock = stop_requested, log, clock
         self.loops = [TableLoop(t) for t in targets]
         found = {lp.key: landing(lp.target) for lp in self.loops} if landing else {}
@@ -182,6 +185,12 @@ class AllTables:
         pending: float | None = None
         if not lp.running and not done:
             landing = self.landings.get(lp.key)
+            if landing is not None and not lp.checked and not lp.tried and self.read_checkpoint is not None:
+                lp.tried = True
+                try:
+                    lp.checkpoint, lp.checked = self.read_checkpoint(t), True
+                except Exception:  # noqa: BLE001 - the table's first round reads it again, and says why not
+                    pass
             if landing is None or not lp.checked:  # unknown checkpoint: the first round reads it
                 pending = lp.last_finished or self.started_at
             else:

@@ -31,6 +31,7 @@ from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, Loo
 from hudi_cdc.jobs.stream.props import streamer_prop, target_properties
 from hudi_cdc.jobs.stream.round import RoundResult, run_round, writer_options
 from hudi_cdc.jobs.stream.schedule import Landing, parallel_rounds
+from hudi_cdc.jobs.stream.table import has_completed_commit, read_checkpoint
 from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
 
 RESULT_MARK = "HUDI_CDC_RESULT "
@@ -188,9 +189,14 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
 
     try:
         return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log,
-                         landing=landing).run()
+                         landing=landing, checkpoint=stored_checkpoint).run()
     finally:
         compactor.wait()
+
+
+def stored_checkpoint(t: Target) -> str | None:
+    """A table's checkpoint without a round (None: no commit yet, its first round starts the landing)."""
+    return read_checkpoint(t.target_base_path) if has_completed_commit(t.target_base_path) else None
 
 
 def _local_dir(uri: str | None) -> str | None:
