@@ -219,9 +219,10 @@ class StreamSettings(Model):
     restart_window_seconds: int = Field(3600, ge=1)
     # SIGTERM/Ctrl-C: the job finishes its round; after this long it is stopped (SIGTERM, then SIGKILL)
     stop_timeout_seconds: int = Field(300, ge=1)
-    # `stream --all` (every table in one Spark application): at most this many tables' rounds at once;
-    # a failing table backs off (restart_backoff_*) and is given up past max_restarts within the window
-    max_parallel_rounds: int = Field(2, ge=1)
+    # `stream --all` (every table in one Spark application): at most this many tables' rounds at once
+    # (0: from the cores, one per core, 2 to 8; jobs/stream/schedule.py); a failing table backs off
+    # (restart_backoff_*) and is given up past max_restarts within the window
+    max_parallel_rounds: int = Field(0, ge=0)
 
 
 class TableSettings(ShapeSettings):

@@ -198,7 +198,7 @@ def streamer_flags(pipeline: Pipeline, job: Job, props_uri: str, *, enable_sync:
 
 
 def all_tables_flags(pipeline: Pipeline) -> list[str]:
-    """hudi-cdc's streamer only: `stream --all`, each table in a loop of its own, a failing one backing off
+    """hudi-cdc's streamer only: `stream --all`, every table scheduled in one application, a failing one backing off
     alone (the supervision settings of `stream`, applied per table)."""
     s = pipeline.stream
     return ["--all-tables", "--retry-backoff-seconds", str(s.restart_backoff_seconds),

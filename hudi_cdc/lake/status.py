@@ -15,8 +15,10 @@ exceeds, so schedulers can alert on the exit code.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +27,6 @@ from hudi_cdc.common import checkpoints, storage
 from hudi_cdc.config import TYPE_SUFFIX, Pipeline, history_name, is_s3_uri, uri_to_path
 from hudi_cdc.core.lock import probe
 from hudi_cdc.errors import TableStateError
-from hudi_cdc.jobs import streamer
 from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD
 from hudi_cdc.lake.empty import is_empty_bootstrapped
 from hudi_cdc.lake.metadata import commit_metadata
@@ -36,6 +37,7 @@ from hudi_cdc.lake.version import mismatch
 
 SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)
 FAILURES_DIR = ("state", "failures")  # under the pipeline's work dir (.hudi-cdc/)
+STATUS_THREADS = 4  # tables read at once by pipeline_status
 
 
 @dataclass
@@ -67,6 +69,9 @@ class TableStatus:
     freshness_seconds: float | None = None
     backlog_files: int = 0
     backlog_bytes: int = 0
+    # how long the oldest landed file the table has not applied has waited (0: nothing waits); `status`
+    # lists the tables furthest behind first
+    behind_seconds: float = 0.0
     pending_compactions: int | None = None
     deltacommits_since_compaction: int | None = None
     # MoR: freshness of the read-optimized view (base files only: what Trino, Athena and Hive `_ro` read;
@@ -179,25 +184,43 @@ def _max_field(path: str, field_name: str) -> int | None:
     return max(ints) if ints else None
 
 
-def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | None = None) -> TableStatus:
+class Listings:
+    """Each topic's landing listed once for a whole `status` (a topic's CoW and MoR tables, its backlog and
+    its landed event times share it)."""
+
+    def __init__(self) -> None:
+        self.by_topic: dict[str, list[tuple[str, int, int]]] = {}
+        self.lock = threading.Lock()  # pipeline_status reads tables in threads
+
+    def files(self, landing: str) -> list[tuple[str, int, int]]:
+        with self.lock:
+            if landing not in self.by_topic:
+                self.by_topic[landing] = landed_files(landing)
+            return self.by_topic[landing]
+
+
+def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | None = None,
+                 listings: Listings | None = None) -> TableStatus:
     now = time.time() if now is None else now
+    listings = listings or Listings()
     base = pipeline.base_path(table, table_type)
     st = TableStatus(table=table, table_type=table_type, base_path=base, exists=False)
     _writer(pipeline, table, table_type, st, now)
     try:
         tbl = open_table(base)
     except TableStateError:
-        _backlog(pipeline, table, None, st)  # not bootstrapped yet: everything landed is backlog
+        _backlog(pipeline, table, None, st, listings, now)  # not bootstrapped yet: everything landed is backlog
         st.waiting = is_empty_bootstrapped(pipeline, table, table_type)
         return st
-    st.version_mismatch = mismatch(pipeline, table, table_type)
+    st.version_mismatch = mismatch(pipeline, table, table_type, tbl.version)
     timeline, writes, last_epoch = _commits(tbl, st, now)
     if writes and st.source_ts_ms is None:
-        st.source_ts_ms = landed_source_ts(pipeline.topic_dir(table), st.checkpoint)
+        landing = pipeline.topic_dir(table)
+        st.source_ts_ms = landed_source_ts(landing, st.checkpoint, files=listings.files(landing))
         st.source_ts_from = "landing" if st.source_ts_ms is not None else None
         if st.source_ts_ms is not None:
             st.freshness_seconds = round(now - st.source_ts_ms / 1000.0, 3)
-    _backlog(pipeline, table, st.checkpoint, st)
+    _backlog(pipeline, table, st.checkpoint, st, listings, now)
     if tbl.is_mor:
         compactions = [i for i in timeline if i.is_compaction]
         st.pending_compactions = sum(1 for i in compactions if not i.is_completed)
@@ -235,13 +258,15 @@ def _writer(pipeline: Pipeline, table: str, table_type: str, st: TableStatus, no
     st.writer = state.as_dict(now) if state.held else None
 
 
-def _backlog(pipeline: Pipeline, table: str, checkpoint: str | None, st: TableStatus) -> None:
-    """Landed files newer than the checkpoint: what the next rounds will read."""
-    landing = pipeline.topic_dir(table)
-    if not storage.is_dir(landing if is_s3_uri(landing) else str(uri_to_path(landing))):
-        return
-    pending, _ = streamer.list_source_files(landing, checkpoint, 1 << 62)
+def _backlog(pipeline: Pipeline, table: str, checkpoint: str | None, st: TableStatus, listings: Listings,
+             now: float) -> None:
+    """Landed files newer than the checkpoint: what the next rounds will read (the streamer's rule, over
+    the landing's one listing)."""
+    last = int(checkpoint) if checkpoint not in (None, "") and str(checkpoint).isdigit() else -1
+    pending = [f for f in listings.files(pipeline.topic_dir(table)) if f[1] > last]
     st.backlog_files, st.backlog_bytes = len(pending), sum(f[2] for f in pending)
+    if pending:
+        st.behind_seconds = round(max(0.0, now - min(f[1] for f in pending) / 1000.0), 3)
 
 
 def _file_figures(tbl: Table, st: TableStatus) -> None:
@@ -320,20 +345,41 @@ def history_status(pipeline: Pipeline, table: str, table_type: str, now: float |
 
 def pipeline_status(pipeline: Pipeline, table: str | None = None, table_type: str | None = None,
                     bounds: Bounds | None = None, now: float | None = None) -> list[TableStatus]:
+    """Every table's status, the furthest behind first (`furthest_behind_first`); each topic's landing
+    listed once."""
     bounds = bounds or Bounds()
-    out = []
-    for name, tt in pipeline.targets(table):
-        if table_type and tt != table_type:
-            continue
-        st = table_status(pipeline, name, tt, now)
+    now = time.time() if now is None else now
+    listings = Listings()
+    targets = [(name, tt) for name, tt in pipeline.targets(table) if not table_type or tt == table_type]
+
+    def one(target: tuple[str, str]) -> TableStatus:
+        st = table_status(pipeline, target[0], target[1], now, listings)
         st.breaches = breaches(st, bounds)
-        out.append(st)
-        if pipeline.table(name).history:
-            out.append(history_status(pipeline, name, tt, now))
-    return out
+        return st
+
+    # hudi-rs releases the GIL while it reads a table: 200 tables took 4.8 s in turn, 1.7 s over 4 threads
+    with ThreadPoolExecutor(max_workers=max(1, min(STATUS_THREADS, len(targets)))) as pool:
+        out = list(pool.map(one, targets))
+    rows = []
+    for st in furthest_behind_first(out):
+        rows.append(st)
+        if pipeline.table(st.table).history:  # a history table right after its table
+            rows.append(history_status(pipeline, st.table, st.table_type, now))
+    return rows
+
+
+def furthest_behind_first(rows: list[TableStatus]) -> list[TableStatus]:
+    """The tables whose oldest unapplied landed file has waited longest first; then those whose round
+    failed; then the stalest applied event (no event time: last); the pipeline's order otherwise."""
+    def key(ix: tuple[int, TableStatus]):
+        i, st = ix
+        fresh = st.freshness_seconds
+        return (-st.behind_seconds, st.last_failure is None, fresh is None, -(fresh or 0.0), i)
+
+    return [st for _, st in sorted(enumerate(rows), key=key)]
 
 
 COLUMNS: Sequence[str] = ("table", "table_type", "table_version", "last_commit", "last_commit_age_seconds",
-                          "freshness_seconds", "backlog_files", "backlog_bytes", "pending_compactions",
-                          "deltacommits_since_compaction", "ro_freshness_seconds", "files", "small_files",
-                          "rejected_rows", "last_failure", "writer")
+                          "freshness_seconds", "behind_seconds", "backlog_files", "backlog_bytes",
+                          "pending_compactions", "deltacommits_since_compaction", "ro_freshness_seconds", "files",
+                          "small_files", "rejected_rows", "last_failure", "writer")

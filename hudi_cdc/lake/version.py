@@ -21,10 +21,11 @@ def version_on_disk(base_uri: str) -> int | None:
     return None
 
 
-def mismatch(pipeline: Pipeline, table: str, table_type: str) -> str | None:
-    """One line when the table on disk is at another version than the pipeline writes, else None."""
+def mismatch(pipeline: Pipeline, table: str, table_type: str, found: int | None = -1) -> str | None:
+    """One line when the table on disk is at another version than the pipeline writes, else None
+    (`found`: the version on disk when the caller read it already)."""
     base = pipeline.base_path(table, table_type)
-    found = version_on_disk(base)
+    found = version_on_disk(base) if found == -1 else found
     wanted = pipeline.hudi.writes_table_version
     if found is None or found == wanted:
         return None

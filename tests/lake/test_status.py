@@ -16,6 +16,7 @@ from hudi_cdc.lake.status import (
     TableStatus,
     breaches,
     failures_dir,
+    furthest_behind_first,
     instant_epoch,
     pipeline_status,
     record_failure,
@@ -32,6 +33,19 @@ def test_breaches_name_the_table_and_the_bound():
     assert breaches(st, Bounds(max_freshness_seconds=60, max_backlog_files=2)) == [
         "artists (MERGE_ON_READ): freshness 120s > 60s", "artists (MERGE_ON_READ): backlog 3 file(s) > 2"]
     assert breaches(st, Bounds(max_freshness_seconds=600, max_backlog_files=3)) == []
+
+
+def test_status_names_the_tables_furthest_behind_first():
+    """Issue 38: the oldest unapplied landed file first, then a failed round, then the stalest event applied;
+    tables caught up and never fed last, in the pipeline's order."""
+    def st(name, behind=0.0, fresh=None, failed=False):
+        return TableStatus(name, "COPY_ON_WRITE", f"/lake/{name}", True, behind_seconds=behind,
+                           freshness_seconds=fresh, last_failure={"message": "x"} if failed else None)
+
+    rows = [st("quiet_a"), st("stale", fresh=900.0), st("hot", behind=3.0, fresh=4.0), st("quiet_b"),
+            st("trickle", behind=40.0, fresh=45.0), st("failing", fresh=10.0, failed=True), st("fresh", fresh=2.0)]
+    assert [r.table for r in furthest_behind_first(rows)] == [
+        "trickle", "hot", "failing", "stale", "fresh", "quiet_a", "quiet_b"]
 
 
 def test_rejected_rows_sum_every_commit_that_recorded_them():

@@ -23,13 +23,13 @@ class Target:
     source_limit: int = sys.maxsize
     max_rounds: int | None = None  # for tests of continuous mode
     hoodie_conf: list[str] = field(default_factory=list)  # key=value overrides, as HoodieStreamer's --hoodie-conf
-    # `stream --all` (loops.py): every target in a loop of its own; a failing one backs off alone
+    # `stream --all` (loops.py): every target scheduled in one application; a failing one backs off alone
     all_tables: bool = False
     retry_backoff_seconds: float = 5.0
     retry_backoff_max_seconds: float = 300.0
     max_failures: int = 5
     failure_window_seconds: float = 3600.0
-    max_parallel_rounds: int = 2
+    max_parallel_rounds: int = 0  # 0: from the cores (schedule.parallel_rounds)
     status_dir: str | None = None
 
 
@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-backoff-max-seconds", type=float, default=300.0)
     p.add_argument("--max-failures", type=int, default=5)
     p.add_argument("--failure-window-seconds", type=float, default=3600.0)
-    p.add_argument("--max-parallel-rounds", type=int, default=2)
+    p.add_argument("--max-parallel-rounds", type=int, default=0)
     p.add_argument("--status-dir", default=None)
     return p
 

@@ -128,6 +128,7 @@ class Located:
     rest: Any = None  # `df` without them
     inserted: Any = None  # record key and file name of the inserts sent into a file group's log (log_inserts.py)
     key_columns: tuple[str, ...] = ()  # the record key and partition fields
+    kept: int = 0  # the events written (a move counted once): what the round writes, known without a count pass
 
 
 def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], log=None,
@@ -167,6 +168,7 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
               .withColumn("__ignored_delete", F.coalesce(ignored_delete, no))
               .withColumn("__move", F.coalesce(move, no)).cache())
     counts = tagged.agg(
+        F.count(F.lit(1)).alias("events"),
         F.sum(F.col("__unchanged").cast("int")).alias("unchanged"),
         F.sum(F.col("__ignored_delete").cast("int")).alias("ignored_deletes"),
         F.sum(F.col("__move").cast("int")).alias("moves"),
@@ -195,8 +197,9 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     if insert_targets:
         inserts, inserted = _into_targets(spark, inserts, insert_targets)
     rest = in_place.unionByName(inserts)
-    return Located(rest.unionByName(moved_out), int(counts["unchanged"] or 0), int(counts["moves"] or 0),
-                   int(counts["ignored_deletes"] or 0), tagged, moved_out, rest, inserted, tuple(cols))
+    unchanged_n, ignored_n = int(counts["unchanged"] or 0), int(counts["ignored_deletes"] or 0)
+    return Located(rest.unionByName(moved_out), unchanged_n, int(counts["moves"] or 0), ignored_n, tagged,
+                   moved_out, rest, inserted, tuple(cols), int(counts["events"] or 0) - unchanged_n - ignored_n)
 
 
 def _into_targets(spark, inserts, insert_targets: dict[str, tuple[str, str]]):

@@ -1,14 +1,16 @@
-"""`stream --all`: every target of the job in ONE Spark application, each in a loop of its own.
+"""`stream --all`: every target of the job in ONE Spark application, rounds picked by a scheduler.
 
-Each target (table and type) runs its rounds in its own thread, in its own pool of Spark's FAIR
-scheduler (``spark.scheduler.pool`` = the target), so one table's long round does not hold the
-others' behind it. At most ``max_parallel`` rounds run at once (memory: each round holds at most
-``--source-limit`` bytes of landed files). A round that fails is logged with its cause, recorded in
-the table's failure file (what ``hudi-cdc status`` shows) and the table backs off exponentially
-(``backoff`` doubling up to ``backoff_max``) while the others go on; a table with more than
-``max_failures`` failures within ``window`` seconds is given up until the application restarts. The
-job ends when every table is given up (the last failure's error), when the JVM is gone, or on the
-stop file (each loop finishes its round in flight, starts none).
+One dispatcher (`AllTables.run`) looks at every table about once a second and starts the rounds the
+pick says (schedule.py: the longest waiting table with landed files first, never two rounds of one
+table at once) on a pool of `max_parallel` worker threads (`--max-parallel-rounds`, 0: from the cores),
+each round in its table's pool of Spark's FAIR scheduler (``spark.scheduler.pool`` = the target), so one
+table's long round does not hold the others' behind it. A table with nothing landed since its last
+commit has no round (no listing of its folder unless the folder changed, no commit, no file). A round
+that fails is logged with its cause, recorded in the table's failure file (what ``hudi-cdc status``
+shows) and the table backs off exponentially (``backoff`` doubling up to ``backoff_max``) while the
+others go on; a table with more than ``max_failures`` failures within ``window`` seconds is given up
+until the application restarts. The job ends when every table is given up (the last failure's error),
+when the JVM is gone, or on the stop file (the rounds in flight finish, none starts).
 
 Light on purpose: stdlib + pyspark (the job's rules, jobs/streamer.py).
 """
@@ -19,8 +21,8 @@ import json
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,12 +30,14 @@ from hudi_cdc.common.causes import root_cause
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.errors import DiskFull, JobInputError, disk_full_in_round, is_disk_full
 from hudi_cdc.jobs.stream.round import RoundResult
+from hudi_cdc.jobs.stream.schedule import Landing, Waiting, next_ready, pick
 from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
 
 SUFFIX = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}
 LABEL = "stream-all"
 FAIR = {"spark.scheduler.mode": "FAIR"}
 IDLE_MARK = ": no new files under "  # what round.py says of a round with nothing to read
+TICK = 1.0  # seconds between the dispatcher's looks at the tables (sooner when a round ends)
 
 
 def target_key(t: Target) -> str:
@@ -59,7 +63,7 @@ class TableLoop:
     rounds: int = 0
     commits: int = 0
     records_written: int = 0
-    failures: list[float] = field(default_factory=list)  # monotonic times of failed rounds
+    failures: list[float] = field(default_factory=list)  # clock times of failed rounds
     consecutive: int = 0
     consecutive_before: int = 0  # the failed rounds a success ended
     idle_said: bool = False
@@ -69,6 +73,11 @@ class TableLoop:
     last_kind: str | None = None
     last_commit: str | None = None
     checkpoint: str | None = None
+    running: bool = False  # in a round (the dispatcher starts none beside it)
+    checked: bool = False  # its checkpoint is known: what is pending is known from the landing
+    tried: bool = False  # the dispatcher tried reading its checkpoint (else the first round does)
+    ready_at: float = 0.0  # no round before (its interval, its backoff)
+    last_finished: float = 0.0
 
     @property
     def name(self) -> str:
@@ -84,32 +93,6 @@ class TableLoop:
                 "records_written": self.records_written, "failures": len(self.failures),
                 "last_error": self.last_error, "kind": self.last_kind, "commit": self.last_commit,
                 "checkpoint": self.checkpoint, "skipped": self.commits == 0}
-
-
-class FairSlots:
-    """At most `n` holders at once, granted in the order asked (a table whose rounds are short cannot
-    take the slot again ahead of one that has waited): a FIFO semaphore, usable as a context manager."""
-
-    def __init__(self, n: int):
-        self.free = max(1, n)
-        self.queue: deque[object] = deque()
-        self.cond = threading.Condition()
-
-    def __enter__(self) -> FairSlots:
-        me = object()
-        with self.cond:
-            self.queue.append(me)
-            while self.queue[0] is not me or self.free == 0:
-                self.cond.wait()
-            self.queue.popleft()
-            self.free -= 1
-            self.cond.notify_all()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with self.cond:
-            self.free += 1
-            self.cond.notify_all()
 
 
 class JvmGone(Exception):
@@ -150,76 +133,104 @@ def _write_json(path: Path, payload: dict) -> None:
 
 
 class AllTables:
-    """The loops of one `stream --all` job."""
+    """The scheduler and the rounds of one `stream --all` job."""
 
     def __init__(self, spark, targets: list[Target], props: dict[int, dict[str, str]], settings: LoopSettings,
                  run_round: Callable, stop_requested: Callable[[], bool], log: Callable[[str], None] = print,
-                 clock: Callable[[], float] = time.monotonic):
-        self.spark, self.settings, self.run_round = spark, settings, run_round
+                 clock: Callable[[], float] = time.time, landing: Callable[[Target], Landing | None] | None = None,
+                 checkpoint: Callable[[Target], str | None] | None = None):
+        """`landing`: each target's landing folder (what is pending); without it every table is always due
+        (a round per interval, as tests of the loops want). `checkpoint`: a table's checkpoint read without
+        a round (else, or when it fails, the table's first round reads it)."""
+        self.spark, self.settings, self.run_round, self.read_checkpoint = spark, settings, run_round, checkpoint
         self.stop_requested, self.log, self.clock = stop_requested, log, clock
         self.loops = [TableLoop(t) for t in targets]
+        found = {lp.key: landing(lp.target) for lp in self.loops} if landing else {}
+        self.landings = {k: v for k, v in found.items() if v is not None}
         self.props = props
-        self.slots = FairSlots(settings.max_parallel)
+        self.parallel = max(1, settings.max_parallel)
         self.fatal: BaseException | None = None
-        self._wake = threading.Event()  # set on a fatal error: every loop leaves its wait
+        self._wake = threading.Event()  # a round ended, or a fatal error
         self._lock = threading.Lock()
+        self.started_at = clock()
 
-    # ---- the loops --------------------------------------------------------------------------
+    # ---- the dispatcher ---------------------------------------------------------------------
     def run(self) -> list[dict]:
-        threads = [threading.Thread(target=self._loop, args=(lp,), name=f"hudi-cdc-{lp.key}", daemon=True)
-                   for lp in self.loops]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
+        by_key = {lp.key: lp for lp in self.loops}
+        with ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="hudi-cdc-round") as pool:
+            while not self._stopping():
+                now = self.clock()
+                states = [self._waiting(lp) for lp in self.loops]
+                running = sum(1 for lp in self.loops if lp.running)
+                if running == 0 and all(w.done for w in states):
+                    break
+                for key in pick(states, now, self.parallel - running):
+                    lp = by_key[key]
+                    lp.running = True
+                    pool.submit(self._one_round, lp)
+                ready = next_ready(states, now)
+                self._wake.wait(max(0.01, min(TICK, (ready - now) if ready is not None else TICK)))
+                self._wake.clear()
+        for lp in self.loops:
+            if lp.state != "given_up":
+                lp.state = "stopped"
         if self.fatal is not None:
             raise self.fatal
         return [lp.as_dict() for lp in self.loops]
 
+    def _waiting(self, lp: TableLoop) -> Waiting:
+        """The table as the pick sees it; its landing looked at only when it is not in a round."""
+        t = lp.target
+        done = lp.state == "given_up" or (t.max_rounds is not None and lp.rounds >= t.max_rounds)
+        pending: float | None = None
+        if not lp.running and not done:
+            landing = self.landings.get(lp.key)
+            if landing is not None and not lp.checked and not lp.tried and self.read_checkpoint is not None:
+                lp.tried = True
+                try:
+                    lp.checkpoint, lp.checked = self.read_checkpoint(t), True
+                except Exception:  # noqa: BLE001 - the table's first round reads it again, and says why not
+                    pass
+            if landing is None or not lp.checked:  # unknown checkpoint: the first round reads it
+                pending = lp.last_finished or self.started_at
+            else:
+                try:
+                    pending = landing.pending_since(lp.checkpoint)
+                except OSError:
+                    pending = self.clock()  # the round reports what is wrong with the folder
+        return Waiting(lp.key, pending, lp.last_finished, lp.ready_at, lp.running, done)
+
     def _stopping(self) -> bool:
         return self.fatal is not None or self.stop_requested()
 
-    def _wait(self, seconds: float) -> bool:
-        """Sleep up to `seconds`, in steps of at most 1 s; False when the job is stopping."""
-        end = self.clock() + seconds
-        while True:
-            if self._stopping():
-                return False
-            left = end - self.clock()
-            if left <= 0:
-                return True
-            self._wake.wait(min(1.0, left))
-
-    def _loop(self, lp: TableLoop) -> None:
+    def _one_round(self, lp: TableLoop) -> None:
         t = lp.target
-        pool = lp.key
-        interval = t.min_sync_interval_seconds
-        while not self._stopping():
-            started = self.clock()
-            with self.slots:
-                if self._stopping():
-                    break
-                self._set_pool(pool)
-                try:
-                    result = self.run_round(self.spark, t, self.props[id(t)], self._log_for(lp))
-                except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others
-                    if _is_jvm_gone(exc):
-                        self._fail_all(JvmGone(f"{t.target_table}: the Spark driver is gone ({root_cause(exc, 300)})"))
-                        break
-                    self._failed(lp, exc)
-                    if lp.state == "given_up":
-                        self._check_all_given_up(lp)
-                        return
-                    wait = lp.retry_at - self.clock()
-                else:
-                    self._succeeded(lp, result)
-                    wait = interval - (self.clock() - started)
-            if t.max_rounds is not None and lp.rounds >= t.max_rounds:
-                break
-            if not self._wait(max(0.0, wait)):
-                break
-        if lp.state != "given_up":
-            lp.state = "stopped"
+        started = self.clock()
+        try:
+            self._set_pool(lp.key)
+            try:
+                result = self.run_round(self.spark, t, self.props[id(t)], self._log_for(lp))
+            except Exception as exc:  # noqa: BLE001 - one table's failure must not stop the others
+                if _is_jvm_gone(exc):
+                    self._fail_all(JvmGone(f"{t.target_table}: the Spark driver is gone ({root_cause(exc, 300)})"))
+                    return
+                self._failed(lp, exc)
+                lp.ready_at = lp.retry_at
+                if lp.state == "given_up":
+                    self._check_all_given_up(lp)
+            else:
+                self._succeeded(lp, result)
+                lp.checked = True
+                lp.ready_at = started + t.min_sync_interval_seconds
+                landing = self.landings.get(lp.key)
+                if landing is not None and result.skipped:
+                    landing.hold()  # nothing taken: nothing pending until the folder changes
+        except BaseException as exc:  # noqa: BLE001 - a bug in the bookkeeping ends the job, said
+            self._fail_all(exc)
+        finally:
+            lp.last_finished = self.clock()
+            lp.running = False
+            self._wake.set()
 
     def _set_pool(self, pool: str) -> None:
         sc = getattr(self.spark, "sparkContext", None)

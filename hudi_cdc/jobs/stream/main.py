@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.spark_conf import configure
 from hudi_cdc.errors import ExitCode
-from hudi_cdc.jobs.stream import compaction
+from hudi_cdc.jobs.stream import compaction, cuts
 from hudi_cdc.jobs.stream.argv import Target, parse_argv
 from hudi_cdc.jobs.stream.compaction import Compactor
 from hudi_cdc.jobs.stream.errors import (
@@ -28,8 +28,10 @@ from hudi_cdc.jobs.stream.errors import (
     is_disk_full,
 )
 from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings, target_key
-from hudi_cdc.jobs.stream.props import target_properties
+from hudi_cdc.jobs.stream.props import streamer_prop, target_properties
 from hudi_cdc.jobs.stream.round import RoundResult, run_round, writer_options
+from hudi_cdc.jobs.stream.schedule import Landing, parallel_rounds
+from hudi_cdc.jobs.stream.table import has_completed_commit, read_checkpoint
 from hudi_cdc.jobs.stream.typed import raise_if_conversion_failed
 
 RESULT_MARK = "HUDI_CDC_RESULT "
@@ -61,8 +63,9 @@ def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[st
     """`stream --all --once`: one round per target, at most `max_parallel_rounds` at a time, each in its
     own FAIR pool (as the continuous loops run). Every table gets its round; a failed one does not stop
     the others: each target's result or error, in the targets' order."""
-    width = max(1, min(len(targets), max(t.max_parallel_rounds for t in targets)))
     sc = getattr(spark, "sparkContext", None)
+    cores = driver_cores(spark)
+    width = max(1, min(len(targets), parallel_rounds(max(t.max_parallel_rounds for t in targets), cores)))
 
     def one(t: Target) -> RoundResult:
         if sc is not None:
@@ -73,6 +76,17 @@ def run_once_side_by_side(spark, targets: list[Target], props: dict[int, dict[st
         futures = [pool.submit(one, t) for t in targets]
         wait(futures)
     return [f.exception() or f.result() for f in futures]
+
+
+def driver_cores(spark) -> int | None:
+    """The cores the rounds share: N of a local[N] master (local[*]: the machine's), else Spark's default
+    parallelism (a cluster's executor cores; not locally, where hudi-cdc sets it from the shuffle partitions)."""
+    sc = getattr(spark, "sparkContext", None)
+    master = str(getattr(sc, "master", "") or "")
+    if master.startswith("local"):
+        inside = master.partition("[")[2].partition("]")[0].partition(",")[0]
+        return int(inside) if inside.isdigit() else os.cpu_count() if inside == "*" else 1
+    return getattr(sc, "defaultParallelism", None)
 
 
 def run_each(spark, targets: list[Target], log=print) -> list[RoundResult | BaseException]:
@@ -145,15 +159,27 @@ def compact_beside(compactor: Compactor, t: Target, props: dict[str, str]) -> No
 
 
 def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
-    """`stream --all`: every target in a loop of its own in this one application (loops.py)."""
+    """`stream --all`: every target in this one application, rounds picked by the scheduler (loops.py, schedule.py)."""
     first = next(t for t in targets if t.all_tables)
     status_dir = next((t.status_dir for t in targets if t.status_dir), None)
+    cores = driver_cores(spark)
     settings = LoopSettings(backoff=first.retry_backoff_seconds, backoff_max=first.retry_backoff_max_seconds,
                             max_failures=first.max_failures, window=first.failure_window_seconds,
-                            max_parallel=first.max_parallel_rounds, status_dir=_local_dir(status_dir))
+                            max_parallel=parallel_rounds(first.max_parallel_rounds, cores),
+                            status_dir=_local_dir(status_dir))
     props = {id(t): target_properties(t) for t in targets}
     log(f"stream --all: {len(targets)} table(s) in one application, at most {settings.max_parallel} "
-        "round(s) at a time (FAIR scheduler, one pool per table)")
+        "round(s) at a time, the longest waiting table with landed files first (FAIR scheduler, one pool "
+        "per table)")
+
+    def landing(t: Target) -> Landing | None:
+        root = streamer_prop(props[id(t)], "source.dfs.root")
+        if not root:
+            return None
+        found = cuts.topic_of_root(root)
+        return Landing(root, relist_seconds=max(1.0, t.min_sync_interval_seconds),
+                       cuts=cuts.cuts_dir(found[0]) if found else None)
+
     compactor = Compactor(spark, log)
 
     def round_then_compact(spark, t: Target, props: dict[str, str], log) -> RoundResult:
@@ -162,9 +188,15 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
         return result
 
     try:
-        return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log).run()
+        return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log,
+                         landing=landing, checkpoint=stored_checkpoint).run()
     finally:
         compactor.wait()
+
+
+def stored_checkpoint(t: Target) -> str | None:
+    """A table's checkpoint without a round (None: no commit yet, its first round starts the landing)."""
+    return read_checkpoint(t.target_base_path) if has_completed_commit(t.target_base_path) else None
 
 
 def _local_dir(uri: str | None) -> str | None:

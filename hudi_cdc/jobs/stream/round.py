@@ -250,12 +250,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if t.op != "BULK_INSERT" and existing and ordering and not overwrite:
         df, located = _locate_keys(spark, t, props, df, record_keys, ordering, result, log, mor_lookup)
         clock = result.lap("locate" if located else "redelivery", clock)
-    if bulk:
-        result.records_written = int(summary["n"]) - result.deletes
-    else:
-        # a partition move is written as two records (the delete where it was, the insert where it goes)
-        result.records_written = df.count() - result.moves
-    clock = result.lap("count", clock)
+    clock = _count_written(df, bulk, summary, located, result, clock)
     result.rejected = rejected_rows(summary, t.target_table, log)
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
     opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta)
@@ -287,6 +282,19 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp} "
         f"({', '.join(f'{k} {v:.1f} s' for k, v in result.phases.items())})")
     return result
+
+
+def _count_written(df, bulk: bool, summary: dict, located, result: RoundResult, clock: float) -> float:
+    """The records the round writes: a bootstrap's from its summary, a located round's from the lookup's
+    own pass (no count job), else a count pass (a move is two records: the delete and the insert)."""
+    if bulk:
+        result.records_written = int(summary["n"]) - result.deletes
+    elif located is not None:
+        result.records_written = located.kept
+    else:
+        result.records_written = df.count() - result.moves
+        clock = result.lap("count", clock)
+    return clock
 
 
 def _deletes(spark, t: Target, df, summary: dict, record_keys: list[str], ordering: list[str],

@@ -33,7 +33,7 @@ def step_definition(pipeline: Pipeline, job: Job, names: Iterable[str] | None = 
 
 def all_tables_step(pipeline: Pipeline, names: Iterable[str] | None = None) -> dict[str, Any]:
     """`stream --all` as ONE step: every table and type in one continuous application of hudi-cdc's
-    streamer (hudi.engine: hudi-cdc), each table in a loop of its own (jobs/stream/loops.py)."""
+    streamer (hudi.engine: hudi-cdc), its tables scheduled in one application (jobs/stream/loops.py)."""
     from hudi_cdc.core.profiles import HUDI_CDC, engine_for
 
     if engine_for(pipeline.hudi.version, TARGET, pipeline.hudi.engine) != HUDI_CDC:
