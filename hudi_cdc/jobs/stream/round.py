@@ -4,25 +4,21 @@ write with Hudi's datasource and record the new checkpoint and tombstones with t
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from dataclasses import dataclass, field
 
-from hudi_cdc.common import storage
 from hudi_cdc.common.causes import root_cause
-from hudi_cdc.common.lake_types import OLDKEY_PREFIX
-from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, shape, toast, truncate, typed
+from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, truncate
 from hudi_cdc.jobs.stream import history_write as history
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
-from hudi_cdc.jobs.stream.files import list_source_files, validate_avro_files
+from hudi_cdc.jobs.stream.events import fields_of, raise_if_vanished, read_events
+from hudi_cdc.jobs.stream.files import list_source_files
 from hudi_cdc.jobs.stream.located import PREPPED_OPTION, key_shape, locate
 from hudi_cdc.jobs.stream.props import streamer_prop
 from hudi_cdc.jobs.stream.redelivery import drop_unchanged
-from hudi_cdc.jobs.stream.schema_registry import check_registry_compat, registry_schema
-from hudi_cdc.jobs.stream.summary import rejected_rows, source_position, summarize, summary_columns
+from hudi_cdc.jobs.stream.summary import rejected_rows, source_position, summarize
 from hudi_cdc.jobs.stream.table import (
     CHECKPOINT_KEY,
     has_completed_commit,
@@ -90,109 +86,6 @@ def writer_options(props: dict[str, str], t: Target) -> dict[str, str]:
     return opts
 
 
-def _fields(text: str | None) -> list[str]:
-    return [f.strip() for f in (text or "").split(",") if f.strip()]
-
-
-def _read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result: RoundResult,
-                 log=print, every_event: list | None = None):
-    """The round's events: the files read (registry schema if any), transformed, latest per key (and,
-    into `every_event`, all of them, for the history table)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    record_keys = _fields(props.get("hoodie.datasource.write.recordkey.field"))
-    if not record_keys:
-        raise JobInputError(f"{t.props}: hoodie.datasource.write.recordkey.field is not set")
-    reg_url = streamer_prop(props, "schemaprovider.registry.url")
-    schema_text = registry_schema(reg_url) if reg_url else None
-    reader_schema = json.loads(schema_text) if schema_text else None
-    groups: dict[str, list[str]] = {}
-    file_schemas = validate_avro_files(files, record_keys + ordering, record_keys, reader_schema, every_record=False,
-                                       groups=groups)
-    reader = spark.read.format("avro")
-    if schema_text:
-        check_registry_compat(schema_text, file_schemas)
-        reader = reader.option("avroSchema", schema_text)
-    lake_schema, lake_columns = typed.column_types(file_schemas, schema_text, props, t.target_table)
-    reader = typed.with_reader_schema(reader, lake_schema, lake_columns)
-
-    def name_the_problem() -> None:
-        """Spark's pass found an unreadable file or a record without a key: fastavro reads every
-        record again to raise the one-line error that names the file and record."""
-        _raise_if_vanished(files)
-        validate_avro_files(files, record_keys + ordering, record_keys, reader_schema)
-
-    # One pass over the files (transformed, as Hudi gets them): the count, the records whose key
-    # fields are all null or empty (what validate_avro_files checks record by record when asked to),
-    # how many keys, and the round's summary (summarize)
-    keyless = F.lit(True)
-    for k in record_keys:
-        keyless = keyless & (F.col(k).isNull() | (F.col(k).cast("string") == ""))
-    try:
-        # files of several schemas (a DDL mid-round) are read one schema at a time (evolve.py)
-        df = _transformed(spark, t, props, reader, files, groups, schema_text, lake_columns, record_keys, log)
-        # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
-        bulk = t.op == "BULK_INSERT"
-        distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
-        keyless = keyless & ~truncate.is_truncate(df)  # a truncate row's key is a placeholder
-        counts = df.agg(*summary_columns(df, ordering), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
-                        *distinct, *toast.count_columns(df, record_keys + ordering, toast.placeholder_of(props)),
-                        *truncate.summary_columns(df, ordering)).first().asDict()
-    except Exception:
-        name_the_problem()
-        raise
-    result.records_in = int(counts["n"])
-    result.truncate_seen = truncate.newest_truncate(counts, ordering)
-    if counts["keyless"]:
-        name_the_problem()
-        raise JobInputError(f"{counts['keyless']} record(s) in {len(files)} file(s) under {root} have no record key: "
-                            f"{', '.join(record_keys)} null or empty")
-    stored_at = t.target_base_path if t.op != "BULK_INSERT" and has_completed_commit(t.target_base_path) else None
-    if stored_at:
-        df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log,
-                                                 shaped=shape.landed_schema(shape.shape_of(props), record_keys))
-    # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
-    df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
-    result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved
-    df = df.drop(*[c for c in df.columns if c.startswith(OLDKEY_PREFIX)])  # capture's, for the fill only
-    if every_event is not None:  # read once for both tables (not a bootstrap's snapshot: see run_round)
-        df = df if t.op == "BULK_INSERT" else df.cache()
-        every_event.append(df)
-    # Latest event per key within the round (Debezium may deliver several changes of one row in
-    # one file, and Kafka Connect may redeliver): the largest ordering value wins, as Hudi's
-    # event-time ordering would decide between rounds. Not when no key repeats (a snapshot): the
-    # window would shuffle every row for nothing, and the pass above summarized the round already.
-    if ordering and counts.get("keys", -1) < counts["n"]:
-        w = Window.partitionBy(*record_keys).orderBy(*[F.col(o).desc_nulls_last() for o in ordering])
-        df = df.withColumn("__hudi_cdc_rn", F.row_number().over(w)).where("__hudi_cdc_rn = 1").drop("__hudi_cdc_rn")
-        return df, record_keys, None
-    return df, record_keys, counts
-
-
-def _transformed(spark, t: Target, props: dict[str, str], reader, files, groups, schema_text, lake_columns,
-                 record_keys: list[str], log):
-    """The files read (files of several schemas, a DDL mid-round, one schema at a time: evolve.py), typed,
-    through the table's SQL transformer and its shaping (shape.py), as Hudi gets them."""
-    uri = lambda p: p if "://" in p else f"file://{p}"  # noqa: E731
-    df = reader.load([uri(f[0]) for f in files]) if schema_text else evolve.read_grouped(reader, groups, uri)
-    df = typed.apply(df, lake_columns, table=t.target_table, base_path=t.target_base_path, log=log)
-    sql = streamer_prop(props, "transformer.sql")
-    if sql:
-        view = f"hudi_cdc_src_{int(time.time() * 1000)}_{threading.get_ident()}"  # stream --all: threads
-        df.createOrReplaceTempView(view)
-        df = spark.sql(sql.replace("<SRC>", view))
-    return shape.apply(df, shape.shape_of(props), t.target_table, record_keys, toast.placeholder_of(props))
-
-
-def _raise_if_vanished(files) -> None:
-    """A file Spark could not read because it is gone since it was checked: one line naming it."""
-    gone = [f[0] for f in files if not storage.exists(f[0])]
-    if gone:
-        raise JobInputError(f"landing file {gone[0]} vanished between listing and reading (moved or deleted "
-                            "by another process); nothing was written, the next round lists again")
-
-
 def _pick_files(t: Target, root: str, result: RoundResult, log):
     """The round's files: after the table's checkpoint, ending on a transaction cut (cuts.py).
     Returns (the table exists, its checkpoint, the files, the new checkpoint, the cut's metadata)."""
@@ -221,9 +114,9 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if not files:
         return compaction.after_empty_round(spark, t, props, existing, result, log)
     clock = time.monotonic()
-    ordering = _fields(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
+    ordering = fields_of(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
     every_event: list | None = [] if history.enabled(props) else None
-    df, record_keys, summary = _read_events(spark, t, props, root, files, ordering, result, log, every_event)
+    df, record_keys, summary = read_events(spark, t, props, root, files, ordering, result, log, every_event)
     # A round's changes are cached once: the counts, the lookups and the write all read them. A
     # bootstrap's snapshot is not (caching every row costs more than reading the files again).
     bulk = t.op == "BULK_INSERT"
@@ -267,7 +160,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     try:
         _write(df, t, opts, located, overwrite, result, clock, ordering if mor_keys else [], log)
     except Exception as exc:
-        _raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
+        raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
     finally:
         for cached in (events, df, *(every_event or ())):
