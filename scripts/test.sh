@@ -21,5 +21,8 @@ bash scripts/setup-tests.sh
 bash scripts/lint.sh
 # four workers (pytest-xdist) on two cores: the tests wait on databases, capture and JVM starts about half the
 # time (two workers kept the cores ~54% busy); one file per unit, the files of a costly service (stack, Kafka,
-# MariaDB) on one worker (tests/conftest.py); HUDI_CDC_TEST_WORKERS overrides; the 25 slowest are printed
-exec "$PY" -m pytest -q -p no:cacheprovider -n "${HUDI_CDC_TEST_WORKERS:-4}" --dist loadgroup --durations=25 "$@"
+# MariaDB) on one worker (tests/conftest.py), handed out in tests/conftest.py's order (longest first:
+# --no-loadscope-reorder, else pytest-xdist puts the groups with most tests first and the costliest single-test
+# files ran last); HUDI_CDC_TEST_WORKERS overrides; the 25 slowest are printed
+exec "$PY" -m pytest -q -p no:cacheprovider -n "${HUDI_CDC_TEST_WORKERS:-4}" --dist loadgroup --no-loadscope-reorder \
+    --durations=25 "$@"

@@ -250,13 +250,14 @@ def test_file_vanishing_between_listing_and_reading(lake, spark, monkeypatch, wh
     """In this process on the shared SparkSession (a vanishing file needs a hook between the listing and
     the read): one line naming the file, nothing written; the next round lists again (the continuous
     test below catches up without it)."""
+    from hudi_cdc.jobs.stream import events
     from hudi_cdc.jobs.stream import round as rnd
     from hudi_cdc.jobs.stream.argv import parse_argv
     from hudi_cdc.jobs.stream.props import target_properties
 
     before = lake.state()
     gone = lake.land(lake.changes(), counted=False)
-    real_list, real_check = rnd.list_source_files, rnd.validate_avro_files
+    real_list, real_check = rnd.list_source_files, events.validate_avro_files
 
     def listed(*args, **kwargs):
         out = real_list(*args, **kwargs)
@@ -271,7 +272,7 @@ def test_file_vanishing_between_listing_and_reading(lake, spark, monkeypatch, wh
         return out
 
     monkeypatch.setattr(rnd, "list_source_files", listed)
-    monkeypatch.setattr(rnd, "validate_avro_files", checked)
+    monkeypatch.setattr(events, "validate_avro_files", checked)
     props = lake.tmp / ".hudi-cdc" / "properties" / "artists_cow.properties"
     [target] = parse_argv(["--props", f"file://{props}", "--table-type", "COPY_ON_WRITE", "--target-base-path",
                            f"file://{lake.base}", "--target-table", "default_cow.artists",
