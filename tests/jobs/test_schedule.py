@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from hudi_cdc.jobs.stream.loops import AllTables, LoopSettings
+from hudi_cdc.jobs.stream.loops import AllTables, LoopSettings, Quiet
 from hudi_cdc.jobs.stream.round import RoundResult
 from hudi_cdc.jobs.stream.schedule import Landing, Waiting, next_ready, parallel_rounds, pick
 from tests.jobs.test_stream_all import FakeSpark, _targets
@@ -156,3 +156,33 @@ def test_the_dispatcher_serves_trickling_tables_beside_a_hot_one_and_never_round
     assert "quiet" not in rounds and rounds["hot"] >= 1
     assert not any(overlap)
     assert {r["table"]: r["state"] for r in results}["db_cow.quiet"] == "stopped"
+
+
+def test_a_quiet_table_whose_compaction_is_overdue_gets_one_round_and_no_more():
+    """stream --all gives a table with nothing landed a round when its quiet work is due (the MoR compaction
+    past compaction_max_seconds: the round finds no file and compacts), and none once it is done."""
+    targets = _targets("quiet", "idle")
+    owed = {"quiet": 1}
+    looks: dict[str, int] = {}
+    rounds: dict[str, int] = {}
+    stop = threading.Event()
+
+    def due(name):
+        def check():
+            looks[name] = looks.get(name, 0) + 1
+            return owed.get(name, 0) > 0
+        return check
+
+    def run_round(spark, t, props, log):
+        name = t.target_table.rpartition(".")[2]
+        rounds[name] = rounds.get(name, 0) + 1
+        owed[name] = 0  # the round compacted
+        threading.Timer(2.5, stop.set).start()  # two more ticks of the dispatcher
+        return _result(t, skipped=True)
+
+    quiet = {"quiet_cow": Quiet(0.05, due("quiet")), "idle_cow": Quiet(0.05, due("idle"))}
+    threading.Timer(20, stop.set).start()
+    AllTables(FakeSpark(), targets, {id(t): {} for t in targets}, LoopSettings(max_parallel=2), run_round, stop.is_set,
+              lambda m: None, landing=Pending({}), checkpoint=lambda t: None, quiet=quiet).run()
+    assert rounds == {"quiet": 1}, rounds
+    assert looks["quiet"] >= 2 and looks["idle"] >= 2  # looked at again after its round: nothing owed

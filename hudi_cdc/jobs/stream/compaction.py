@@ -151,6 +151,15 @@ def overdue(base_path: str, props: dict[str, str], now: float | None = None) -> 
     return waiting[0] if now - _instant_epoch(waiting[0]) >= seconds else None
 
 
+def look_every(table_type: str, props: dict[str, str]) -> float | None:
+    """How often `stream --all` looks whether a quiet table's compaction is `overdue` (None: never, the
+    table has no time trigger): a tenth of the bound, between 5 s and a minute."""
+    if table_type != "MERGE_ON_READ" or props.get(TRIGGER_PROP, "").upper() not in ("NUM_OR_TIME", "TIME_ELAPSED"):
+        return None
+    seconds = int(props.get(MAX_SECONDS_PROP) or 0)
+    return None if seconds <= 0 else max(5.0, min(60.0, seconds / 10))
+
+
 def after_empty_round(spark, t, props: dict[str, str], existing: bool, result, log: Callable[[str], None]):
     """A round that found no new file (a `Target`, its `RoundResult` returned as it is): a quiet MoR
     table's overdue compaction runs."""

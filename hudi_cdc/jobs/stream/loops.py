@@ -78,6 +78,8 @@ class TableLoop:
     tried: bool = False  # the dispatcher tried reading its checkpoint (else the first round does)
     ready_at: float = 0.0  # no round before (its interval, its backoff)
     last_finished: float = 0.0
+    quiet_look_at: float = 0.0  # when its quiet work (`Quiet`) is looked at next
+    quiet_due: float | None = None  # since when its quiet work is due (a round is owed)
 
     @property
     def name(self) -> str:
@@ -93,6 +95,15 @@ class TableLoop:
                 "records_written": self.records_written, "failures": len(self.failures),
                 "last_error": self.last_error, "kind": self.last_kind, "commit": self.last_commit,
                 "checkpoint": self.checkpoint, "skipped": self.commits == 0}
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Work a table's round does when no file landed (a quiet MoR table's overdue compaction): whether it
+    is due now, looked at every `every` seconds while the table has nothing pending."""
+
+    every: float
+    due: Callable[[], bool]
 
 
 class JvmGone(Exception):
@@ -138,7 +149,7 @@ class AllTables:
     def __init__(self, spark, targets: list[Target], props: dict[int, dict[str, str]], settings: LoopSettings,
                  run_round: Callable, stop_requested: Callable[[], bool], log: Callable[[str], None] = print,
                  clock: Callable[[], float] = time.time, landing: Callable[[Target], Landing | None] | None = None,
-                 checkpoint: Callable[[Target], str | None] | None = None):
+                 checkpoint: Callable[[Target], str | None] | None = None, quiet: dict[str, Quiet] | None = None):
         """`landing`: each target's landing folder (what is pending); without it every table is always due
         (a round per interval, as tests of the loops want). `checkpoint`: a table's checkpoint read without
         a round (else, or when it fails, the table's first round reads it)."""
@@ -148,6 +159,7 @@ class AllTables:
         found = {lp.key: landing(lp.target) for lp in self.loops} if landing else {}
         self.landings = {k: v for k, v in found.items() if v is not None}
         self.props = props
+        self.quiet = quiet or {}
         self.parallel = max(1, settings.max_parallel)
         self.fatal: BaseException | None = None
         self._wake = threading.Event()  # a round ended, or a fatal error
@@ -198,7 +210,24 @@ class AllTables:
                     pending = landing.pending_since(lp.checkpoint)
                 except OSError:
                     pending = self.clock()  # the round reports what is wrong with the folder
+            if pending is None:
+                pending = self._quiet_due(lp)
         return Waiting(lp.key, pending, lp.last_finished, lp.ready_at, lp.running, done)
+
+    def _quiet_due(self, lp: TableLoop) -> float | None:
+        """Since when a table with nothing landed owes a round for its quiet work (None: it does not)."""
+        work = self.quiet.get(lp.key)
+        now = self.clock()
+        if work is None or lp.quiet_due is not None or now < lp.quiet_look_at:
+            return lp.quiet_due
+        lp.quiet_look_at = now + work.every
+        try:
+            due = work.due()
+        except OSError as exc:  # the timeline could not be read: the next look, or the next round, says
+            self.log(f"{lp.target.target_table}: could not look at its compaction ({exc})")
+            due = False
+        lp.quiet_due = now if due else None
+        return lp.quiet_due
 
     def _stopping(self) -> bool:
         return self.fatal is not None or self.stop_requested()
@@ -206,6 +235,7 @@ class AllTables:
     def _one_round(self, lp: TableLoop) -> None:
         t = lp.target
         started = self.clock()
+        lp.quiet_due = None  # this round does it
         try:
             self._set_pool(lp.key)
             try:

@@ -13,6 +13,7 @@ import time
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
+from functools import partial
 
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.spark_conf import configure
@@ -27,7 +28,7 @@ from hudi_cdc.jobs.stream.errors import (
     disk_full_in_round,
     is_disk_full,
 )
-from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings, target_key
+from hudi_cdc.jobs.stream.loops import FAIR, AllGivenUp, AllTables, JvmGone, LoopSettings, Quiet, target_key
 from hudi_cdc.jobs.stream.props import streamer_prop, target_properties
 from hudi_cdc.jobs.stream.round import RoundResult, run_round, writer_options
 from hudi_cdc.jobs.stream.schedule import Landing, parallel_rounds
@@ -187,11 +188,21 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
         compact_beside(compactor, t, props)
         return result
 
+    quiet = {}
+    for t in targets:
+        every = compaction.look_every(t.table_type, props[id(t)])
+        if every is not None:
+            quiet[target_key(t)] = Quiet(every, partial(_overdue, t, props[id(t)]))
     try:
         return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log,
-                         landing=landing, checkpoint=stored_checkpoint).run()
+                         landing=landing, checkpoint=stored_checkpoint, quiet=quiet).run()
     finally:
         compactor.wait()
+
+
+def _overdue(t: Target, props: dict[str, str]) -> bool:
+    """A quiet MoR table's compaction is overdue (its round compacts: compaction.after_empty_round)."""
+    return has_completed_commit(t.target_base_path) and compaction.overdue(t.target_base_path, props) is not None
 
 
 def stored_checkpoint(t: Target) -> str | None:
