@@ -35,6 +35,7 @@ from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.offsets import GoodCopies, guard_offsets, offsets_file, save_good_copy, work_dir
 from hudi_cdc.capture.oldkey import OldKeys
 from hudi_cdc.capture.registrar import Registrar
+from hudi_cdc.capture.specials import NumericSpecials
 from hudi_cdc.capture.txn import Cuts, transaction_topic
 from hudi_cdc.capture.unwrap import Unwrap, split_transforms
 from hudi_cdc.common import s3, storage
@@ -147,6 +148,9 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     consumer.before_batch = GoodCopies(pipeline)
     if source.toast_placeholders:  # a key change's TOASTed values come from the old key's row (oldkey.py)
         consumer.oldkeys = OldKeys(engine_props.get("unavailable.value.placeholder") or DEFAULT_PLACEHOLDER)
+    connect = source.lookup_connection(pipeline)
+    if connect is not None:  # numeric NaN/Infinity: Debezium sends NULL, the database has them (specials.py)
+        consumer.specials = NumericSpecials(connect)
     if source.signals is not None:
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
     if source.transaction_boundaries:
@@ -228,6 +232,9 @@ def _stop_engine(engine, thread: threading.Thread, consumer: Consumer) -> None:
     finally:
         if locked:
             consumer.lock.release()
+        for lookup in (consumer.specials,):
+            if lookup is not None:
+                lookup.close()
 
 
 def _check_outcome(pipeline: Pipeline, consumer: Consumer, thread: threading.Thread, state: dict,

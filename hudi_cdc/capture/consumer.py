@@ -10,6 +10,7 @@ from collections.abc import Callable
 from hudi_cdc.capture import signals
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.oldkey import OldKeys
+from hudi_cdc.capture.specials import NumericSpecials
 from hudi_cdc.capture.txn import Cuts, initial_snapshot_row, record_lsn, stands_on_commit
 from hudi_cdc.capture.unwrap import Unwrap
 
@@ -31,6 +32,7 @@ class Consumer:
         self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
         self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
         self.oldkeys: OldKeys | None = None  # a key change's old key beside a TOAST placeholder (oldkey.py)
+        self.specials: NumericSpecials | None = None  # numeric NaN/Infinity, which the events cannot carry
         # topics with files landed before this run: an initial snapshot taken again lands a truncate first
         self.refill: set[str] = {t for t, offset in landing.offsets.items() if offset > 0}
         # called first in every batch (offsets.GoodCopies: the last commit is whole then)
@@ -52,6 +54,8 @@ class Consumer:
         landing = self.landing
         reached = False
         try:
+            if self.specials is not None:
+                self.specials.look_up(records)
             for event in records:
                 record = event.sourceRecord()
                 topic = str(record.topic())
@@ -92,6 +96,8 @@ class Consumer:
                         out = self.unwrap.apply(record) if self.unwrap is not None else record
                         if self.oldkeys is not None and out is not None:
                             out = self.oldkeys.apply(record, out)
+                        if self.specials is not None and out is not None:
+                            out = self.specials.apply(out)
                         if out is not None and out.value() is not None:
                             if self.snapshots is not None:
                                 self.snapshots.rewrite(record, out)

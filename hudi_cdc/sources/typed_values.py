@@ -5,7 +5,8 @@ long micros, an ISO string for timestamptz, a {scale, value} struct) is no typed
 
 The policies of hudi_cdc/common/lake_types.py hold on the database side: +-infinity dates and timestamps are
 9999-12-31 / 0001-01-01; BC dates are proleptic Gregorian (astronomical year numbering, 1 BC = year 0);
-``time`` is HH:MM:SS.ffffff; numeric NaN/Infinity have no lake value (Debezium sends NULL: a difference).
+``time`` is HH:MM:SS.ffffff; numeric NaN/Infinity have no lake value (NULL, their text in __rejects:
+capture/specials.py).
 """
 
 from __future__ import annotations

@@ -111,6 +111,8 @@ def _edges_landed(p) -> None:
         assert rows[k]["iv"] == "P1Y2M3DT0H0M0S" and str(rows[k]["m"]) == "-92233720368547758.08"
         assert rows[k]["rtz"] == '["2024-01-01 00:00:00+00",infinity)' and rows[k]["vb"] == "10"
         assert rows[k]["s"] == "" and rows[k]["iarr"] == [] and rows[k]["earr"] == [] and rows[k]["n"] is None
+    for k, special in ((1, "NaN"), (11, "NaN"), (2, "Infinity"), (12, "Infinity"), (3, "-Infinity")):
+        assert _refused(lake, k)["n"]["value"] == special, (k, _refused(lake, k))  # read from the database
     assert rows[12]["r4"] == "empty" and rows[12]["iv"] == "P-178000000Y0M0DT0H0M0S" and rows[12]["earr"] == [""]
     assert len(rows[2]["s"]) == 300_001 and rows[13]["s"] == "😀 4-byte" and rows[12]["ci"] == "ß"
     for k in (2, 12):  # past 294247 AD: Debezium's long overflowed (kept as it came), Spark's string parse too
@@ -167,12 +169,13 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
     assert got["dr"][1]["db_rows"] == 1 and got["ddl"][1]["db_rows"] == 8
     # ATTACH / DETACH PARTITION write no change events: the attached rows are missing, the detached kept
     assert got["parted"][0] == 10 and (got["parted"][1]["missing"], got["parted"][1]["extra"]) == (2, 5), got["parted"]
-    # the edge values: every one lands exactly or is kept in __rejects, except numeric NaN/Infinity (Debezium
-    # sends NULL) and the timestamp past 294247 AD (kept as Debezium's overflowed long); composite: absent
+    # the edge values: every one lands exactly or is kept in __rejects (numeric NaN/Infinity, which Debezium
+    # sends as NULL, read from the database by capture), except the timestamp past 294247 AD (kept as
+    # Debezium's overflowed long); composite: absent
     code, edges = got["edges"]
     assert code == 10 and edges["db_rows"] == edges["lake_rows"] == 10 and edges["not_in_lake"] == ["cp"], edges
-    assert edges["column_differences"] == {"n": 6, "ts": 2}, edges
-    assert edges["rejected_columns"] == {"tstz": 2, "narr": 2, "n": 4}, edges
+    assert edges["column_differences"] == {"ts": 2}, edges
+    assert edges["rejected_columns"] == {"tstz": 2, "narr": 2, "n": 10}, edges
     from hudi_cdc.config import load_pipeline
 
     _edges_landed(load_pipeline(cfg))

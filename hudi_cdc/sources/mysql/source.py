@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hudi_cdc.config import Pipeline
@@ -31,6 +32,9 @@ class MySqlFamily:
 
     def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
         return binlog.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), good_copy(pipeline), progress)
+
+    def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
+        return None  # no numeric the binlog cannot carry (MySQL's DECIMAL has no NaN)
 
     def added_defaults(self, pipeline: Pipeline, table: SourceTable, columns: list[str]) -> list[str]:
         return defaults.added_defaults(pipeline, table, columns)
