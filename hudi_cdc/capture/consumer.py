@@ -10,7 +10,8 @@ from collections.abc import Callable
 from hudi_cdc.capture import signals
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.oldkey import OldKeys
-from hudi_cdc.capture.specials import NumericSpecials
+from hudi_cdc.capture.specials import SourceValues
+from hudi_cdc.capture.textforms import TextForms
 from hudi_cdc.capture.txn import Cuts, initial_snapshot_row, record_lsn, stands_on_commit
 from hudi_cdc.capture.unwrap import Unwrap
 
@@ -32,7 +33,8 @@ class Consumer:
         self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
         self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
         self.oldkeys: OldKeys | None = None  # a key change's old key beside a TOAST placeholder (oldkey.py)
-        self.specials: NumericSpecials | None = None  # numeric NaN/Infinity, which the events cannot carry
+        self.specials: SourceValues | None = None  # values the events cannot carry (NaN, zero dates): specials.py
+        self.textforms: TextForms | None = None  # types Debezium sends as bytes: their text (textforms.py)
         # topics with files landed before this run: an initial snapshot taken again lands a truncate first
         self.refill: set[str] = {t for t, offset in landing.offsets.items() if offset > 0}
         # called first in every batch (offsets.GoodCopies: the last commit is whole then)
@@ -98,6 +100,8 @@ class Consumer:
                             out = self.oldkeys.apply(record, out)
                         if self.specials is not None and out is not None:
                             out = self.specials.apply(out)
+                        if self.textforms is not None and out is not None:
+                            out = self.textforms.apply(out)
                         if out is not None and out.value() is not None:
                             if self.snapshots is not None:
                                 self.snapshots.rewrite(record, out)

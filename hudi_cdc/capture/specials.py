@@ -1,52 +1,72 @@
-"""PostgreSQL ``numeric`` NaN, Infinity and -Infinity, which Debezium's change events cannot carry.
+"""Values Debezium's change events cannot carry, read from the database by capture and landed beside the row.
 
-Under ``decimal.handling.mode=precise`` Debezium has no encoding for them and sends NULL (the
-VariableScaleDecimal of an unconstrained ``numeric`` is NULL; a ``numeric(p,s)`` NaN fails its converter,
-which Debezium logs and replaces by NULL), so the row's event cannot tell such a value from a NULL.
-Capture asks the database: for each row event of a batch with a NULL numeric column, one query per
-table and batch reads the row's current value of those columns by its key, and a value that is NaN or
-an infinity lands beside the row as ``__source_values`` (a JSON object ``{column: PostgreSQL's text}``,
-lake_types.SOURCE_VALUES_COLUMN). The lake column stays NULL and the row's ``__rejects`` gets the exact
-value (lake_types.schema_types); the lake never gets the ``__source_values`` column.
+* PostgreSQL ``numeric`` NaN, Infinity and -Infinity (pg_numerics.py): under ``decimal.handling.mode=precise``
+  Debezium has no encoding for them and sends NULL (the VariableScaleDecimal of an unconstrained
+  ``numeric`` is NULL; a ``numeric(p,s)`` NaN fails its converter, which Debezium logs and replaces by NULL).
+* MySQL/MariaDB zero dates ``'0000-00-00'`` (and dates with a zero month or day) under a ``sql_mode``
+  that allows them (zerodates.py): Debezium sends NULL, or for a NOT NULL column the column's default or
+  the epoch.
+
+The event cannot tell such a value from a NULL (or a real default), so capture asks the database: for the
+row events of a batch with a suspect value, one query per table and batch reads the rows' current values
+of those columns by their keys, and a value of that kind lands beside the row as ``__source_values`` (a
+JSON object ``{column: the database's text}``, lake_types.SOURCE_VALUES_COLUMN). The lake column is NULL
+and the row's ``__rejects`` gets the exact value (lake_types.with_source_values); the lake never gets the
+``__source_values`` column.
 
 The value read is the row's as of the capture (a few seconds after the change): when the row changed
 again since, an earlier event can get a later value, and the later change's own event lands after it,
-so the newest row in the lake is exact. Keys of types whose Connect value is not PostgreSQL's text
-(dates, timestamps, numerics, bytea) are not looked up (docs/types.md).
+so the newest row in the lake is exact. Keys of types whose Connect value is not the database's text
+(dates, timestamps, decimals, binary) are not looked up (docs/types.md).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from hudi_cdc.common.lake_types import SOURCE_VALUES_COLUMN
-from hudi_cdc.sources.tables import lake_name
 
-NUMERIC_NAMES = ("io.debezium.data.VariableScaleDecimal", "org.apache.kafka.connect.data.Decimal")
 PLAIN_KEY_TYPES = ("INT8", "INT16", "INT32", "INT64", "STRING", "BOOLEAN")
-SPECIAL_TEXTS = ("NaN", "Infinity", "-Infinity")
 CHUNK = 1000
 
 
-class NumericSpecials:
-    """Looks up the NULL numerics of a batch's row events; adds ``__source_values`` to the special ones."""
+class Lookup(Protocol):
+    """One database's part: which columns may hold such a value, and the query reading them."""
 
-    def __init__(self, connect):
+    def fields(self, schema) -> list:
+        """The fields of a row schema that may hold such a value."""
+
+    def suspect(self, field, value) -> bool:
+        """Can this landed value stand for such a value?"""
+
+    def table_of(self, source) -> tuple[str, str]:
+        """(schema or database, table) of an event's ``source`` block."""
+
+    def query(self, schema: str, table: str, key_fields: list[str], keys: list[tuple], cols: list[str]
+              ) -> list[tuple[tuple, dict[str, str]]]:
+        """(key texts, {column: text}) of the rows among `keys` holding such a value in `cols`."""
+
+    def close(self) -> None:
+        """Closes its connection."""
+
+
+class SourceValues:
+    """Looks up a batch's suspect values; adds ``__source_values`` to the rows holding such a value."""
+
+    def __init__(self, lookup: Lookup):
         from jpype import JClass
 
-        self._connect = connect  # () -> a psycopg connection (autocommit)
-        self._conn = None
+        self.lookup = lookup
         self._System = JClass("java.lang.System")
         self._SchemaBuilder = JClass("org.apache.kafka.connect.data.SchemaBuilder")
         self._Struct = JClass("org.apache.kafka.connect.data.Struct")
-        self._numeric_fields: dict[int, list] = {}  # identity of a row schema -> its numeric fields
-        self._columns: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}  # lake name -> (name, type)
+        self._fields: dict[int, list] = {}  # identity of a row schema -> the fields to look at
         self._widened: list[tuple[Any, Any]] = []
         self.found: dict[tuple[str, tuple], dict[str, str]] = {}  # (topic, key texts) -> {column: text}
 
     def look_up(self, records) -> None:
-        """Before a batch lands: the special values of every row event in it with a NULL numeric."""
+        """Before a batch lands: the values of every row event in it with a suspect value."""
         self.found = {}
         wanted: dict[tuple[str, str, str], dict] = {}
         for event in records:
@@ -62,11 +82,11 @@ class NumericSpecials:
         for (topic, schema, table), w in wanted.items():
             keys = sorted(w["keys"])
             for i in range(0, len(keys), CHUNK):
-                for k, values in self._query(schema, table, w["fields"], keys[i:i + CHUNK], sorted(w["cols"])):
+                for k, values in self.lookup.query(schema, table, w["fields"], keys[i:i + CHUNK], sorted(w["cols"])):
                     self.found[(topic, k)] = values
 
     def apply(self, out):
-        """The unwrapped record, with ``__source_values`` when its row holds a special numeric."""
+        """The unwrapped record, with ``__source_values`` when its row holds such a value."""
         if not self.found or out.key() is None:
             return out
         key = _key_texts(out.key())
@@ -83,35 +103,29 @@ class NumericSpecials:
                              out.timestamp())
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self.lookup.close()
 
     def _candidate(self, record):
-        """((schema, table), NULL numeric columns, (key fields, key texts)) of a row event, else None."""
+        """((schema, table), suspect columns, (key fields, key texts)) of a row event, else None."""
         value = record.value()
         if value is None or record.key() is None or value.schema().field("after") is None:
             return None
         after = value.getStruct("after")
         if after is None:
             return None
-        fields = self._numerics(after.schema())
-        cols = [str(f.name()) for f in fields if after.get(f) is None]
+        schema = after.schema()
+        ident = int(self._System.identityHashCode(schema))
+        fields = self._fields.get(ident)
+        if fields is None:
+            fields = self._fields[ident] = self.lookup.fields(schema)
+        cols = [str(f.name()) for f in fields if self.lookup.suspect(f, after.get(f))]
         if not cols:
             return None
         key = _key_texts(record.key())
         source = value.getStruct("source")
         if key is None or source is None:
             return None
-        return (str(source.getString("schema")), str(source.getString("table"))), cols, key
-
-    def _numerics(self, schema) -> list:
-        ident = int(self._System.identityHashCode(schema))
-        fields = self._numeric_fields.get(ident)
-        if fields is None:
-            fields = [f for f in schema.fields() if str(f.schema().name()) in NUMERIC_NAMES]
-            self._numeric_fields[ident] = fields
-        return fields
+        return self.lookup.table_of(source), cols, key
 
     def _widen(self, schema):
         for s, widened in self._widened:
@@ -125,47 +139,6 @@ class NumericSpecials:
         widened = b.field(SOURCE_VALUES_COLUMN, self._SchemaBuilder.string().optional().build()).build()
         self._widened.append((schema, widened))
         return widened
-
-    def _table_columns(self, schema: str, table: str, names: list[str]) -> dict[str, tuple[str, str]]:
-        cols = self._columns.get((schema, table), {})
-        if not all(n in cols for n in names):  # new to this run, or a column added since
-            rows = self._db().execute(
-                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
-                "(quote_ident(%s) || '.' || quote_ident(%s))::regclass AND attnum > 0 AND NOT attisdropped",
-                (schema, table)).fetchall()
-            cols = {lake_name(n): (n, t) for n, t in rows}
-            self._columns[(schema, table)] = cols
-        return cols
-
-    def _query(self, schema: str, table: str, key_fields: list[str], keys: list[tuple], cols: list[str]):
-        from psycopg import sql
-
-        known = self._table_columns(schema, table, key_fields + cols)
-        if not all(n in known for n in key_fields):
-            return []
-        cols = [c for c in cols if c in known]
-        text = [sql.SQL("t.{}::text").format(sql.Identifier(known[c][0])) for c in cols]
-        specials = sql.SQL(", ").join(sql.Literal(s) for s in SPECIAL_TEXTS)
-        on = sql.SQL(" AND ").join(sql.SQL("t.{} = v.{}::" + known[k][1]).format(
-            sql.Identifier(known[k][0]), sql.Identifier(f"k{i}")) for i, k in enumerate(key_fields))
-        rows = sql.SQL(", ").join(sql.SQL("({})").format(sql.SQL(", ").join(
-            [sql.Literal(i)] + [sql.Literal(v) for v in key])) for i, key in enumerate(keys))
-        q = sql.SQL("SELECT v.i, {cols} FROM {table} t JOIN (VALUES {rows}) AS v(i, {kn}) ON {on} "
-                    "WHERE {any}").format(
-            cols=sql.SQL(", ").join(text), table=sql.Identifier(schema, table), rows=rows,
-            kn=sql.SQL(", ").join(sql.Identifier(f"k{i}") for i in range(len(key_fields))), on=on,
-            any=sql.SQL(" OR ").join(sql.SQL("{} IN ({})").format(t, specials) for t in text))
-        out = []
-        for i, *values in self._db().execute(q).fetchall():
-            got = {c: v for c, v in zip(cols, values, strict=True) if v in SPECIAL_TEXTS}
-            if got:
-                out.append((keys[i], got))
-        return out
-
-    def _db(self):
-        if self._conn is None:
-            self._conn = self._connect()
-        return self._conn
 
 
 def _key_texts(key) -> tuple[list[str], tuple] | None:

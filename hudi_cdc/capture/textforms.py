@@ -87,7 +87,8 @@ class TextForms:
         """lake name -> the column's type (a domain's base type), as regtype prints it."""
         if self._conn is None:
             self._conn = self._connect()
-        rows = self._conn.execute(
+        conn: Any = self._conn
+        rows = conn.execute(
             "SELECT a.attname, coalesce(nullif(t.typbasetype, 0), a.atttypid)::regtype::text FROM pg_attribute a "
             "JOIN pg_type t ON t.oid = a.atttypid WHERE a.attrelid = (quote_ident(%s) || '.' || quote_ident(%s))"
             "::regclass AND a.attnum > 0 AND NOT a.attisdropped", (schema, table)).fetchall()

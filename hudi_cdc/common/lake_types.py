@@ -44,7 +44,14 @@ OLDKEY_PREFIX = "__oldkey_"
 # values the row's event could not carry (PostgreSQL numeric NaN/Infinity), as capture read them from the
 # database: JSON {column: exact text} (capture/specials.py); the typed column stays NULL, __rejects gets them
 SOURCE_VALUES_COLUMN = "__source_values"
-SPECIAL_REASON = "numeric NaN/Infinity has no decimal value (Debezium sends NULL; capture read it from the database)"
+_READ = "capture read it from the database"
+SOURCE_VALUE_REASONS = {  # lake kind -> why a value in __source_values has no value of the lake type
+    "numeric": f"numeric NaN/Infinity has no decimal value (Debezium sends NULL; {_READ})",
+    "decimal": f"numeric NaN/Infinity has no decimal value (Debezium sends NULL; {_READ})",
+    "date": f"a zero date has no date value (Debezium sends NULL, a default or the epoch; {_READ})",
+    "timestamp": f"a zero date has no timestamp value (Debezium sends NULL, a default or the epoch; {_READ})",
+    "timestamptz": f"a zero date has no timestamp value (Debezium sends NULL, a default or the epoch; {_READ})",
+}
 
 DEFAULT_NUMERIC_SCALE = 18
 NUMERIC_SCALE_KEY = "hoodie.streamer.hudi_cdc.numeric.scale"
@@ -274,18 +281,19 @@ def schema_types(schema: Mapping, *, table: str = "", props: Mapping[str, str] |
 
 
 def with_source_values(c: ColumnType) -> ColumnType:
-    """A numeric column whose value the landed ``__source_values`` may hold (NaN, Infinity): refused then,
-    that text its exact value."""
-    if c.kind not in ("numeric", "decimal"):
+    """A column whose value the landed ``__source_values`` may hold (capture/specials.py: a numeric NaN or
+    Infinity, a MySQL zero date): NULL and refused then, that text its exact value."""
+    reason = SOURCE_VALUE_REASONS.get(c.kind)
+    if reason is None:
         return c
     sv = f"get_json_object({quote(SOURCE_VALUES_COLUMN)}, {sql_text('$.' + c.name)})"
     r = c.refusal
     refused = f"({sv} IS NOT NULL)" + (f" OR ({r.refused})" if r else "")
     exact = f"coalesce({sv}, {r.exact})" if r else sv
-    reason = f"CASE WHEN {sv} IS NOT NULL THEN {sql_text(SPECIAL_REASON)}" + (
-        f" ELSE {r.reason_expr()} END" if r else " END")
-    return replace(c, expr=c.expr or quote(c.name),
-                   refusal=Refusal(refused, exact, r.reason if r else SPECIAL_REASON, reason))
+    why = f"CASE WHEN {sv} IS NOT NULL THEN {sql_text(reason)}" + (f" ELSE {r.reason_expr()} END" if r else " END")
+    # a NOT NULL zero date comes as the column's default or the epoch: NULL in the lake
+    expr = f"CASE WHEN {sv} IS NOT NULL THEN NULL ELSE {c.expr or quote(c.name)} END"
+    return replace(c, expr=expr, refusal=Refusal(refused, exact, r.reason if r else reason, why))
 
 
 def reader_schema(schema: Mapping, types: list[ColumnType]) -> dict | None:

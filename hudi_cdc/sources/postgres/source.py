@@ -34,6 +34,11 @@ class PostgresSource:
     def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
         return engine.drop_state(pipeline, progress)
 
+    def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
+        from hudi_cdc.sources.postgres import db
+
+        return db.publication_gaps(pipeline)
+
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         from hudi_cdc.sources.postgres import db
 
