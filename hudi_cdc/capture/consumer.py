@@ -50,6 +50,18 @@ class Consumer:
         with self.lock:
             return self.cuts.rotate() if self.cuts is not None else self.landing.rotate(seconds)
 
+    def _landed_form(self, record):
+        """The record as it lands: unwrapped (unwrap.py), with a key change's old key (oldkey.py), the values
+        the event could not carry (specials.py) and the text of types Debezium does not know (textforms.py)."""
+        out = self.unwrap.apply(record) if self.unwrap is not None else record
+        if self.oldkeys is not None and out is not None:
+            out = self.oldkeys.apply(record, out)
+        if self.specials is not None and out is not None:
+            out = self.specials.apply(out)
+        if self.textforms is not None and out is not None:
+            out = self.textforms.apply(out)
+        return out
+
     def _handle_batch(self, records, committer) -> None:
         if self.done.is_set():
             return  # after the marker: leave the rest unmarked, the next run gets it again
@@ -95,13 +107,7 @@ class Consumer:
                 self.pending.append((self.seq, event))
                 if verdict == "land":
                     if value is not None:
-                        out = self.unwrap.apply(record) if self.unwrap is not None else record
-                        if self.oldkeys is not None and out is not None:
-                            out = self.oldkeys.apply(record, out)
-                        if self.specials is not None and out is not None:
-                            out = self.specials.apply(out)
-                        if self.textforms is not None and out is not None:
-                            out = self.textforms.apply(out)
+                        out = self._landed_form(record)
                         if out is not None and out.value() is not None:
                             if self.snapshots is not None:
                                 self.snapshots.rewrite(record, out)
