@@ -28,15 +28,19 @@ from pathlib import Path
 
 from hudi_cdc import sources
 from hudi_cdc.capture import engine as jvm
-from hudi_cdc.capture import signals
+from hudi_cdc.capture import signals, tablelife
 from hudi_cdc.capture.consumer import Consumer, make_completion, make_java_consumer
 from hudi_cdc.capture.defaults import NewColumns
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.offsets import GoodCopies, guard_offsets, offsets_file, save_good_copy, work_dir
 from hudi_cdc.capture.oldkey import OldKeys
+from hudi_cdc.capture.pg_numerics import PgNumerics
 from hudi_cdc.capture.registrar import Registrar
+from hudi_cdc.capture.specials import SourceValues
+from hudi_cdc.capture.textforms import TextForms
 from hudi_cdc.capture.txn import Cuts, transaction_topic
 from hudi_cdc.capture.unwrap import Unwrap, split_transforms
+from hudi_cdc.capture.zerodates import ZeroDates
 from hudi_cdc.common import s3, storage
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
@@ -119,6 +123,7 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
              rotate_seconds: float = 60.0, snapshots: signals.Snapshots | None = None) -> CaptureResult:
     continuous = stop is not None
     started = time.monotonic()
+    pipeline = tablelife.runnable(pipeline, progress)  # a renamed or re-created table stops no other (tablelife.py)
     tables = src.source_tables(pipeline)
     password = src.password(pipeline)
     props = engine_properties(pipeline, password)
@@ -147,6 +152,14 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     consumer.before_batch = GoodCopies(pipeline)
     if source.toast_placeholders:  # a key change's TOASTed values come from the old key's row (oldkey.py)
         consumer.oldkeys = OldKeys(engine_props.get("unavailable.value.placeholder") or DEFAULT_PLACEHOLDER)
+    connect = source.lookup_connection(pipeline)
+    if connect is not None and source.kind == "postgresql":
+        # numeric NaN/Infinity: Debezium sends NULL, the database has them (specials.py)
+        consumer.specials = SourceValues(PgNumerics(connect))
+        # columns of types Debezium does not know: their text, not bytes (textforms.py)
+        consumer.textforms = TextForms(connect, {t.topic: (t.schema, t.table) for t in tables})
+    elif connect is not None:  # MySQL/MariaDB zero dates: NULL, a default or the epoch in the events
+        consumer.specials = SourceValues(ZeroDates(connect))
     if source.signals is not None:
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
     if source.transaction_boundaries:
@@ -228,6 +241,9 @@ def _stop_engine(engine, thread: threading.Thread, consumer: Consumer) -> None:
     finally:
         if locked:
             consumer.lock.release()
+        for lookup in (consumer.specials, consumer.textforms):
+            if lookup is not None:
+                lookup.close()
 
 
 def _check_outcome(pipeline: Pipeline, consumer: Consumer, thread: threading.Thread, state: dict,

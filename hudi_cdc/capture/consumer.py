@@ -10,6 +10,8 @@ from collections.abc import Callable
 from hudi_cdc.capture import signals
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.oldkey import OldKeys
+from hudi_cdc.capture.specials import SourceValues
+from hudi_cdc.capture.textforms import TextForms
 from hudi_cdc.capture.txn import Cuts, initial_snapshot_row, record_lsn, stands_on_commit
 from hudi_cdc.capture.unwrap import Unwrap
 
@@ -31,6 +33,8 @@ class Consumer:
         self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
         self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
         self.oldkeys: OldKeys | None = None  # a key change's old key beside a TOAST placeholder (oldkey.py)
+        self.specials: SourceValues | None = None  # values the events cannot carry (NaN, zero dates): specials.py
+        self.textforms: TextForms | None = None  # types Debezium sends as bytes: their text (textforms.py)
         # topics with files landed before this run: an initial snapshot taken again lands a truncate first
         self.refill: set[str] = {t for t, offset in landing.offsets.items() if offset > 0}
         # called first in every batch (offsets.GoodCopies: the last commit is whole then)
@@ -46,12 +50,26 @@ class Consumer:
         with self.lock:
             return self.cuts.rotate() if self.cuts is not None else self.landing.rotate(seconds)
 
+    def _landed_form(self, record):
+        """The record as it lands: unwrapped (unwrap.py), with a key change's old key (oldkey.py), the values
+        the event could not carry (specials.py) and the text of types Debezium does not know (textforms.py)."""
+        out = self.unwrap.apply(record) if self.unwrap is not None else record
+        if self.oldkeys is not None and out is not None:
+            out = self.oldkeys.apply(record, out)
+        if self.specials is not None and out is not None:
+            out = self.specials.apply(out)
+        if self.textforms is not None and out is not None:
+            out = self.textforms.apply(out)
+        return out
+
     def _handle_batch(self, records, committer) -> None:
         if self.done.is_set():
             return  # after the marker: leave the rest unmarked, the next run gets it again
         landing = self.landing
         reached = False
         try:
+            if self.specials is not None:
+                self.specials.look_up(records)
             for event in records:
                 record = event.sourceRecord()
                 topic = str(record.topic())
@@ -89,9 +107,7 @@ class Consumer:
                 self.pending.append((self.seq, event))
                 if verdict == "land":
                     if value is not None:
-                        out = self.unwrap.apply(record) if self.unwrap is not None else record
-                        if self.oldkeys is not None and out is not None:
-                            out = self.oldkeys.apply(record, out)
+                        out = self._landed_form(record)
                         if out is not None and out.value() is not None:
                             if self.snapshots is not None:
                                 self.snapshots.rewrite(record, out)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hudi_cdc.common.lake_types_sql import (
     MAX_PRECISION,
@@ -41,6 +41,17 @@ from hudi_cdc.common.lake_types_sql import (
 REJECTS_COLUMN = "__rejects"  # {column: {value, reason}} as JSON; NULL when every value of the row fit
 # the old key of a primary-key change, landed beside a TOAST placeholder (capture/oldkey.py); never in the lake
 OLDKEY_PREFIX = "__oldkey_"
+# values the row's event could not carry (PostgreSQL numeric NaN/Infinity), as capture read them from the
+# database: JSON {column: exact text} (capture/specials.py); the typed column stays NULL, __rejects gets them
+SOURCE_VALUES_COLUMN = "__source_values"
+_READ = "capture read it from the database"
+SOURCE_VALUE_REASONS = {  # lake kind -> why a value in __source_values has no value of the lake type
+    "numeric": f"numeric NaN/Infinity has no decimal value (Debezium sends NULL; {_READ})",
+    "decimal": f"numeric NaN/Infinity has no decimal value (Debezium sends NULL; {_READ})",
+    "date": f"a zero date has no date value (Debezium sends NULL, a default or the epoch; {_READ})",
+    "timestamp": f"a zero date has no timestamp value (Debezium sends NULL, a default or the epoch; {_READ})",
+    "timestamptz": f"a zero date has no timestamp value (Debezium sends NULL, a default or the epoch; {_READ})",
+}
 
 DEFAULT_NUMERIC_SCALE = 18
 NUMERIC_SCALE_KEY = "hoodie.streamer.hudi_cdc.numeric.scale"
@@ -260,9 +271,29 @@ def schema_types(schema: Mapping, *, table: str = "", props: Mapping[str, str] |
     out = []
     for f in schema.get("fields", ()):
         _collect_names(f.get("type"), names)
+        if f["name"] == SOURCE_VALUES_COLUMN:
+            continue
         out.append(column_type(f["name"], f["type"], table=table, props=props, names=names,
                                decimals_as_bytes=decimals_as_bytes))
+    if any(f["name"] == SOURCE_VALUES_COLUMN for f in schema.get("fields", ())):
+        out = [with_source_values(c) for c in out]
     return out
+
+
+def with_source_values(c: ColumnType) -> ColumnType:
+    """A column whose value the landed ``__source_values`` may hold (capture/specials.py: a numeric NaN or
+    Infinity, a MySQL zero date): NULL and refused then, that text its exact value."""
+    reason = SOURCE_VALUE_REASONS.get(c.kind)
+    if reason is None:
+        return c
+    sv = f"get_json_object({quote(SOURCE_VALUES_COLUMN)}, {sql_text('$.' + c.name)})"
+    r = c.refusal
+    refused = f"({sv} IS NOT NULL)" + (f" OR ({r.refused})" if r else "")
+    exact = f"coalesce({sv}, {r.exact})" if r else sv
+    why = f"CASE WHEN {sv} IS NOT NULL THEN {sql_text(reason)}" + (f" ELSE {r.reason_expr()} END" if r else " END")
+    # a NOT NULL zero date comes as the column's default or the epoch: NULL in the lake
+    expr = f"CASE WHEN {sv} IS NOT NULL THEN NULL ELSE {c.expr or quote(c.name)} END"
+    return replace(c, expr=expr, refusal=Refusal(refused, exact, r.reason if r else reason, why))
 
 
 def reader_schema(schema: Mapping, types: list[ColumnType]) -> dict | None:
@@ -290,7 +321,7 @@ def rejects_expr(types: list[ColumnType], keep: set[str] | frozenset[str] = froz
         return None
     any_refused = " OR ".join(f"({c.refusal.refused})" for c in cols if c.refusal)
     fields = ", ".join(f"{sql_text(c.name)}, CASE WHEN {c.refusal.refused} THEN named_struct('value', "
-                       f"{c.refusal.exact}, 'reason', {sql_text(c.refusal.reason)}) END" for c in cols if c.refusal)
+                       f"{c.refusal.exact}, 'reason', {c.refusal.reason_expr()}) END" for c in cols if c.refusal)
     return f"CASE WHEN {any_refused} THEN to_json(named_struct({fields})) END AS {quote(REJECTS_COLUMN)}"
 
 
@@ -349,7 +380,7 @@ def typed_schema(schema: Mapping, types: list[ColumnType], keep: set[str] | froz
     fields = []
     for f in out["fields"]:
         c = by_name.get(f["name"])
-        if f["name"] == REJECTS_COLUMN:
+        if f["name"] in (REJECTS_COLUMN, SOURCE_VALUES_COLUMN):
             continue
         if c is not None and c.converts and c.name not in keep:
             f = {"name": f["name"], "type": avro_type(c.lake_type), "default": None}

@@ -38,11 +38,16 @@ def sql_text(s: str) -> str:
 @dataclass(frozen=True)
 class Refusal:
     """When a conversion gives NULL for a value it cannot hold: ``refused`` (SQL, true exactly then),
-    ``exact`` (SQL, the source value's exact text, whatever the value) and ``reason`` (plain text)."""
+    ``exact`` (SQL, the source value's exact text, whatever the value) and ``reason`` (plain text; or SQL
+    in ``reason_sql`` when it depends on the value)."""
 
     refused: str
     exact: str
     reason: str
+    reason_sql: str | None = None
+
+    def reason_expr(self) -> str:
+        return self.reason_sql or sql_text(self.reason)
 
 
 # ---------------------------------------------------------------- expressions over one value x

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hudi_cdc.common.lake_types import OLDKEY_PREFIX
+from hudi_cdc.common.lake_types import OLDKEY_PREFIX, SOURCE_VALUES_COLUMN
 from hudi_cdc.errors import DataError
 
 
@@ -63,7 +63,8 @@ def schema_from_landed(pipeline, table: str) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise DataError(f"{newest}: the writer schema is not an Avro record")
     # a key change's old key (capture/oldkey.py) rides along some events only: not the table's shape
-    fields = [f for f in schema.get("fields", []) if not str(f.get("name", "")).startswith(OLDKEY_PREFIX)]
+    fields = [f for f in schema.get("fields", []) if not str(f.get("name", "")).startswith(OLDKEY_PREFIX)
+              and f.get("name") != SOURCE_VALUES_COLUMN]  # as capture's special values (capture/specials.py)
     return {**schema, "fields": fields} if "fields" in schema else schema
 
 

@@ -126,6 +126,14 @@ class Source(Protocol):
     def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
         """capture --drop-slot: what capture created on the server and beside the offsets, removed."""
 
+    def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
+        """(tables of the pipeline the database no longer has: renamed or dropped; tables it has that the
+        publication does not publish: dropped and created again, or new), by pipeline name; capture/tablelife.py."""
+
+    def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
+        """Connects to the database for what Debezium's events cannot carry (PostgreSQL's numeric NaN/Infinity,
+        capture/specials.py; the types of columns it sends as bytes, capture/textforms.py); None: nothing."""
+
     def added_defaults(self, pipeline: Pipeline, table: SourceTable, columns: list[str]) -> list[str]:
         """Of `columns` (new in the table's landed schema), those whose rows that existed before the ALTER
         TABLE read a value no change event carried (a default, a generated column): capture/defaults.py."""

@@ -5,7 +5,8 @@ long micros, an ISO string for timestamptz, a {scale, value} struct) is no typed
 
 The policies of hudi_cdc/common/lake_types.py hold on the database side: +-infinity dates and timestamps are
 9999-12-31 / 0001-01-01; BC dates are proleptic Gregorian (astronomical year numbering, 1 BC = year 0);
-``time`` is HH:MM:SS.ffffff; numeric NaN/Infinity have no lake value (Debezium sends NULL: a difference).
+``time`` is HH:MM:SS.ffffff; numeric NaN/Infinity have no lake value (NULL, their text in __rejects:
+capture/specials.py).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def kind_of(type_name: str) -> str:
         return "json"
     if t == "point":
         return "point"  # Debezium's io.debezium.data.geometry.Point: a struct {x, y, wkb, srid}
+    if t in GEOMETRIC:
+        return "geometric"  # capture lands pgjdbc's text of them ("(1.0,1.0),(0.0,0.0)"): capture/textforms.py
     if t in ("smallint", "integer", "bigint", "boolean", "text") or t.startswith(("character", "varchar")):
         return "plain"  # read as they are (char(n) keeps its padding, as Debezium sends it)
     return "text"
@@ -193,6 +196,16 @@ def json_value(text: str):
         return text
 
 
+GEOMETRIC = ("box", "circle", "line", "lseg", "path", "polygon")
+_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|-?Infinity|NaN")
+
+
+def geometric_value(text: str):
+    """A geometric value's text, PostgreSQL's ('(1,1),(0,0)') or pgjdbc's ('(1.0,1.0),(0.0,0.0)'), as its
+    punctuation and its numbers (floats)."""
+    return ("geometric", _NUMBER.sub("#", text).replace(" ", ""), tuple(float(n) for n in _NUMBER.findall(text)))
+
+
 def _float4(v):
     return struct.unpack("f", struct.pack("f", v))[0] if isinstance(v, float) else v
 
@@ -230,6 +243,8 @@ def db_value(kind: str, v):
     if kind == "point":
         x, y = str(v).strip("()").split(",")
         return ("point", float(x), float(y))
+    if kind == "geometric":
+        return geometric_value(str(v))
     if kind == "text":
         return str(v)
     return v
@@ -293,12 +308,22 @@ def lake_value(kind: str, arrow_type, v):
         return bytes(v) if isinstance(v, (bytes, bytearray)) else f"{UNTYPED}{v!r}"
     if kind == "point":
         return ("point", float(v["x"]), float(v["y"])) if isinstance(v, dict) else f"{UNTYPED}{v!r}"
+    if kind == "geometric":
+        return geometric_value(v) if isinstance(v, str) else f"{UNTYPED}{v!r}"
     if kind == "text":
         return str(v)
     return v
 
 
 # ---------------------------------------------------------------- __rejects (lake_types.rejects_expr)
+ZERO_DATE = re.compile(r"^[0-9]+-(00-|[0-9]{2}-00)")  # MySQL's zero dates: a zero month or day
+
+
+def zero_date(text: str):
+    """A MySQL zero date ('0000-00-00', '0000-00-00 00:00:00.000000') as the database prints it."""
+    return ("zero-date", text)
+
+
 def exact_decimal(text: str) -> Decimal:
     """A rejected numeric's exact text: PostgreSQL's form, or '0x<two's-complement bytes>E-<scale>' for an
     unscaled value of more than 38 digits."""
@@ -320,6 +345,8 @@ def rejected_value(kind: str, text: str | None):
     ``db_value`` (so verify can tell it is the database's value); None when it has no such form."""
     if text is None:
         return None
+    if kind in ("date", "timestamp", "timestamptz") and ZERO_DATE.match(text):
+        return zero_date(text)
     try:
         if kind.startswith("array:"):
             return [rejected_value(kind[6:], e) for e in _array_elements(text)]

@@ -23,26 +23,31 @@ EDGE_DDL = [
     "CREATE TYPE pair AS (a int, b text)",
     "CREATE TABLE edges (id int PRIMARY KEY, n numeric, n2 numeric(10,2), d date, ts timestamp, tstz timestamptz, "
     "tmtz timetz, iv interval, m money, r4 int4range, rtz tstzrange, dl int_list, cp pair, e lvl, vb varbit, "
-    "x xml, ci citext, s text, iarr int[], tarr timestamptz[], narr numeric[], earr text[])",
+    "x xml, ci citext, s text, iarr int[], tarr timestamptz[], narr numeric[], earr text[], "
+    "bx box, cc circle, ln line, ls lseg, pa path, pg polygon, tq tsquery, ia interval[], ma money[])",
 ]
-EDGE_COLUMNS = "id, n, n2, d, ts, tstz, tmtz, iv, m, r4, rtz, dl, cp, e, vb, x, ci, s, iarr, tarr, narr, earr"
+EDGE_COLUMNS = ("id, n, n2, d, ts, tstz, tmtz, iv, m, r4, rtz, dl, cp, e, vb, x, ci, s, iarr, tarr, narr, earr, "
+                "bx, cc, ln, ls, pa, pg, tq, ia, ma")
+GEOMETRIC = ("'((0,0),(1.5,1))', '<(1,2),3>', '{{1,2,3}}', '[(0,0),(1,1)]', '[(0,0),(1,1)]', '((0,0),(1,1),(1,0))', "
+             "'a & !b', ARRAY['1 day', NULL]::interval[], ARRAY[1.5, NULL]::money[]")
+NO_GEOMETRIC = ", NULL" * 9
 ROWS = [  # id 1..4 in the snapshot, 11..14 streamed: the same values (Debezium's two paths differ)
     "({id}, 'NaN', 99999999.99, '4713-01-01 BC', '4713-01-01 00:00:00 BC', '4713-01-01 00:00:00+00 BC', "
     "'00:00:00+15:59', '1 year 2 mons 3 days', '-92233720368547758.08', '[1,10)', "
     "'[2024-01-01 00:00+00,infinity)', '{{1,NULL,3}}', ROW(1, 'a'), 'low', B'0010', '<a/>', 'MiXeD', '', '{{}}', "
-    "ARRAY[NULL]::timestamptz[], ARRAY[NULL, 1.5]::numeric[], '{{}}')",
+    "ARRAY[NULL]::timestamptz[], ARRAY[NULL, 1.5]::numeric[], '{{}}', " + GEOMETRIC + ")",
     "({id}, 'Infinity', -99999999.99, '5874897-12-31', '294276-12-31 23:59:59.999999', "
     "'294276-12-31 23:59:59.999999+00', '23:59:59.999999-15:59', '-178000000 years', '92233720368547758.07', "
     "'empty', '(,)', '{{}}', ROW(NULL, NULL), 'high', B'', '<r><a x=\"1\">t</a></r>', 'ß', repeat('x', 300000), "
     "ARRAY[NULL, 2147483647, -2147483648], ARRAY['2024-01-01 00:00:00+00', NULL]::timestamptz[], "
-    "ARRAY[1e-30, NULL]::numeric[], ARRAY['']::text[])",
+    "ARRAY[1e-30, NULL]::numeric[], ARRAY['']::text[]" + NO_GEOMETRIC + ")",
     "({id}, '-Infinity', 0, 'infinity', 'infinity', '-infinity', '12:00:00+00', '1 mon -1 days', 0, "
     "'[-2147483648,2147483647)', '[2024-01-01 00:00+05,2024-01-02 00:00+05]', NULL, NULL, NULL, B'1', NULL, "
-    "repeat('é', 5000), '😀 4-byte', NULL, NULL, NULL, NULL)",
+    "repeat('é', 5000), '😀 4-byte', NULL, NULL, NULL, NULL" + NO_GEOMETRIC + ")",
     "({id}, 1e100, NULL, '0001-01-01', '0001-01-01 00:00:00', '1970-01-01 00:00:00+00', NULL, "
-    "'178000000 years', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+    "'178000000 years'" + ", NULL" * 14 + NO_GEOMETRIC + ")",
     "({id}, 1e-100, NULL, '1999-12-31', '-infinity', '2000-01-01 00:00:00.000001+00', NULL, "
-    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL" + NO_GEOMETRIC + ")",
 ]
 DDL_TABLES = [
     # ALTER COLUMN TYPE ... USING, SET/DROP DEFAULT, SET/DROP NOT NULL
@@ -104,13 +109,18 @@ def _edges_landed(p) -> None:
     from hudi_cdc.lake.reader import read_arrow
 
     lake = read_arrow(p.base_path("edges", "COPY_ON_WRITE"))
-    cols = ["id", "dl", "e", "tmtz", "iv", "m", "r4", "rtz", "vb", "ci", "s", "iarr", "earr", "n"]
+    cols = ["id", "dl", "e", "tmtz", "iv", "m", "r4", "rtz", "vb", "ci", "s", "iarr", "earr", "n", "cp", "bx", "tq"]
     rows = {r["id"]: r for r in lake.select(cols).to_pylist()}
     for k in (1, 11):  # snapshot and streamed alike
         assert rows[k]["dl"] == [1, None, 3] and rows[k]["e"] == "mid" and rows[k]["tmtz"] == "08:01:00Z"
         assert rows[k]["iv"] == "P1Y2M3DT0H0M0S" and str(rows[k]["m"]) == "-92233720368547758.08"
         assert rows[k]["rtz"] == '["2024-01-01 00:00:00+00",infinity)' and rows[k]["vb"] == "10"
         assert rows[k]["s"] == "" and rows[k]["iarr"] == [] and rows[k]["earr"] == [] and rows[k]["n"] is None
+        # types Debezium does not know: their text (pgjdbc's for the geometric ones)
+        assert (rows[k]["cp"], rows[k]["bx"], rows[k]["tq"]) == ("(1,a)", "(1.5,1.0),(0.0,0.0)", "'a' & !'b'"), rows[k]
+    assert rows[2]["cp"] == rows[12]["cp"] == "(,)" and rows[3]["cp"] is None
+    for k, special in ((1, "NaN"), (11, "NaN"), (2, "Infinity"), (12, "Infinity"), (3, "-Infinity")):
+        assert _refused(lake, k)["n"]["value"] == special, (k, _refused(lake, k))  # read from the database
     assert rows[12]["r4"] == "empty" and rows[12]["iv"] == "P-178000000Y0M0DT0H0M0S" and rows[12]["earr"] == [""]
     assert len(rows[2]["s"]) == 300_001 and rows[13]["s"] == "😀 4-byte" and rows[12]["ci"] == "ß"
     for k in (2, 12):  # past 294247 AD: Debezium's long overflowed (kept as it came), Spark's string parse too
@@ -138,19 +148,15 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
     c = str(cfg)
     assert main(["-c", c, "capture", "--once", "--timeout", "300"]) == 0
     assert main(["-c", c, "bootstrap"]) == 0
-    # one round: the values streamed and every DDL step. capture refuses in one line with the fix while
-    # the pipeline names a renamed table, then while a dropped and re-created table is not published
+    # one round: the values streamed and every DDL step. A renamed table: one warning line, the others are
+    # captured; a dropped and re-created table: published again and re-taken by an incremental snapshot
     _sql(db, *ROUND_1, *ROUND_2, *ROUND_3)
     capsys.readouterr()
-    assert main(["-c", c, "capture", "--once", "--timeout", "300"]) == 11
+    assert main(["-c", c, "capture", "--once", "--timeout", "300"]) == 0
     err = capsys.readouterr().err.strip()
-    assert "table public.ren of the pipeline does not exist in the database (renamed or dropped?)" in err, err
-    del doc["tables"]["ren"]
-    cfg.write_text(yaml.safe_dump(doc, sort_keys=False))
-    assert main(["-c", c, "capture", "--once", "--timeout", "300"]) == 11
-    err = capsys.readouterr().err.strip()
-    assert "does not publish public.dr" in err and "capture snapshot --table <table> --replace" in err, err
-    assert main(["-c", c, "capture", "snapshot", "--table", "dr", "--replace"]) == 0
+    assert "table public.ren of the pipeline does not exist in the database (renamed or dropped?): not " \
+           "captured, the other tables are" in err, err
+    assert "table public.dr is not in publication" in err and "snapshot of dr requested" in err, err
     assert main(["-c", c, "capture", "snapshot", "--table", "parted", "--replace"]) == 11  # refused, one line
     assert "parted is a partitioned table" in capsys.readouterr().err
     for _ in range(3):  # a --once run stops at its end marker: the snapshot may go on in the next one
@@ -162,17 +168,19 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
     assert main(["-c", c, "stream", "--all", "--once"]) == 0
     got = {t: _verify(c, t, capsys) for t in doc["tables"]}
     # ALTER COLUMN TYPE ... USING, SET/DROP DEFAULT, SET/DROP NOT NULL; ADD PRIMARY KEY; DROP + CREATE re-taken
+    assert got["ren"][0] == 6 and "public.ren not found" in got["ren"][1]["error"], got["ren"]
     for t in ("ddl", "nokey", "dr"):
         assert got[t][0] == 0 and got[t][1]["equal"], (t, got[t])
     assert got["dr"][1]["db_rows"] == 1 and got["ddl"][1]["db_rows"] == 8
     # ATTACH / DETACH PARTITION write no change events: the attached rows are missing, the detached kept
     assert got["parted"][0] == 10 and (got["parted"][1]["missing"], got["parted"][1]["extra"]) == (2, 5), got["parted"]
-    # the edge values: every one lands exactly or is kept in __rejects, except numeric NaN/Infinity (Debezium
-    # sends NULL) and the timestamp past 294247 AD (kept as Debezium's overflowed long); composite: absent
+    # the edge values: every one lands exactly or is kept in __rejects (numeric NaN/Infinity, which Debezium
+    # sends as NULL, read from the database by capture), except the timestamp past 294247 AD (kept as
+    # Debezium's overflowed long); composite, geometric and tsquery: their text; interval[], money[]: absent
     code, edges = got["edges"]
-    assert code == 10 and edges["db_rows"] == edges["lake_rows"] == 10 and edges["not_in_lake"] == ["cp"], edges
-    assert edges["column_differences"] == {"n": 6, "ts": 2}, edges
-    assert edges["rejected_columns"] == {"tstz": 2, "narr": 2, "n": 4}, edges
+    assert code == 10 and edges["db_rows"] == edges["lake_rows"] == 10 and edges["not_in_lake"] == ["ia", "ma"], edges
+    assert edges["column_differences"] == {"ts": 2}, edges
+    assert edges["rejected_columns"] == {"tstz": 2, "narr": 2, "n": 10}, edges
     from hudi_cdc.config import load_pipeline
 
     _edges_landed(load_pipeline(cfg))
@@ -234,17 +242,20 @@ def test_mariadb_edge_values_and_ddl_land_or_are_kept(tmp_path, mariadb, mariadb
     for t in tables:
         out = run_cli("verify", "--table", t, "--type", "cow", "-o", "json", cwd=tmp_path)
         got[t] = (out.returncode, json.loads(out.stdout) if out.stdout.strip() else out.stderr)
-    # Debezium's values: a zero date NULL (nullable) or 2000-01-01 (NOT NULL), YEAR 0000 as 2000 (snapshot)
-    # or 1900 (binlog); DECIMAL(65,30) beyond 38 digits: kept in __rejects
+    # a zero date (Debezium: NULL, or 2000-01-01, the NOT NULL column's default): NULL, kept in __rejects (read
+    # from the database by capture); YEAR 0000 as 2000 (snapshot) or 1900 (binlog), Debezium's values;
+    # DECIMAL(65,30) beyond 38 digits: kept in __rejects
     code, edges = got["edges"]
-    assert code == 10 and edges["column_differences"] == {"zd": 2, "zdn": 2, "yr": 2}, edges
-    assert edges["rejected_columns"] == {"dec65": 4}, edges
+    assert code == 10 and edges["column_differences"] == {"yr": 2}, edges
+    assert edges["rejected_columns"] == {"dec65": 4, "zd": 2, "zdn": 2}, edges
     from hudi_cdc.config import load_pipeline
     from hudi_cdc.lake.reader import read_arrow
 
     lake = read_arrow(load_pipeline(tmp_path / "hudi-cdc.yaml").base_path("edges", "COPY_ON_WRITE"))
-    rows = {r["id"]: r for r in lake.select(["id", "zdn", "yr", "b5", "tm"]).to_pylist()}
-    assert str(rows[13]["zdn"]) == "0001-01-01" and str(rows[1]["zdn"]) == "2000-01-01"  # no two-digit years
+    rows = {r["id"]: r for r in lake.select(["id", "zdn", "yr", "b5", "tm", "__rejects"]).to_pylist()}
+    assert str(rows[13]["zdn"]) == "0001-01-01"  # no two-digit years
+    for k in (1, 11):
+        assert rows[k]["zdn"] is None and json.loads(rows[k]["__rejects"])["zdn"]["value"] == "0000-00-00", rows[k]
     assert (rows[3]["yr"], rows[13]["yr"], rows[12]["yr"]) == (2000, 1900, 2155)
     assert rows[11]["b5"] == "11111" and rows[12]["tm"] == "-838:59:59.000000"
     # MODIFY ... NOT NULL turned the NULLs into 0 with no row events: those rows keep NULL in the lake

@@ -275,3 +275,28 @@ def test_mysql_verify_reads_bit_and_point_as_the_lake_holds_them():
     assert mv.value("bit1", b"\x01") is True and mv.value("bit1", b"\x00") is False
     wkb = b"\x01\x01\x00\x00\x00" + struct.pack("<dd", 1.0, 2.0)
     assert mv.value("point", b"\x00\x00\x00\x00" + wkb) == ("point", 1.0, 2.0)
+
+
+def test_values_the_events_cannot_carry_are_refused_from_source_values():
+    """capture's __source_values (numeric NaN/Infinity, MySQL zero dates: capture/specials.py) makes the column
+    NULL and puts the text in __rejects; the field itself never becomes a lake column; verify reads the same
+    text from the database (zero dates as pymysql gives them, geometric values by punctuation and numbers)."""
+    from hudi_cdc.sources import typed_values as tv
+    from hudi_cdc.sources.mysql import verify as mv
+
+    landed = {**SCHEMA, "fields": [*SCHEMA["fields"], {"name": lt.SOURCE_VALUES_COLUMN, "type": ["null", "string"]}]}
+    types = {c.name: c for c in lt.schema_types(landed, table="t")}
+    sql = lt.transformer_sql(landed)
+    assert lt.SOURCE_VALUES_COLUMN not in types and not sql.startswith("SELECT `__source_values`")
+    assert ", `__source_values`," not in sql and "AS `__source_values`" not in sql  # read, never selected
+    for name in ("n", "nfree", "d", "ts", "tstz"):  # decimals, dates, timestamps
+        c = types[name]
+        assert c.converts and c.expr.startswith("CASE WHEN get_json_object(`__source_values`, '$." + name), c.expr
+        assert "__source_values" in c.refusal.refused and "__source_values" in c.refusal.exact
+    assert types["j"] == _by_name()["j"] and "__source_values" not in str(types["nfarr"].refusal)
+    target = lt.typed_schema(landed, list(types.values()))
+    assert [f["name"] for f in target["fields"]][-2:] == ["__lsn", lt.REJECTS_COLUMN]
+    assert tv.rejected_value("decimal", "NaN") == tv.db_value("decimal", "NaN") == ("dec", "NaN")
+    assert tv.rejected_value("date", "0000-00-00") == mv.value("date", "0000-00-00") == ("zero-date", "0000-00-00")
+    assert tv.db_value("geometric", "(1.5,1),(0,0)") == tv.lake_value("geometric", None, "(1.5,1.0),(0.0,0.0)")
+    assert tv.db_value("geometric", "[(0,0),(1,1)]") != tv.db_value("geometric", "((0,0),(1,1))")  # open path

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from hudi_cdc.common.lake_types import OLDKEY_PREFIX, REJECTS_COLUMN
+from hudi_cdc.common.lake_types import OLDKEY_PREFIX, REJECTS_COLUMN, SOURCE_VALUES_COLUMN
 
 # in base.properties for HoodieStreamer; the streamer does it itself (follow) and drops it for prepped writes
 SET_NULL_OPTION = "hoodie.write.set.null.for.missing.columns"
@@ -62,7 +62,8 @@ def describe_change(old_columns: list[str], newest_schema: dict) -> str:
     """What the round's newest landed schema changes against the table's data columns, in words
     ('' when nothing): added columns, columns no longer landed, and a likely RENAME (one column
     gone and one new in its place)."""
-    new = {n: t for n, t in _fields(newest_schema).items() if not n.startswith(OLDKEY_PREFIX)}  # never in the lake
+    new = {n: t for n, t in _fields(newest_schema).items()  # capture's extra columns: never in the lake
+           if not n.startswith(OLDKEY_PREFIX) and n != SOURCE_VALUES_COLUMN}
     old = [c for c in old_columns if not c.startswith("_hoodie") and c != REJECTS_COLUMN]  # not landed columns
     added = [c for c in new if c not in old]
     gone = [c for c in old if c not in new]

@@ -32,10 +32,24 @@ def column_types(file_schemas: list[tuple[str, dict]], registry_schema: str | No
     schema = round_schema(file_schemas, registry_schema)
     if schema is None:
         return None, []
+    schema = with_source_values_field(schema, file_schemas)
     try:
         return schema, lake_types.schema_types(schema, table=table, props=props)
     except lake_types.LakeTypeError as exc:
         raise JobInputError(f"{table}: {exc}") from None
+
+
+def with_source_values_field(schema: dict, file_schemas: list[tuple[str, dict]]) -> dict:
+    """The round's schema with capture's ``__source_values`` field when any file of the round has it (it
+    rides along the rows that need it only), so the reader keeps it and the typing reads it."""
+    name = lake_types.SOURCE_VALUES_COLUMN
+    if any(f["name"] == name for f in schema.get("fields", ())):
+        return schema
+    for _, fs in file_schemas:
+        field = next((f for f in fs.get("fields", ()) if f["name"] == name), None)
+        if field is not None:
+            return {**schema, "fields": [*schema["fields"], field]}
+    return schema
 
 
 def with_reader_schema(reader, schema: dict | None, types: list[lake_types.ColumnType]):
@@ -115,8 +129,9 @@ def apply(df, types: list[lake_types.ColumnType], *, table: str, base_path: str,
     """The round's events with every column in its lake type (legacy columns of an existing table kept)."""
     configure_session(df.sparkSession)
     converting = [c for c in types if c.converts and c.name in df.columns]
+    extra = [c for c in df.columns if c == lake_types.SOURCE_VALUES_COLUMN]  # capture's, read here only
     if not converting:
-        return df
+        return df.drop(*extra)
     keep = legacy_columns(converting, stored_schema(base_path)) if has_completed_commit(base_path) else []
     if keep:
         log(f"{table}: column(s) {', '.join(keep)} keep Debezium's encodings (the table was written before "
@@ -124,8 +139,8 @@ def apply(df, types: list[lake_types.ColumnType], *, table: str, base_path: str,
             "(docs/types.md)")
     by_name = {c.name: c for c in converting if c.name not in keep}
     if not by_name:
-        return df
+        return df.drop(*extra)
     items = [by_name[c].select() if c in by_name else lake_types.quote(c) for c in df.columns
-             if c != lake_types.REJECTS_COLUMN]
+             if c not in (lake_types.REJECTS_COLUMN, lake_types.SOURCE_VALUES_COLUMN)]
     rejects = lake_types.rejects_expr(list(by_name.values()))
     return df.selectExpr(*items, *([rejects] if rejects else []))

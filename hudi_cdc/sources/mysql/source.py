@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hudi_cdc.config import Pipeline
@@ -31,6 +32,12 @@ class MySqlFamily:
 
     def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
         return binlog.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), good_copy(pipeline), progress)
+
+    def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
+        return [], []  # no publication: the binlog carries every table
+
+    def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
+        return lambda: binlog.connect(pipeline)  # zero dates (capture/zerodates.py)
 
     def added_defaults(self, pipeline: Pipeline, table: SourceTable, columns: list[str]) -> list[str]:
         return defaults.added_defaults(pipeline, table, columns)

@@ -77,6 +77,23 @@ def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None
                           "re-takes its lake copy)")
 
 
+def publication_gaps(pipeline: Pipeline) -> tuple[list[str], list[str]]:
+    """(pipeline tables the database no longer has, pipeline tables the pipeline's publication does not
+    publish), by pipeline name; nothing when the publication is not there yet or publishes all tables."""
+    from hudi_cdc.sources.tables import source_tables
+
+    name = pipeline.publication_name
+    with connect(pipeline) as conn:
+        row = conn.execute("SELECT puballtables FROM pg_publication WHERE pubname = %s", (name,)).fetchone()
+        if row is None or row[0]:
+            return [], []
+        published = {(s, t) for s, t in conn.execute(
+            "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (name,)).fetchall()}
+        missing = [t for t in source_tables(pipeline) if (t.schema, t.table) not in published]
+        gone = [t.name for t in missing if _relkind(conn, t) is None]
+        return gone, [t.name for t in missing if t.name not in gone]
+
+
 def _relkind(conn, t: SourceTable) -> str | None:
     row = conn.execute("SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                        "WHERE n.nspname = %s AND c.relname = %s", (t.schema, t.table)).fetchone()

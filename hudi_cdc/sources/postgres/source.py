@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hudi_cdc.config import Pipeline
@@ -32,6 +33,16 @@ class PostgresSource:
 
     def drop_state(self, pipeline: Pipeline, progress: Progress) -> dict[str, bool]:
         return engine.drop_state(pipeline, progress)
+
+    def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
+        from hudi_cdc.sources.postgres import db
+
+        return db.publication_gaps(pipeline)
+
+    def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
+        from hudi_cdc.sources.postgres import db
+
+        return lambda: db.connect(pipeline)
 
     def added_defaults(self, pipeline: Pipeline, table: SourceTable, columns: list[str]) -> list[str]:
         return defaults.added_defaults(pipeline, table, columns)

@@ -1,0 +1,72 @@
+"""PostgreSQL ``numeric`` NaN, Infinity and -Infinity, which Debezium sends as NULL: specials.py's lookup."""
+
+from __future__ import annotations
+
+from hudi_cdc.sources.tables import lake_name
+
+NUMERIC_NAMES = ("io.debezium.data.VariableScaleDecimal", "org.apache.kafka.connect.data.Decimal")
+SPECIAL_TEXTS = ("NaN", "Infinity", "-Infinity")
+
+
+class PgNumerics:
+    """The NULL numerics of row events, read from PostgreSQL by key."""
+
+    def __init__(self, connect):
+        self._connect = connect  # () -> a psycopg connection (autocommit)
+        self._conn = None
+        self._columns: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}  # lake name -> (name, type)
+
+    def fields(self, schema) -> list:
+        return [f for f in schema.fields() if str(f.schema().name()) in NUMERIC_NAMES]
+
+    def suspect(self, field, value) -> bool:
+        return value is None
+
+    def table_of(self, source) -> tuple[str, str]:
+        return str(source.getString("schema")), str(source.getString("table"))
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _table_columns(self, schema: str, table: str, names: list[str]) -> dict[str, tuple[str, str]]:
+        cols = self._columns.get((schema, table), {})
+        if not all(n in cols for n in names):  # new to this run, or a column added since
+            rows = self._db().execute(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
+                "(quote_ident(%s) || '.' || quote_ident(%s))::regclass AND attnum > 0 AND NOT attisdropped",
+                (schema, table)).fetchall()
+            cols = {lake_name(n): (n, t) for n, t in rows}
+            self._columns[(schema, table)] = cols
+        return cols
+
+    def query(self, schema: str, table: str, key_fields: list[str], keys: list[tuple], cols: list[str]):
+        from psycopg import sql
+
+        known = self._table_columns(schema, table, key_fields + cols)
+        if not all(n in known for n in key_fields):
+            return []
+        cols = [c for c in cols if c in known]
+        text = [sql.SQL("t.{}::text").format(sql.Identifier(known[c][0])) for c in cols]
+        specials = sql.SQL(", ").join(sql.Literal(s) for s in SPECIAL_TEXTS)
+        on = sql.SQL(" AND ").join(sql.SQL("t.{} = v.{}::" + known[k][1]).format(
+            sql.Identifier(known[k][0]), sql.Identifier(f"k{i}")) for i, k in enumerate(key_fields))
+        rows = sql.SQL(", ").join(sql.SQL("({})").format(sql.SQL(", ").join(
+            [sql.Literal(i)] + [sql.Literal(v) for v in key])) for i, key in enumerate(keys))
+        q = sql.SQL("SELECT v.i, {cols} FROM {table} t JOIN (VALUES {rows}) AS v(i, {kn}) ON {on} "
+                    "WHERE {any}").format(
+            cols=sql.SQL(", ").join(text), table=sql.Identifier(schema, table), rows=rows,
+            kn=sql.SQL(", ").join(sql.Identifier(f"k{i}") for i in range(len(key_fields))), on=on,
+            any=sql.SQL(" OR ").join(sql.SQL("{} IN ({})").format(t, specials) for t in text))
+        out = []
+        for i, *values in self._db().execute(q).fetchall():
+            got = {c: v for c, v in zip(cols, values, strict=True) if v in SPECIAL_TEXTS}
+            if got:
+                out.append((keys[i], got))
+        return out
+
+    def _db(self):
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn

@@ -1,0 +1,157 @@
+"""Values Debezium's change events cannot carry, read from the database by capture and landed beside the row.
+
+* PostgreSQL ``numeric`` NaN, Infinity and -Infinity (pg_numerics.py): under ``decimal.handling.mode=precise``
+  Debezium has no encoding for them and sends NULL (the VariableScaleDecimal of an unconstrained
+  ``numeric`` is NULL; a ``numeric(p,s)`` NaN fails its converter, which Debezium logs and replaces by NULL).
+* MySQL/MariaDB zero dates ``'0000-00-00'`` (and dates with a zero month or day) under a ``sql_mode``
+  that allows them (zerodates.py): Debezium sends NULL, or for a NOT NULL column the column's default or
+  the epoch.
+
+The event cannot tell such a value from a NULL (or a real default), so capture asks the database: for the
+row events of a batch with a suspect value, one query per table and batch reads the rows' current values
+of those columns by their keys, and a value of that kind lands beside the row as ``__source_values`` (a
+JSON object ``{column: the database's text}``, lake_types.SOURCE_VALUES_COLUMN). The lake column is NULL
+and the row's ``__rejects`` gets the exact value (lake_types.with_source_values); the lake never gets the
+``__source_values`` column.
+
+The value read is the row's as of the capture (a few seconds after the change): when the row changed
+again since, an earlier event can get a later value, and the later change's own event lands after it,
+so the newest row in the lake is exact. Keys of types whose Connect value is not the database's text
+(dates, timestamps, decimals, binary) are not looked up (docs/types.md).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from hudi_cdc.common.lake_types import SOURCE_VALUES_COLUMN
+
+PLAIN_KEY_TYPES = ("INT8", "INT16", "INT32", "INT64", "STRING", "BOOLEAN")
+CHUNK = 1000
+
+
+class Lookup(Protocol):
+    """One database's part: which columns may hold such a value, and the query reading them."""
+
+    def fields(self, schema) -> list:
+        """The fields of a row schema that may hold such a value."""
+
+    def suspect(self, field, value) -> bool:
+        """Can this landed value stand for such a value?"""
+
+    def table_of(self, source) -> tuple[str, str]:
+        """(schema or database, table) of an event's ``source`` block."""
+
+    def query(self, schema: str, table: str, key_fields: list[str], keys: list[tuple], cols: list[str]
+              ) -> list[tuple[tuple, dict[str, str]]]:
+        """(key texts, {column: text}) of the rows among `keys` holding such a value in `cols`."""
+
+    def close(self) -> None:
+        """Closes its connection."""
+
+
+class SourceValues:
+    """Looks up a batch's suspect values; adds ``__source_values`` to the rows holding such a value."""
+
+    def __init__(self, lookup: Lookup):
+        from jpype import JClass
+
+        self.lookup = lookup
+        self._System = JClass("java.lang.System")
+        self._SchemaBuilder = JClass("org.apache.kafka.connect.data.SchemaBuilder")
+        self._Struct = JClass("org.apache.kafka.connect.data.Struct")
+        self._fields: dict[int, list] = {}  # identity of a row schema -> the fields to look at
+        self._widened: list[tuple[Any, Any]] = []
+        self.found: dict[tuple[str, tuple], dict[str, str]] = {}  # (topic, key texts) -> {column: text}
+
+    def look_up(self, records) -> None:
+        """Before a batch lands: the values of every row event in it with a suspect value."""
+        self.found = {}
+        wanted: dict[tuple[str, str, str], dict] = {}
+        for event in records:
+            record = event.sourceRecord()
+            got = self._candidate(record)
+            if got is None:
+                continue
+            (schema, table), cols, key = got
+            w = wanted.setdefault((str(record.topic()), schema, table), {"fields": key[0], "keys": set(),
+                                                                         "cols": set()})
+            w["keys"].add(key[1])
+            w["cols"].update(cols)
+        for (topic, schema, table), w in wanted.items():
+            keys = sorted(w["keys"])
+            for i in range(0, len(keys), CHUNK):
+                for k, values in self.lookup.query(schema, table, w["fields"], keys[i:i + CHUNK], sorted(w["cols"])):
+                    self.found[(topic, k)] = values
+
+    def apply(self, out):
+        """The unwrapped record, with ``__source_values`` when its row holds such a value."""
+        if not self.found or out.key() is None:
+            return out
+        key = _key_texts(out.key())
+        values = self.found.get((str(out.topic()), key[1])) if key else None
+        value = out.value()
+        if not values or value is None:
+            return out
+        schema = self._widen(value.schema())
+        row = self._Struct(schema)
+        for f in value.schema().fields():
+            row.put(f.name(), value.get(f))
+        row.put(SOURCE_VALUES_COLUMN, json.dumps(values, sort_keys=True))
+        return out.newRecord(out.topic(), out.kafkaPartition(), out.keySchema(), out.key(), schema, row,
+                             out.timestamp())
+
+    def close(self) -> None:
+        self.lookup.close()
+
+    def _candidate(self, record):
+        """((schema, table), suspect columns, (key fields, key texts)) of a row event, else None."""
+        value = record.value()
+        if value is None or record.key() is None or value.schema().field("after") is None:
+            return None
+        after = value.getStruct("after")
+        if after is None:
+            return None
+        schema = after.schema()
+        ident = int(self._System.identityHashCode(schema))
+        fields = self._fields.get(ident)
+        if fields is None:
+            fields = self._fields[ident] = self.lookup.fields(schema)
+        cols = [str(f.name()) for f in fields if self.lookup.suspect(f, after.get(f))]
+        if not cols:
+            return None
+        key = _key_texts(record.key())
+        source = value.getStruct("source")
+        if key is None or source is None:
+            return None
+        return self.lookup.table_of(source), cols, key
+
+    def _widen(self, schema):
+        for s, widened in self._widened:
+            if s.equals(schema):
+                return widened
+        b = self._SchemaBuilder.struct()
+        if schema.name() is not None:
+            b = b.name(schema.name())
+        for f in schema.fields():
+            b = b.field(f.name(), f.schema())
+        widened = b.field(SOURCE_VALUES_COLUMN, self._SchemaBuilder.string().optional().build()).build()
+        self._widened.append((schema, widened))
+        return widened
+
+
+def _key_texts(key) -> tuple[list[str], tuple] | None:
+    """(field names, the values' text) of a record key whose every field PostgreSQL reads from its text."""
+    names, texts = [], []
+    for f in key.schema().fields():
+        s = f.schema()
+        if str(s.type().getName()).upper() not in PLAIN_KEY_TYPES or (
+                s.name() is not None and str(s.name()) != "io.debezium.data.Uuid"):
+            return None
+        v = key.get(f)
+        if v is None:
+            return None
+        names.append(str(f.name()))
+        texts.append(str(v))
+    return names, tuple(texts)

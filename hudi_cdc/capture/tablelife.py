@@ -1,0 +1,53 @@
+"""A table renamed, dropped or dropped and created again never stops capture of the others.
+
+Before the engine starts, capture compares the pipeline's tables with the database and the publication
+(PostgreSQL; source.publication_gaps):
+
+* a table the database no longer has (``ALTER TABLE ... RENAME TO``, ``DROP TABLE``): one line names it
+  and the way forward, and this run captures the other tables (the publication follows a renamed table
+  by its oid: its changes come under the new name, which the pipeline does not land until it lists it);
+* a table the database has, the publication does not publish and capture landed before (dropped and
+  created again under the same name: the publication lost it with the drop): published again and its
+  lake copy re-taken by an incremental snapshot on the slot, as ``hudi-cdc capture snapshot --table T
+  --replace`` would (the dropped table's rows go, the rows written before it is published again come
+  from the snapshot, the changes after it stream). A table never landed is left to the publication
+  check (one line: a publication the user named may leave it out on purpose).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hudi_cdc import sources
+from hudi_cdc.capture import signals
+from hudi_cdc.common import storage
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import SourceError
+from hudi_cdc.sources import tables as src
+
+
+def runnable(pipeline: Pipeline, progress: Callable[[str], None]) -> Pipeline:
+    """The pipeline this run captures: without the tables the database no longer has; the tables the
+    publication lost published again and their re-take requested."""
+    gone, unpublished = sources.for_pipeline(pipeline).publication_gaps(pipeline)
+    by_name = {t.name: t for t in src.source_tables(pipeline)}
+    for name in [n for n in unpublished if _landed(pipeline, n)]:  # never captured: capture refuses as before
+        progress(f"table {by_name[name].qualified} is not in publication {pipeline.publication_name} (dropped and "
+                 "created again?): published again, its lake copy re-taken by an incremental snapshot on the slot "
+                 f"(as hudi-cdc capture snapshot --table {name} --replace)")
+        signals.request_snapshot(pipeline, name, replace=True, progress=progress)
+    if not gone:
+        return pipeline
+    names = ", ".join(by_name[n].qualified for n in gone)
+    if len(gone) == len(by_name):
+        raise SourceError(f"no table of the pipeline exists in the database ({names}: renamed or dropped?)")
+    progress(f"warning: table {names} of the pipeline does not exist in the database (renamed or dropped?): not "
+             "captured, the other tables are; take it out of the pipeline file's tables, or, renamed, add it under "
+             "its new name (`hudi-cdc add-table`, then `hudi-cdc capture snapshot --table <new>`)")
+    return pipeline.model_copy(update={"tables": {n: t for n, t in pipeline.tables.items() if n not in gone}})
+
+
+def _landed(pipeline: Pipeline, table: str) -> bool:
+    """Has capture landed files of the table (it was published then)?"""
+    folder = storage.local(pipeline.topic_dir(table))
+    return storage.exists(folder) and any(n.endswith(".avro") for n in storage.listdir(folder))

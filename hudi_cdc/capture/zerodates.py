@@ -1,0 +1,84 @@
+"""MySQL/MariaDB zero dates (``'0000-00-00'``, a zero month or day), which Debezium sends as NULL, or for a
+NOT NULL column as the column's default or the epoch: specials.py's lookup."""
+
+from __future__ import annotations
+
+from hudi_cdc.sources.tables import lake_name
+
+DATE_NAMES = ("io.debezium.time.Date", "io.debezium.time.Timestamp", "io.debezium.time.MicroTimestamp",
+              "io.debezium.time.NanoTimestamp", "io.debezium.time.ZonedTimestamp")
+EPOCHS = ("0", "1970-01-01T00:00:00Z")
+ZERO = "^[0-9]+-(00-|[0-9]{2}-00)"  # a zero month or day (a zero date's text: 0000-00-00)
+
+
+class ZeroDates:
+    """The date and timestamp values of row events that may stand for a zero date, read by key."""
+
+    def __init__(self, connect):
+        self._connect = connect  # () -> a pymysql connection (autocommit)
+        self._conn = None
+        self._columns: dict[tuple[str, str], dict[str, str]] = {}  # lake name -> column name
+
+    def fields(self, schema) -> list:
+        return [f for f in schema.fields() if str(f.schema().name()) in DATE_NAMES]
+
+    def suspect(self, field, value) -> bool:
+        if value is None:
+            return True
+        default = field.schema().defaultValue()
+        return str(value) in EPOCHS or (default is not None and str(value) == str(default))
+
+    def table_of(self, source) -> tuple[str, str]:
+        return str(source.getString("db")), str(source.getString("table"))
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def query(self, schema: str, table: str, key_fields: list[str], keys: list[tuple], cols: list[str]):
+        known = self._table_columns(schema, table, key_fields + cols)
+        if not all(n in known for n in key_fields):
+            return []
+        cols = [c for c in cols if c in known]
+        texts = [f"CAST(t.{_q(known[c])} AS CHAR)" for c in cols]
+        rows = " UNION ALL ".join("SELECT " + ", ".join([f"{i} AS i"] + [f"%s AS k{j}" for j in range(len(key))])
+                                  for i, key in enumerate(keys))
+        on = " AND ".join(f"t.{_q(known[k])} = v.k{j}" for j, k in enumerate(key_fields))
+        any_zero = " OR ".join(f"{t} REGEXP '{ZERO}'" for t in texts)
+        q = (f"SELECT v.i, {', '.join(texts)} FROM {_q(schema)}.{_q(table)} t JOIN ({rows}) v ON {on} "
+             f"WHERE {any_zero}")
+        with self._db().cursor() as cur:
+            cur.execute(q, [v for key in keys for v in key])
+            found = cur.fetchall()
+        out = []
+        for i, *values in found:
+            got = {c: str(v) for c, v in zip(cols, values, strict=True) if v is not None and _is_zero(str(v))}
+            if got:
+                out.append((keys[int(i)], got))
+        return out
+
+    def _table_columns(self, schema: str, table: str, names: list[str]) -> dict[str, str]:
+        cols = self._columns.get((schema, table), {})
+        if not all(n in cols for n in names):  # new to this run, or a column added since
+            with self._db().cursor() as cur:
+                cur.execute("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+                            "AND TABLE_NAME = %s", (schema, table))
+                cols = {lake_name(str(n)): str(n) for (n,) in cur.fetchall()}
+            self._columns[(schema, table)] = cols
+        return cols
+
+    def _db(self):
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _is_zero(text: str) -> bool:
+    import re
+
+    return re.match(ZERO, text) is not None
