@@ -50,14 +50,31 @@ def password(pipeline: Pipeline) -> str | None:
 
 
 def source_tables(pipeline: Pipeline) -> list[SourceTable]:
+    """Every source table of the pipeline: a routed table's shards each with its own topic (a pattern's
+    shards listed from the database first: sources/routes.py's resolved)."""
     out = []
     for name, t in pipeline.tables.items():
         parts = t.topic.rsplit(".", 2)
         if len(parts) != 3 or not all(parts):
             raise ConfigError(f"tables.{name}.topic: {t.topic!r} must be <topic prefix>.<schema>.<table>, as "
                               f"Debezium names topics ({pipeline.source_file})")
-        out.append(SourceTable(name, t.topic, parts[1], parts[2]))
+        if t.route is None:
+            out.append(SourceTable(name, t.topic, parts[1], parts[2]))
+            continue
+        if t.route.pattern is not None:
+            raise ConfigError(f"tables.{name}.route.pattern: its source tables are listed from the database "
+                              "(capture, verify and source check do); list them in route.tables for this command "
+                              f"({pipeline.source_file})")
+        for shard in t.route.tables:
+            schema, table = shard.split(".")
+            out.append(SourceTable(name, f"{parts[0]}.{shard}", schema, table))
     return out
+
+
+def shards(pipeline: Pipeline, name: str) -> list[SourceTable]:
+    """A lake table's source tables: its one table, or a routed table's shards."""
+    pipeline.table(name)
+    return [t for t in source_tables(pipeline) if t.name == name]
 
 
 def topic_prefix(pipeline: Pipeline) -> str:
@@ -70,7 +87,10 @@ def topic_prefix(pipeline: Pipeline) -> str:
 
 
 def source_table(pipeline: Pipeline, name: str) -> SourceTable:
-    pipeline.table(name)
+    """The one source table of a lake table (a routed table has several: shards())."""
+    if pipeline.table(name).route is not None:
+        raise ConfigError(f"tables.{name} is routed from several source tables (route); this command takes a "
+                          f"table with one ({pipeline.source_file})")
     return next(t for t in source_tables(pipeline) if t.name == name)
 
 

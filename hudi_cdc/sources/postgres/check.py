@@ -212,7 +212,7 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
         out.append(Check(f"{name}: privileges", "fail", f"{f.user} cannot SELECT {q} (the snapshot reads it)",
                          f"GRANT SELECT ON {q} TO {f.user};"))
     settings = pipeline.table(name)
-    keys = settings.record_keys
+    keys = settings.source_keys
     if not t.primary_key and is_history(keys):
         out.append(Check(f"{name}: primary key", "ok", f"none: an append-only raw history keyed by the event "
                          f"position ({keys[0]}) and its columns, every change event a row"))
