@@ -120,7 +120,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
              rotate_seconds: float = 60.0, snapshots: signals.Snapshots | None = None) -> CaptureResult:
     continuous = stop is not None
     started = time.monotonic()
-    pipeline = routes.resolved(pipeline)  # a route's pattern: the shards the database has now (sources/routes.py)
+    # a route's pattern: the shards the database has now (sources/routes.py)
+    pipeline = routes.resolved(pipeline, lambda: sources.for_pipeline(pipeline).table_names(pipeline))
     tables = src.source_tables(pipeline)
     password = src.password(pipeline)
     props = engine_properties(pipeline, password)

@@ -5,6 +5,7 @@ and key). What the streamer applies is hudi_cdc/common/routing.py's Route."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -58,8 +59,8 @@ class RouteSettings(BaseModel):
         return qualified in self.tables
 
 
-def check_route(r: RouteSettings, source_keys: list[str], ordering: list[str], derive: dict[str, str],
-                masked: dict[str, str], types: dict[str, str]) -> None:
+def check_route(r: RouteSettings, source_keys: list[str], ordering: list[str], derive: Mapping[str, str],
+                masked: Mapping[str, str], types: Mapping[str, str]) -> None:
     """The source column is a new name, never masked or retyped; the shards' own key stays in the key."""
     col = r.source_column
     if col in source_keys or col in ordering:

@@ -59,7 +59,7 @@ def source_check(pipeline: Pipeline, table: str | None = None) -> list[Check]:
     from hudi_cdc.sources.routes import resolved
     from hudi_cdc.sources.tables import source_tables
 
-    pipeline = resolved(pipeline)  # a route's pattern: the shards the database has now
+    pipeline = resolved(pipeline, lambda: for_pipeline(pipeline).table_names(pipeline))  # a route's pattern
     tables = source_tables(pipeline)
     if table is not None:
         pipeline.table(table)  # unknown table -> ConfigError

@@ -28,7 +28,8 @@ def pipeline(route=None, hudi=None, **table):
     return parse_pipeline({
         "pipeline": "p", "source": {"root": "/tmp/landing", "database": DB}, "lake": {"root": "/tmp/lake"},
         **({"hudi": hudi} if hudi else {}),
-        "tables": {"orders": {"topic": "shop.public.orders", "record_key": "id", "route": LIST if route is None else route, **table},
+        "tables": {"orders": {"topic": "shop.public.orders", "record_key": "id",
+                              "route": LIST if route is None else route, **table},
                    "items": {"topic": "shop.public.items", "record_key": "id"}}}, "x.yaml")
 
 
@@ -58,11 +59,11 @@ def test_a_pattern_matches_whole_names_and_is_listed_from_the_database():
     assert not r.matches("shop.public.orders_x") and not r.matches("other.tenant_17.orders")
     with pytest.raises(ConfigError, match=r"^tables\.orders\.route\.pattern: its source tables are listed from the"):
         source_tables(p)
-    got = routes.resolved(p, ["public.items", "tenant_17.orders", "tenant_18.orders", "public.orders_2024_01"])
+    got = routes.resolved(p, lambda: ["public.items", "tenant_17.orders", "tenant_18.orders", "public.orders_2024_01"])
     assert [t.qualified for t in shards(got, "orders")] == ["tenant_17.orders", "tenant_18.orders",
                                                             "public.orders_2024_01"]
     with pytest.raises(ConfigError, match=r"^tables\.orders\.route\.pattern: .* matches no table"):
-        routes.resolved(p, ["public.items"])
+        routes.resolved(p, lambda: ["public.items"])
     with pytest.raises(ConfigError, match=r"^tables\.orders is routed from several source tables"):
         source_table(p, "orders")
 

@@ -11,9 +11,20 @@ from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.routes import resolved
 
 VIEW = "hudi_cdc_verify_routed"
+_TABLES = ("SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+           "WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+           "AND n.nspname NOT LIKE 'pg\\_%' ORDER BY 1")
 _COLUMNS = ("SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
             "JOIN pg_namespace n ON n.oid = c.relnamespace "
             "WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum")
+
+
+def table_names(pipeline: Pipeline) -> list[str]:
+    """Every user table of the database as <schema>.<table> (a route's pattern: sources/routes.py)."""
+    from hudi_cdc.sources.postgres import db
+
+    with db.connect(pipeline) as conn:
+        return [r[0] for r in conn.execute(_TABLES).fetchall()]
 
 
 def routed_table(conn, pipeline: Pipeline, table: str) -> src.SourceTable:
@@ -22,7 +33,7 @@ def routed_table(conn, pipeline: Pipeline, table: str) -> src.SourceTable:
 
     route = pipeline.table(table).route
     assert route is not None
-    shards = src.shards(resolved(pipeline), table)
+    shards = src.shards(resolved(pipeline, lambda: table_names(pipeline)), table)
     columns: list[str] | None = None
     parts = []
     for shard in shards:
