@@ -76,17 +76,14 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         raise
     result.records_in = int(counts["n"])
     result.truncate_seen = truncate.newest_truncate(counts, ordering)
-    if route is not None and result.truncate_seen is not None:
-        raise JobInputError(f"{t.target_table}: a TRUNCATE of one of its routed source tables landed; emptying one "
-                            "shard's rows is not built yet: re-bootstrap the table (hudi-cdc bootstrap --force)")
+    routed.refuse_truncate(route, result.truncate_seen, t.target_table)
     if counts["keyless"]:
         name_the_problem()
         raise JobInputError(f"{counts['keyless']} record(s) in {len(files)} file(s) under {root} have no record key: "
                             f"{', '.join(record_keys)} null or empty")
     stored_at = t.target_base_path if t.op != "BULK_INSERT" and has_completed_commit(t.target_base_path) else None
     if stored_at:
-        shaped = shape.landed_schema(shape.shape_of(props), record_keys)
-        shaped = routed.landed_schema(route, shaped) if route is not None else shaped
+        shaped = routed.landed_schema(route, shape.landed_schema(shape.shape_of(props), record_keys))
         df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log,
                                                  shaped=shaped)
     # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
