@@ -131,3 +131,28 @@ def test_a_round_reads_every_shard_folder_oldest_first_and_ends_on_a_cut(tmp_pat
     assert [f[0] for f in files] == [a2, c1] and cp == str(t0 + 1001) and meta[checkpoints.CUT_KEY] == "2"
     files, cp, _ = routed.pick(root, route, cp, 1, False, "orders", log=lambda m: None)
     assert files == [] and cp == str(t0 + 1001)
+
+
+def test_init_proposes_a_route_for_tables_that_differ_only_by_a_suffix():
+    import yaml
+
+    from hudi_cdc.sources.db_tables import DbTable
+    from hudi_cdc.sources.init_routes import proposals
+
+    cols = [("id", "integer"), ("item", "text")]
+    found = [DbTable("public", f"orders_2024_0{m}", cols, ["id"], "d") for m in (1, 2, 3)] + \
+        [DbTable(f"tenant_{n}", "orders", cols, ["id"], "d") for n in (17, 18)] + \
+        [DbTable("public", "items", cols, ["id"], "d"), DbTable("public", "log_1", cols, ["id"], "d")]
+    text, notes = proposals(found, "shop", {"orders", "items"}, "  ")
+    assert len(notes) == 2 and "3 tables (public.orders_2024_01, public.orders_2024_02, public.orders_2024_03)" in \
+        notes[0]
+    uncommented = "\n".join(line.replace("# ", "", 1) for line in text.splitlines() if "proposal" not in line
+                            and "uncomment" not in line)
+    entries = yaml.safe_load("tables:\n" + uncommented)["tables"]
+    assert set(entries) == {"orders_all", "orders_all_all"}
+    p = parse_pipeline({"pipeline": "p", "source": {"root": "/tmp/l", "database": DB}, "lake": {"root": "/tmp/k"},
+                        "tables": entries}, "x.yaml")
+    names = ["public.orders_2024_01", "public.orders_2024_11", "tenant_17.orders", "tenant_2.orders", "public.items"]
+    got = routes.resolved(p, lambda: names)
+    assert [t.qualified for t in shards(got, "orders_all")] == ["public.orders_2024_01", "public.orders_2024_11"]
+    assert [t.qualified for t in shards(got, "orders_all_all")] == ["tenant_17.orders", "tenant_2.orders"]
