@@ -82,7 +82,7 @@ def _v014_state(spark, base: Path) -> dict:
         parse_pipeline(doc14, "x.yaml", str(base))  # the 0.14 engine reads one landing folder per table
     p14 = parse_pipeline({**doc14, "tables": {"customers": doc["tables"]["customers"]}}, "x.yaml", str(base))
     typed = typed_job(p14, "customers", "COPY_ON_WRITE")
-    files = [f"file://{f}" for f in sorted((base / "landing").rglob("*.avro"))]
+    files = [f"file://{f}" for f in sorted((base / "landing" / "shp.public.customers").rglob("*.avro"))]
     spark.read.format("avro").option("avroSchema", json.dumps(typed.source)).load(files) \
         .createOrReplaceTempView("shaping_src")
     out = spark.sql(typed.sql.replace("<SRC>", "shaping_src"))
@@ -178,7 +178,7 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
     lake = _lake_rows(tmp_path)
     assert sorted(lake) == [1, 2]  # the filter: tenant acme only
     assert verify(p, "customers", "COPY_ON_WRITE").equal
-    _routed_bootstrap(spark, p, db)
+    import time as _t; _c = _t.monotonic(); _routed_bootstrap(spark, p, db); print('ROUTED_BOOT', _t.monotonic() - _c)  # TEMP
 
     _sql(db, "UPDATE customers SET tenant = 'other' WHERE id = 1",  # moves out of the filter: deleted
          "UPDATE customers SET tenant = 'acme' WHERE id = 4",  # moves in: inserted
@@ -188,12 +188,12 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
          f"{NEW[6]}, '{NEW[7]}')",
          "INSERT INTO customers (id, name, tenant, created_at) VALUES (6, 'Nul', 'acme', '2024-03-03 13:00')")
     capture_once(p, progress=log.append, timeout_seconds=300)  # public.orders_c joins the publication
-    _routed_stream(spark, p, db, log)
+    _c = _t.monotonic(); _routed_stream(spark, p, db, log); print('ROUTED_STREAM', _t.monotonic() - _c)  # TEMP
     result = _round(spark, p, "UPSERT")[0]
     assert (result.deletes, result.ignored_deletes) == (2, 1)  # id 1 left the filter; id 3 was never in the lake
 
     # what landed: no ssn field, Debezium's hash = mask_hash (what the streamer and verify compute), '****'
-    landed = sorted((tmp_path / "landing").rglob("*.avro"))
+    landed = sorted((tmp_path / "landing" / "shp.public.customers").rglob("*.avro"))
     with open(landed[0], "rb") as fh:
         assert "ssn" not in {f["name"] for f in fastavro.reader(fh).writer_schema["fields"]}
     by_id = {r[0]: r for r in [*ROWS, NEW]}
