@@ -3,7 +3,9 @@ excluded column, a hashed and a redacted column, a row filter rows move in and o
 partition and a lake type per column. Excluded and masked values are searched for in the bytes of every
 landed and every lake file (uncompressed parquet here, so the search means something), the salt in every
 file the pipeline wrote; Debezium's hash is checked against common/shaping.mask_hash, the function the
-streamer and verify use. (Config validation and the pure functions: tests/config/test_shaping.py.)"""
+streamer and verify use. In the same run, routing: three shards with overlapping ids into one table by a pattern
+(the third created after the first capture), changes in each, CoW and MoR, verify equal against the UNION of
+the shards. (Config validation and the pure functions: tests/config/test_shaping.py, test_routing.py.)"""
 
 from __future__ import annotations
 
@@ -178,7 +180,7 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
     lake = _lake_rows(tmp_path)
     assert sorted(lake) == [1, 2]  # the filter: tenant acme only
     assert verify(p, "customers", "COPY_ON_WRITE").equal
-    import time as _t; _c = _t.monotonic(); _routed_bootstrap(spark, p, db); print('ROUTED_BOOT', _t.monotonic() - _c)  # TEMP
+    _routed_bootstrap(spark, p, db)
 
     _sql(db, "UPDATE customers SET tenant = 'other' WHERE id = 1",  # moves out of the filter: deleted
          "UPDATE customers SET tenant = 'acme' WHERE id = 4",  # moves in: inserted
@@ -188,7 +190,7 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
          f"{NEW[6]}, '{NEW[7]}')",
          "INSERT INTO customers (id, name, tenant, created_at) VALUES (6, 'Nul', 'acme', '2024-03-03 13:00')")
     capture_once(p, progress=log.append, timeout_seconds=300)  # public.orders_c joins the publication
-    _c = _t.monotonic(); _routed_stream(spark, p, db, log); print('ROUTED_STREAM', _t.monotonic() - _c)  # TEMP
+    _routed_stream(spark, p, db, log)
     result = _round(spark, p, "UPSERT")[0]
     assert (result.deletes, result.ignored_deletes) == (2, 1)  # id 1 left the filter; id 3 was never in the lake
 
