@@ -46,6 +46,7 @@ from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import HudiCdcError, SourceError
 from hudi_cdc.jobs.stream.toast import DEFAULT_PLACEHOLDER
+from hudi_cdc.sources import routes
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.base import CapturePart
 
@@ -89,7 +90,7 @@ class CaptureResult:
 
 def _topic_dirs(pipeline: Pipeline) -> dict[str, str]:
     """Each topic's landing folder: a local path, or an s3:// prefix (storage.py reaches both)."""
-    return {t.topic: storage.local(pipeline.topic_dir(name)) for name, t in pipeline.tables.items()}
+    return {t.topic: storage.local(pipeline.landing_dir(t.topic)) for t in src.source_tables(pipeline)}
 
 
 def _check_landing_root(pipeline: Pipeline) -> None:
@@ -123,6 +124,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
              rotate_seconds: float = 60.0, snapshots: signals.Snapshots | None = None) -> CaptureResult:
     continuous = stop is not None
     started = time.monotonic()
+    # a route's pattern: the shards the database has now (sources/routes.py)
+    pipeline = routes.resolved(pipeline, lambda: sources.for_pipeline(pipeline).table_names(pipeline))
     pipeline = tablelife.runnable(pipeline, progress)  # a renamed or re-created table stops no other (tablelife.py)
     tables = src.source_tables(pipeline)
     password = src.password(pipeline)

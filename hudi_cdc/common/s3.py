@@ -189,6 +189,18 @@ def list_objects(uri: str, ep: Endpoint | None = None, delimiter: str | None = N
         raise problem(exc, uri, ep) from None
 
 
+def list_prefixes(uri: str, ep: Endpoint | None = None) -> list[str]:
+    """The 'folder' names directly under the prefix uri/ (S3's common prefixes)."""
+    ep = ep or endpoint()
+    bucket, prefix = split(uri)
+    prefix = prefix.rstrip("/") + "/" if prefix else ""
+    try:
+        pages = client(ep).get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/")
+        return [p["Prefix"][len(prefix):].rstrip("/") for page in pages for p in page.get("CommonPrefixes", [])]
+    except Exception as exc:
+        raise problem(exc, uri, ep) from None
+
+
 def exists(uri: str, ep: Endpoint | None = None) -> bool:
     """An object at uri, or any object under uri/ (a 'folder')."""
     ep = ep or endpoint()

@@ -61,6 +61,14 @@ def listdir(uri: str) -> list[str]:
     return os.listdir(d) if os.path.isdir(d) else []
 
 
+def list_folders(uri: str) -> list[str]:
+    """Names of the folders directly in a folder, sorted; [] when it does not exist."""
+    if s3.is_s3(uri):
+        return sorted(s3.list_prefixes(uri))
+    d = local(uri)
+    return sorted(n for n in os.listdir(d) if os.path.isdir(os.path.join(d, n))) if os.path.isdir(d) else []
+
+
 def list_files(uri: str) -> list[tuple[str, int]]:
     """(name, size) of the files directly in a folder; [] when the folder does not exist."""
     if s3.is_s3(uri):

@@ -75,6 +75,39 @@ class Pipeline(Model):
         return self
 
     @model_validator(mode="after")
+    def _routes(self) -> Pipeline:
+        """A source table feeds one lake table: no shard is another table's topic or another route's shard."""
+        own = {t.topic.rsplit(".", 2)[-2] + "." + t.topic.rsplit(".", 2)[-1]: n
+               for n, t in self.tables.items() if not t.route and t.topic.count(".") >= 2}
+        seen: dict[str, str] = {}
+        for name, t in self.tables.items():
+            if not t.route:
+                continue
+            if self.hudi.version != CURRENT_HUDI or self.hudi.engine == "hoodiestreamer":
+                raise ValueError(f"tables.{name}.route: a routed table (several source tables) is read by hudi-cdc's "
+                                 f"streamer only; HoodieStreamer (hudi.version {self.hudi.version}, engine "
+                                 f"{self.hudi.engine or 'default'}) reads one landing folder per table; use "
+                                 f"hudi.version {CURRENT_HUDI} with hudi.engine hudi-cdc")
+            for shard in t.route.tables:
+                other = own.get(shard) or seen.get(shard)
+                if other:
+                    raise ValueError(f"tables.{name}.route.tables: {shard} already feeds table {other}")
+                seen[shard] = name
+            hit = sorted(q for q in own if t.route.covers(q))
+            if t.route.pattern is not None and hit:
+                raise ValueError(f"tables.{name}.route.pattern: {t.route.pattern!r} matches {hit[0]}, the source "
+                                 f"of table {own[hit[0]]}")
+        return self
+
+    def route(self, table: str):
+        """A routed table's shards and source column as the streamer reads them (common/routing.py); None
+        when the table has one source table."""
+        from hudi_cdc.config.route import to_route
+
+        t = self.table(table)
+        return to_route(t.route, t.topic.rsplit(".", 2)[0]) if t.route else None
+
+    @model_validator(mode="after")
     def _async_compaction_version(self) -> Pipeline:
         if self.hudi.writes_table_version != 6:
             return self
@@ -176,7 +209,20 @@ class Pipeline(Model):
         return s3.endpoint(st.s3_endpoint, st.s3_region, st.s3_path_style)
 
     def topic_dir(self, table: str) -> str:
-        return f"{self.source_root}/{self.table(table).topic}/partition={self.source.partition}"
+        return self.landing_dir(self.table(table).topic)
+
+    def landing_dirs(self, table: str) -> list[str]:
+        """The table's landing folders: its topic's, or every routed shard's found under the root now."""
+        route = self.route(table)
+        if route is None:
+            return [self.topic_dir(table)]
+        from hudi_cdc.common import storage
+
+        return [self.landing_dir(t) for t in storage.list_folders(self.source_root) if route.matches(t)]
+
+    def landing_dir(self, topic: str) -> str:
+        """Where a topic's files land: <root>/<topic>/partition=<n> (a routed table's shards: one each)."""
+        return f"{self.source_root}/{topic}/partition={self.source.partition}"
 
     def base_path(self, table: str, table_type: str) -> str:
         return f"{self.lake_root}/{table}_{TYPE_SUFFIX[table_type]}"

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hudi_cdc.config.route import RouteSettings, check_route
 from hudi_cdc.config.shape import ShapeSettings, check_shape
 
 CURRENT_HUDI = "1.2.0"
@@ -245,10 +246,15 @@ class TableSettings(ShapeSettings):
     # scd2: a second table <table>_history beside the current-state one, every version of every row
     # with its validity range (docs/history.md; hudi-cdc's streamer only)
     history: Literal["scd2"] | None = None
+    # several source tables (shards) into this one (config/route.py, docs/shaping.md#routing)
+    route: RouteSettings | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> TableSettings:
-        check_shape(self, self.record_keys, self.ordering_fields, self.partition_field, self.deletes)
+        if self.route:
+            check_route(self.route, self.source_keys, self.ordering_fields, self.derive, self.mask, self.types)
+        keys = self.record_keys + ([self.route.source_column] if self.route and not self.route.source_in_key else [])
+        check_shape(self, keys, self.ordering_fields, self.partition_field, self.deletes)
         return self
 
     @field_validator("hudi_options")
@@ -270,14 +276,23 @@ class TableSettings(ShapeSettings):
 
     @model_validator(mode="after")
     def _history_orders_by_one_field(self) -> TableSettings:
+        if self.history and self.route:
+            raise ValueError("history: a history table of a routed table is not built yet; drop history or route")
         if self.history and len(self.ordering_fields) != 1:
             raise ValueError(f"history: {self.history} orders versions by one ordering field (__lsn); "
                              f"got {', '.join(self.ordering_fields)}")
         return self
 
     @property
-    def record_keys(self) -> list[str]:
+    def source_keys(self) -> list[str]:
+        """The source table's own key columns (each shard's, for a routed table)."""
         return [self.record_key] if isinstance(self.record_key, str) else list(self.record_key)
+
+    @property
+    def record_keys(self) -> list[str]:
+        """The lake table's record key: a routed table's source column first when it joins the key."""
+        lead = [self.route.source_column] if self.route and self.route.source_in_key else []
+        return lead + self.source_keys
 
     @property
     def ordering_fields(self) -> list[str]:

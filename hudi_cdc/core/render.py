@@ -98,7 +98,12 @@ def delete_sql(pipeline: Pipeline, table: str) -> str:
 
 
 def refuse_shaping(pipeline: Pipeline, table: str, engine: str) -> None:
-    """HoodieStreamer (the 0.14 and seed profiles, EMR's) does not apply a table's shaping: one line."""
+    """HoodieStreamer (the 0.14 and seed profiles, EMR's) does not apply a table's shaping, nor read a
+    routed table's several landing folders: one line."""
+    if pipeline.table(table).route is not None:
+        raise ConfigError(f"tables.{table}.route: a routed table (several source tables) is read by hudi-cdc's "
+                          f"streamer only, not by {engine}, which reads one landing folder per table; use "
+                          f"hudi.version {CURRENT_HUDI} with hudi.engine hudi-cdc ({pipeline.source_file})")
     if not pipeline.shape(table).empty:
         raise ConfigError(f"tables.{table}: columns/mask/filter/derive/types are applied by hudi-cdc's streamer "
                           f"and the local 0.14 engine, not by {engine}; use hudi.version {CURRENT_HUDI} with "
@@ -111,6 +116,10 @@ def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
     shape = pipeline.shape(table)
     if prof.name == "seed":  # 0.14.0's HoodieDeltaStreamer gets it in its typed SQL (deltastreamer/shaped_sql.py)
         refuse_shaping(pipeline, table, f"Hudi {prof.hudi_version}'s HoodieStreamer")
+    route = pipeline.route(table)
+    if route is not None and registry_subject_url(pipeline, table):
+        raise ConfigError(f"tables.{table}.route: a routed table reads its shards' landed schemas; schemas from a "
+                          f"registry (source.registry_url) are not built for it ({pipeline.source_file})")
     return _render(
         prof, "table.properties.j2",
         pipeline=pipeline.pipeline, hudi_version=pipeline.hudi.version, table=table, table_type=table_type,
@@ -121,6 +130,7 @@ def table_properties(pipeline: Pipeline, table: str, table_type: str) -> str:
         hive_database=pipeline.hive_db(table_type), metastore_uris=pipeline.lake.hive_metastore,
         compaction_delta_commits=t.compaction_delta_commits, compaction_max_seconds=t.compaction_max_seconds,
         overrides=sorted(t.hudi_options.items()), shape_json="" if shape.empty else shape.to_json(),
+        route_json=route.to_json() if route is not None else "",
         history=t.history, history_path=pipeline.history_base_path(table, table_type) if t.history else "",
         history_table=history_name(table),
     )

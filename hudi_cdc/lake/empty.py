@@ -45,8 +45,8 @@ def clear_empty(pipeline: Pipeline, table: str, table_type: str) -> None:
 
 def landing_state(pipeline: Pipeline, table: str) -> str:
     """MISSING, EMPTY or DATA: what the table's landing folder (local or s3://) holds now."""
-    d = pipeline.topic_dir(table)
-    local = d if is_s3_uri(d) else str(uri_to_path(d))
-    if not storage.is_dir(local):
+    dirs = [d if is_s3_uri(d) else str(uri_to_path(d)) for d in pipeline.landing_dirs(table)]
+    dirs = [d for d in dirs if storage.is_dir(d)]
+    if not dirs:
         return MISSING
-    return DATA if storage.walk_files(local) else EMPTY
+    return DATA if any(storage.walk_files(d) for d in dirs) else EMPTY

@@ -214,7 +214,7 @@ def table_status(pipeline: Pipeline, table: str, table_type: str, now: float | N
         return st
     st.version_mismatch = mismatch(pipeline, table, table_type, tbl.version)
     timeline, writes, last_epoch = _commits(tbl, st, now)
-    if writes and st.source_ts_ms is None:
+    if writes and st.source_ts_ms is None and not pipeline.table(table).route:
         landing = pipeline.topic_dir(table)
         st.source_ts_ms = landed_source_ts(landing, st.checkpoint, files=listings.files(landing))
         st.source_ts_from = "landing" if st.source_ts_ms is not None else None
@@ -263,7 +263,7 @@ def _backlog(pipeline: Pipeline, table: str, checkpoint: str | None, st: TableSt
     """Landed files newer than the checkpoint: what the next rounds will read (the streamer's rule, over
     the landing's one listing)."""
     last = int(checkpoint) if checkpoint not in (None, "") and str(checkpoint).isdigit() else -1
-    pending = [f for f in listings.files(pipeline.topic_dir(table)) if f[1] > last]
+    pending = [f for d in pipeline.landing_dirs(table) for f in listings.files(d) if f[1] > last]
     st.backlog_files, st.backlog_bytes = len(pending), sum(f[2] for f in pending)
     if pending:
         st.behind_seconds = round(max(0.0, now - min(f[1] for f in pending) / 1000.0), 3)

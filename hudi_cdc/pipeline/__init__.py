@@ -43,6 +43,11 @@ def check_landing(pipeline: Pipeline, table: str, target: str = "local") -> None
     d = pipeline.topic_dir(table)
     if not _readable(pipeline, target, d):
         return
+    if pipeline.table(table).route is not None:  # several shards' folders (docs/shaping.md#routing)
+        if not pipeline.landing_dirs(table):
+            raise DataError(f"table {table}: no source table of its route has a landing folder under "
+                            f"{pipeline.source_root} yet (capture first)")
+        return
     if is_s3_uri(d):
         storage.check_roots(pipeline)  # a missing bucket or an endpoint that is down: one line
         missing = not storage.is_dir(d)

@@ -72,6 +72,10 @@ def consistent_point(pipeline: Pipeline, table_type: str, cut: int | None = None
     if cut is not None and cut not in numbers:
         raise TableStateError(f"cut {cut} is not in {folder} (cuts {numbers[0]}..{numbers[-1]})")
     names = [name for name, tt in pipeline.targets() if tt == table_type]
+    routed = [name for name in names if pipeline.table(name).route]
+    if routed:
+        raise TableStateError(f"tables.{routed[0]} is routed from several source tables: a consistent point "
+                              "across routed tables is not built yet (read it without --consistent)")
     topics = {name: pipeline.table(name).topic for name in names}
     commits = {name: _commits_by_last_file(pipeline.base_path(name, table_type)) for name in names}
     for n in reversed(numbers):

@@ -56,8 +56,10 @@ def for_pipeline(pipeline: Pipeline) -> Source:
 
 def source_check(pipeline: Pipeline, table: str | None = None) -> list[Check]:
     """`source check`: every check for the pipeline's tables (or one table) against the live database."""
+    from hudi_cdc.sources.routes import resolved
     from hudi_cdc.sources.tables import source_tables
 
+    pipeline = resolved(pipeline, lambda: for_pipeline(pipeline).table_names(pipeline))  # a route's pattern
     tables = source_tables(pipeline)
     if table is not None:
         pipeline.table(table)  # unknown table -> ConfigError

@@ -149,6 +149,9 @@ class Source(Protocol):
                     only: list[str] | None) -> list[DbTable]:
         """The tables of `schemas` (or exactly `only`) as init --from-database turns them into entries."""
 
+    def table_names(self, pipeline: Pipeline) -> list[str]:
+        """Every user table of the database as <schema>.<table> (a route's pattern: sources/routes.py)."""
+
     def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int, history: bool = False
                ) -> VerifyResult:
         """The database table against the lake table (history: its history table's current versions)."""

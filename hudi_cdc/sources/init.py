@@ -26,6 +26,7 @@ from hudi_cdc.config.settings import CURRENT_HUDI, DEFAULT_TABLE_VERSION, TABLE_
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.sources import history
 from hudi_cdc.sources.db_tables import DbTable
+from hudi_cdc.sources.init_routes import proposals
 from hudi_cdc.sources.tables import lake_name, source_tables, topic_prefix
 
 PIPELINE_FILE = "hudi-cdc.yaml"
@@ -157,6 +158,7 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
     indent = _indent_of(path.read_text()) if existing else "  "
     result = InitResult(path, "", False)
     entries = ""
+    added: list[DbTable] = []
     for t in found:
         if (t.schema, t.table) in known:
             result.kept.append(t.qualified)
@@ -185,8 +187,14 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
             raise ConfigError(f"--partition-field {name}={part}: {t.qualified} has no column {part}")
         entries += _entry(t, name, prefix, ordering_field, part, indent)
         result.added.append(name)
+        added.append(t)
     if partition_fields:
         raise ConfigError(f"--partition-field: no table added named {', '.join(sorted(partition_fields))}")
+    if entries:  # shards: a commented route entry (init_routes.py)
+        routes, notes = proposals(added, prefix, taken, indent)
+        entries += routes
+        for note in notes if progress else []:
+            progress(note)
     for s in result.skipped:
         if progress:
             progress(f"skipped {s}")

@@ -40,7 +40,7 @@ def _column_lists(pipeline: Pipeline, tables: list[SourceTable]) -> dict[str, st
         ts = pipeline.table(t.name)
         prefix = re.escape(f"{t.schema}.{t.table}.")
         if ts.columns and ts.columns.include:
-            kept = dict.fromkeys([*ts.record_keys, *ts.columns.include])
+            kept = dict.fromkeys([*ts.source_keys, *ts.columns.include])
             patterns += [_fq(t, c) for c in kept]
         elif ts.columns and ts.columns.exclude:
             patterns.append(prefix + "(?!(?:" + "|".join(re.escape(c) for c in ts.columns.exclude) + ")$).+")

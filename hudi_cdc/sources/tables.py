@@ -50,28 +50,53 @@ def password(pipeline: Pipeline) -> str | None:
 
 
 def source_tables(pipeline: Pipeline) -> list[SourceTable]:
-    out = []
-    for name, t in pipeline.tables.items():
-        parts = t.topic.rsplit(".", 2)
-        if len(parts) != 3 or not all(parts):
-            raise ConfigError(f"tables.{name}.topic: {t.topic!r} must be <topic prefix>.<schema>.<table>, as "
-                              f"Debezium names topics ({pipeline.source_file})")
-        out.append(SourceTable(name, t.topic, parts[1], parts[2]))
-    return out
+    """Every source table of the pipeline: a routed table's shards each with its own topic (a pattern's
+    shards listed from the database first: sources/routes.py's resolved)."""
+    return [st for name in pipeline.tables for st in _tables_of(pipeline, name)]
+
+
+def _topic_parts(pipeline: Pipeline, name: str) -> list[str]:
+    topic = pipeline.table(name).topic
+    parts = topic.rsplit(".", 2)
+    if len(parts) != 3 or not all(parts):
+        raise ConfigError(f"tables.{name}.topic: {topic!r} must be <topic prefix>.<schema>.<table>, as "
+                          f"Debezium names topics ({pipeline.source_file})")
+    return parts
+
+
+def _tables_of(pipeline: Pipeline, name: str) -> list[SourceTable]:
+    t = pipeline.table(name)
+    parts = _topic_parts(pipeline, name)
+    if t.route is None:
+        return [SourceTable(name, t.topic, parts[1], parts[2])]
+    if t.route.pattern is not None:
+        raise ConfigError(f"tables.{name}.route.pattern: its source tables are listed from the database "
+                          "(capture, verify and source check do); list them in route.tables for this command "
+                          f"({pipeline.source_file})")
+    return [SourceTable(name, f"{parts[0]}.{shard}", *shard.split(".")) for shard in t.route.tables]
+
+
+def source_table(pipeline: Pipeline, name: str) -> SourceTable:
+    """The one source table of a lake table (a routed table has several: shards())."""
+    if pipeline.table(name).route is not None:
+        raise ConfigError(f"tables.{name} is routed from several source tables (route); this command takes a "
+                          f"table with one ({pipeline.source_file})")
+    return _tables_of(pipeline, name)[0]
+
+
+def shards(pipeline: Pipeline, name: str) -> list[SourceTable]:
+    """A lake table's source tables: its one table, or a routed table's shards."""
+    return _tables_of(pipeline, name)
 
 
 def topic_prefix(pipeline: Pipeline) -> str:
     prefixes = {t.topic.rsplit(".", 2)[0] for t in pipeline.tables.values()}
-    source_tables(pipeline)  # validates every topic
+    for name in pipeline.tables:  # every topic valid
+        _topic_parts(pipeline, name)
     if len(prefixes) != 1:
         raise ConfigError(f"tables: every topic of one pipeline needs the same prefix (one Debezium connector); "
                           f"found {', '.join(sorted(prefixes))} ({pipeline.source_file})")
     return prefixes.pop()
-
-
-def source_table(pipeline: Pipeline, name: str) -> SourceTable:
-    pipeline.table(name)
-    return next(t for t in source_tables(pipeline) if t.name == name)
 
 
 def lake_name(column: str) -> str:

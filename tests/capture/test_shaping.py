@@ -3,7 +3,9 @@ excluded column, a hashed and a redacted column, a row filter rows move in and o
 partition and a lake type per column. Excluded and masked values are searched for in the bytes of every
 landed and every lake file (uncompressed parquet here, so the search means something), the salt in every
 file the pipeline wrote; Debezium's hash is checked against common/shaping.mask_hash, the function the
-streamer and verify use. (Config validation and the pure functions: tests/config/test_shaping.py.)"""
+streamer and verify use. In the same run, routing: three shards with overlapping ids into one table by a pattern
+(the third created after the first capture), changes in each, CoW and MoR, verify equal against the UNION of
+the shards. (Config validation and the pure functions: tests/config/test_shaping.py, test_routing.py.)"""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import yaml
 
 from hudi_cdc.common.shaping import REDACTED, mask_hash
 from hudi_cdc.config import load_pipeline
+from hudi_cdc.errors import ConfigError
 from tests.capture.test_capture import _records, _sql
 
 SALT_ENV = "HUDI_CDC_TEST_MASK_SALT"
@@ -42,13 +45,16 @@ def _pipeline(base: Path, db: dict):
             "filter": "tenant = 'acme'", "derive": {"day": "date_format(created_at, 'yyyy-MM-dd')"},
             "partition_field": "day",
             "types": {"amount": "decimal(20,4)", "day": "string"},
-            "hudi_options": {"hoodie.parquet.compression.codec": "uncompressed"}}},
+            "hudi_options": {"hoodie.parquet.compression.codec": "uncompressed"}},
+            # routing: every public.orders_<x> (one created later) into one table, ids overlapping
+            "orders": {"topic": "shp.public.orders", "record_key": "id", "route": {"pattern": r"public\.orders_[a-z]"},
+                       "columns": {"exclude": ["note"]}, "filter": "qty > 0"}},
     }
     (base / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return load_pipeline(base / "hudi-cdc.yaml")
 
 
-def _round(spark, p, op: str) -> list:
+def _round(spark, p, op: str, table: str = "customers", table_type: str = "COPY_ON_WRITE") -> list:
     """The streamer's round in the session's Spark (as tests/jobs/test_cdc_semantics.py runs it): the job's
     own code on the rendered properties, without a spark-submit per round."""
     from hudi_cdc.core import render
@@ -56,8 +62,8 @@ def _round(spark, p, op: str) -> list:
 
     props_dir = Path(p.base_dir) / "props"
     render.write_properties(p, props_dir)
-    props = props_dir / render.props_filename(p, "customers", "COPY_ON_WRITE")
-    flags = render.streamer_flags(p, render.Job("customers", "COPY_ON_WRITE", op), f"file://{props}")
+    props = props_dir / render.props_filename(p, table, table_type)
+    flags = render.streamer_flags(p, render.Job(table, table_type, op), f"file://{props}")
     for kv in render.LOCAL_HOODIE_CONF:
         flags += ["--hoodie-conf", kv]
     return streamer.run_targets(spark, [streamer.parse_argv(flags)[0]], log=lambda m: None)
@@ -73,9 +79,12 @@ def _v014_state(spark, base: Path) -> dict:
     from hudi_cdc.runners.deltastreamer.submit import typed_job
 
     doc = yaml.safe_load((base / "hudi-cdc.yaml").read_text())
-    p14 = parse_pipeline({**doc, "hudi": {"version": "0.14.0"}, "lake": {"root": "lake014"}}, "x.yaml", str(base))
+    doc14 = {**doc, "hudi": {"version": "0.14.0"}, "lake": {"root": "lake014"}}
+    with pytest.raises(ConfigError, match=r"tables\.orders\.route: a routed table .* read by hudi-cdc's streamer only"):
+        parse_pipeline(doc14, "x.yaml", str(base))  # the 0.14 engine reads one landing folder per table
+    p14 = parse_pipeline({**doc14, "tables": {"customers": doc["tables"]["customers"]}}, "x.yaml", str(base))
     typed = typed_job(p14, "customers", "COPY_ON_WRITE")
-    files = [f"file://{f}" for f in sorted((base / "landing").rglob("*.avro"))]
+    files = [f"file://{f}" for f in sorted((base / "landing" / "shp.public.customers").rglob("*.avro"))]
     spark.read.format("avro").option("avroSchema", json.dumps(typed.source)).load(files) \
         .createOrReplaceTempView("shaping_src")
     out = spark.sql(typed.sql.replace("<SRC>", "shaping_src"))
@@ -84,6 +93,62 @@ def _v014_state(spark, base: Path) -> dict:
     for r in sorted(out.collect(), key=lambda r: r["__lsn"]):
         latest[r["id"]] = r
     return {k: r.asDict() for k, r in latest.items() if not r["_hoodie_is_deleted"]}
+
+
+# three shards of one lake table, ids overlapping (orders_c is created after the first capture)
+SHARDS_DDL = [*[f"CREATE TABLE public.orders_{x} (id integer PRIMARY KEY, item text, qty integer, note text)"
+                for x in "ab"],
+              "INSERT INTO orders_a VALUES (1, 'a1', 1, 'n'), (2, 'a2', 2, 'n'), (3, 'a3', 0, 'n')",
+              "INSERT INTO orders_b VALUES (1, 'b1', 5, 'n'), (2, 'b2', 6, 'n')"]
+ROUTED = ["COPY_ON_WRITE", "MERGE_ON_READ"]
+
+
+def _routed_bootstrap(spark, p, db) -> None:
+    """Two shards bootstrapped into one table (both types); then a third shard is created, and every shard
+    changes. (verify runs after the stream only: each costs seconds)"""
+    for tt in ROUTED:
+        _round(spark, p, "BULK_INSERT", "orders", tt)
+    assert _routed_rows(p) == {("public.orders_a", 1): "a1", ("public.orders_a", 2): "a2",
+                               ("public.orders_b", 1): "b1", ("public.orders_b", 2): "b2"}
+    _sql(db, "CREATE TABLE public.orders_c (id integer PRIMARY KEY, item text, qty integer, note text)",
+         "UPDATE orders_a SET item = 'a1x' WHERE id = 1", "UPDATE orders_b SET qty = 0 WHERE id = 2",
+         "DELETE FROM orders_a WHERE id = 2", "UPDATE orders_a SET qty = 4 WHERE id = 3")
+
+
+def _new_shard_rows(db, log: list[str]):
+    """capture's progress: once it has published the new shard (PostgreSQL then decodes its changes) and
+    before Debezium streams, the new shard's rows are written, so the same capture run carries them."""
+    def progress(line: str) -> None:
+        log.append(line)
+        if "added routed source table(s) public.orders_c" in line:
+            _sql(db, "INSERT INTO orders_c VALUES (1, 'c1', 7, 'n'), (2, 'c2', 8, 'n')",
+                 "UPDATE orders_c SET item = 'c2x' WHERE id = 2", "DELETE FROM orders_c WHERE id = 1")
+
+    return progress
+
+
+def _routed_stream(spark, p, log: list[str]) -> None:
+    """The changes of every shard, the new one too, read in one round per type from the three folders."""
+    from hudi_cdc.sources.verify import verify
+
+    assert any("added routed source table(s) public.orders_c" in line for line in log)
+    assert sorted(d.name.split(".")[-1] for d in (Path(p.base_dir) / "landing").glob("shp.public.orders_*")) \
+        == ["orders_a", "orders_b", "orders_c"]
+    for tt in ROUTED:
+        r = _round(spark, p, "UPSERT", "orders", tt)[0]
+        assert {f.split("/")[-3] for f in r.files} == {f"shp.public.orders_{x}" for x in "abc"}
+        v = verify(p, "orders", tt)
+        assert v.equal and v.db_rows == 4, v.summary()
+    assert _routed_rows(p) == {("public.orders_a", 1): "a1x", ("public.orders_a", 3): "a3",
+                               ("public.orders_b", 1): "b1", ("public.orders_c", 2): "c2x"}
+
+
+def _routed_rows(p) -> dict:
+    from hudi_cdc.lake.reader import read_arrow
+
+    rows = read_arrow(p.base_path("orders", "COPY_ON_WRITE")).to_pylist()
+    assert rows and all("note" not in r for r in rows)
+    return {(r["__source_table"], r["id"]): r["item"] for r in rows}
 
 
 def _no_secret_bytes(files: list[Path], secrets: list[str]) -> None:
@@ -114,7 +179,7 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
     monkeypatch.setenv(SALT_ENV, SALT)
     db = pg_database("shp_chain")
     _sql(db, DDL, *[f"INSERT INTO customers VALUES ({r[0]}, '{r[1]}', '{r[2]}', '{r[3]}', '{r[4]}', '{r[5]}', "
-                    f"{r[6]}, '{r[7]}')" for r in ROWS])
+                    f"{r[6]}, '{r[7]}')" for r in ROWS], *SHARDS_DDL)
     p = _pipeline(tmp_path, db)
     log: list[str] = []
     capture_once(p, progress=log.append, timeout_seconds=300)
@@ -122,6 +187,7 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
     lake = _lake_rows(tmp_path)
     assert sorted(lake) == [1, 2]  # the filter: tenant acme only
     assert verify(p, "customers", "COPY_ON_WRITE").equal
+    _routed_bootstrap(spark, p, db)
 
     _sql(db, "UPDATE customers SET tenant = 'other' WHERE id = 1",  # moves out of the filter: deleted
          "UPDATE customers SET tenant = 'acme' WHERE id = 4",  # moves in: inserted
@@ -130,12 +196,13 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
          f"INSERT INTO customers VALUES ({NEW[0]}, '{NEW[1]}', '{NEW[2]}', '{NEW[3]}', '{NEW[4]}', '{NEW[5]}', "
          f"{NEW[6]}, '{NEW[7]}')",
          "INSERT INTO customers (id, name, tenant, created_at) VALUES (6, 'Nul', 'acme', '2024-03-03 13:00')")
-    capture_once(p, progress=log.append, timeout_seconds=300)
+    capture_once(p, progress=_new_shard_rows(db, log), timeout_seconds=300)  # orders_c joins the publication
+    _routed_stream(spark, p, log)
     result = _round(spark, p, "UPSERT")[0]
     assert (result.deletes, result.ignored_deletes) == (2, 1)  # id 1 left the filter; id 3 was never in the lake
 
     # what landed: no ssn field, Debezium's hash = mask_hash (what the streamer and verify compute), '****'
-    landed = sorted((tmp_path / "landing").rglob("*.avro"))
+    landed = sorted((tmp_path / "landing" / "shp.public.customers").rglob("*.avro"))
     with open(landed[0], "rb") as fh:
         assert "ssn" not in {f["name"] for f in fastavro.reader(fh).writer_schema["fields"]}
     by_id = {r[0]: r for r in [*ROWS, NEW]}

@@ -106,14 +106,15 @@ def trim(files: list, dfs_root: str) -> tuple[list, dict | None, bool]:
 
 
 def apply(files: list, new_cp: str | None, dfs_root: str, checkpoint: str | None, table: str,
-          log=print, now_ms: int | None = None) -> tuple[list, str | None, dict[str, str]]:
+          log=print, now_ms: int | None = None, trimmer=None) -> tuple[list, str | None, dict[str, str]]:
     """The round's hook: its files ending on a cut, its checkpoint, and the commit metadata naming
     the cut (empty when no cut applies). Files past the newest cut that landed NO_CUT_AFTER_MS ago or
     earlier will never get one: the round takes them too, without a cut (capture writes its cut right
-    after the files; only a capture that died in between, followed by another writer, leaves them)."""
+    after the files; only a capture that died in between, followed by another writer, leaves them).
+    ``trimmer``: a routed table's trim over its shards' topics (routed.py), in place of ``trim``."""
     from hudi_cdc.common import checkpoints
 
-    kept, cut, waiting = trim(files, dfs_root)
+    kept, cut, waiting = trimmer(files) if trimmer is not None else trim(files, dfs_root)
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     if len(kept) < len(files) and int(files[-1][1]) <= now_ms - NO_CUT_AFTER_MS:
         log(f"{table}: {len(files) - len(kept)} landed file(s) got no transaction cut in "

@@ -10,7 +10,7 @@ import time
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
-from hudi_cdc.jobs.stream import evolve, shape, toast, truncate, typed
+from hudi_cdc.jobs.stream import evolve, routed, shape, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.errors import JobInputError
 from hudi_cdc.jobs.stream.files import validate_avro_files
@@ -37,8 +37,10 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
     reg_url = streamer_prop(props, "schemaprovider.registry.url")
     schema_text = registry_schema(reg_url) if reg_url else None
     reader_schema = json.loads(schema_text) if schema_text else None
+    route = routed.route_of(props)
+    landed_keys = [k for k in record_keys if route is None or k != route.column]  # the source column: routed.py
     groups: dict[str, list[str]] = {}
-    file_schemas = validate_avro_files(files, record_keys + ordering, record_keys, reader_schema, every_record=False,
+    file_schemas = validate_avro_files(files, landed_keys + ordering, landed_keys, reader_schema, every_record=False,
                                        groups=groups)
     reader = spark.read.format("avro")
     if schema_text:
@@ -74,14 +76,16 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         raise
     result.records_in = int(counts["n"])
     result.truncate_seen = truncate.newest_truncate(counts, ordering)
+    routed.refuse_truncate(route, result.truncate_seen, t.target_table)
     if counts["keyless"]:
         name_the_problem()
         raise JobInputError(f"{counts['keyless']} record(s) in {len(files)} file(s) under {root} have no record key: "
                             f"{', '.join(record_keys)} null or empty")
     stored_at = t.target_base_path if t.op != "BULK_INSERT" and has_completed_commit(t.target_base_path) else None
     if stored_at:
+        shaped = routed.landed_schema(route, shape.landed_schema(shape.shape_of(props), record_keys))
         df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log,
-                                                 shaped=shape.landed_schema(shape.shape_of(props), record_keys))
+                                                 shaped=shaped)
     # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
     df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
     result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved
@@ -106,6 +110,9 @@ def _transformed(spark, t: Target, props: dict[str, str], reader, files, groups,
     through the table's SQL transformer and its shaping (shape.py), as Hudi gets them."""
     uri = lambda p: p if "://" in p else f"file://{p}"  # noqa: E731
     df = reader.load([uri(f[0]) for f in files]) if schema_text else evolve.read_grouped(reader, groups, uri)
+    route = routed.route_of(props)
+    if route is not None:  # each row's shard, from its file's folder (routed.py)
+        df = routed.with_source_column(df, route)
     df = typed.apply(df, lake_columns, table=t.target_table, base_path=t.target_base_path, log=log)
     sql = streamer_prop(props, "transformer.sql")
     if sql:

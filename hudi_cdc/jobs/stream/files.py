@@ -20,23 +20,28 @@ def _walk(root: str) -> list[SourceFile]:
 
 
 def list_source_files(root: str, checkpoint: str | None, source_limit: int,
-                      missing_ok: bool = False) -> tuple[list[SourceFile], str | None]:
+                      missing_ok: bool = False, roots: list[str] | None = None) -> tuple[list[SourceFile], str | None]:
     """Files newer than the checkpoint, oldest first, as DFSPathSelector picks them.
 
     Returns ([(path, mtime_ms, size)], new_checkpoint). Unlike DFSPathSelector, a round always
     takes at least one file, so a file larger than the source limit cannot stall the stream.
     ``missing_ok``: no landing folder is no file (the stream of a table bootstrapped empty, whose
-    source has landed nothing yet, waits); else it is an error.
+    source has landed nothing yet, waits); else it is an error. ``roots``: a routed table's shard
+    folders (routed.py), read as one: their files merged oldest first, under the one checkpoint.
     """
-    local = local_path(root)
-    if not storage.is_dir(local):
+    locals_ = [local_path(r) for r in (roots if roots is not None else [root])]
+    locals_ = [r for r in locals_ if storage.is_dir(r)]
+    if not locals_:
         if missing_ok:
             return [], checkpoint
-        raise JobInputError(f"landing directory {root} does not exist")
+        raise JobInputError(f"landing directory {root} does not exist" if roots is None else
+                            f"no landing directory of any source table of the route under {root}")
     last = int(checkpoint) if checkpoint not in (None, "") else None
     picked: list[SourceFile] = []
     total = 0
-    for path, mtime, size in _walk(local):
+    walked = [f for r in locals_ for f in _walk(r)]
+    walked.sort(key=lambda f: (f[1], f[0]))
+    for path, mtime, size in walked:
         if last is not None and mtime <= last:
             continue
         if picked and total + size > source_limit and mtime != picked[-1][1]:

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from functools import partial
 
 from hudi_cdc.common.causes import root_cause
+from hudi_cdc.common.routing import ROUTE_KEY
 from hudi_cdc.common.spark_conf import configure
 from hudi_cdc.errors import ExitCode
 from hudi_cdc.jobs.stream import compaction, cuts
@@ -175,7 +176,7 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
 
     def landing(t: Target) -> Landing | None:
         root = streamer_prop(props[id(t)], "source.dfs.root")
-        if not root:
+        if not root or ROUTE_KEY in props[id(t)]:  # a routed table's shards: a round per interval lists them
             return None
         found = cuts.topic_of_root(root)
         return Landing(root, relist_seconds=max(1.0, t.min_sync_interval_seconds),

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from hudi_cdc.common.causes import root_cause
-from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, truncate
+from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, routed, truncate
 from hudi_cdc.jobs.stream import history_write as history
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
@@ -86,13 +86,18 @@ def writer_options(props: dict[str, str], t: Target) -> dict[str, str]:
     return opts
 
 
-def _pick_files(t: Target, root: str, result: RoundResult, log):
+def _pick_files(t: Target, root: str, props: dict[str, str], result: RoundResult, log):
     """The round's files: after the table's checkpoint, ending on a transaction cut (cuts.py).
     Returns (the table exists, its checkpoint, the files, the new checkpoint, the cut's metadata)."""
     existing = has_completed_commit(t.target_base_path)
     checkpoint = read_checkpoint(t.target_base_path) if existing else None
-    files, new_cp = list_source_files(root, checkpoint, t.source_limit, missing_ok=not existing and t.op == "UPSERT")
-    files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log)  # whole transactions
+    missing_ok = not existing and t.op == "UPSERT"
+    route = routed.route_of(props)
+    if route is not None:  # several shards' folders, one checkpoint (routed.py)
+        files, new_cp, cut_meta = routed.pick(root, route, checkpoint, t.source_limit, missing_ok, t.target_table, log)
+    else:
+        files, new_cp = list_source_files(root, checkpoint, t.source_limit, missing_ok=missing_ok)
+        files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log)  # whole txns
     result.checkpoint = new_cp
     if not files:
         result.skipped = True
@@ -110,7 +115,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         raise JobInputError(f"{t.props}: hoodie.streamer.source.dfs.root is not set")
     table_label = f"{t.target_table} ({t.target_base_path})"
     result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
-    existing, checkpoint, files, new_cp, cut_meta = _pick_files(t, root, result, log)
+    existing, checkpoint, files, new_cp, cut_meta = _pick_files(t, root, props, result, log)
     if not files:
         return compaction.after_empty_round(spark, t, props, existing, result, log)
     clock = time.monotonic()

@@ -183,7 +183,7 @@ def _table_checks(pipeline: Pipeline, t: TableFacts) -> list[Check]:
         return [Check(f"table:{name}", "fail", "not found", f"CREATE TABLE {name} (...), or fix tables."
                                                             f"{t.table.name}.topic")]
     out = [Check(f"table:{name}", "ok", f"exists ({t.engine})")]
-    keys = pipeline.table(t.table.name).record_keys
+    keys = pipeline.table(t.table.name).source_keys
     if not t.primary_key:
         out.append(Check(f"primary_key:{name}", "fail", "no primary key: delete events carry no key",
                          f"ALTER TABLE {name} ADD PRIMARY KEY ({', '.join(keys)});"))

@@ -109,9 +109,9 @@ def _quote(name: str) -> str:
 
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES, history: bool = False
            ) -> VerifyResult:
-    if not pipeline.shape(table).empty:
-        raise ConfigError(f"tables.{table}: verify applies columns/mask/filter/derive/types to PostgreSQL "
-                          f"sources only so far, not MySQL/MariaDB ({pipeline.source_file})")
+    if not pipeline.shape(table).empty or pipeline.table(table).route is not None:
+        raise ConfigError(f"tables.{table}: verify applies columns/mask/filter/derive/types and routing to "
+                          f"PostgreSQL sources only so far, not MySQL/MariaDB ({pipeline.source_file})")
     import pymysql
 
     t = pipeline.table(table)

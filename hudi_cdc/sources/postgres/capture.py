@@ -39,7 +39,8 @@ class PostgresCapture:
             tables = src.source_tables(self.pipeline)
             # before the publication is created or used: a table PostgreSQL would then refuse updates of
             refuse_unusable(conn, self.pipeline.publication_name, [(t.schema, t.table) for t in tables])
-            db.ensure_publication(conn, self.pipeline.publication_name, tables, progress)
+            shards = frozenset((t.schema, t.table) for t in tables if self.pipeline.table(t.name).route)
+            db.ensure_publication(conn, self.pipeline.publication_name, tables, progress, shards)
             slot = db.check_slot_free(conn, self.pipeline.slot_name)
         return f" (slot {self.pipeline.slot_name} exists; changes before the snapshot may repeat)" if slot else ""
 

@@ -204,53 +204,55 @@ def _publication_checks(f: Facts, tables: list[TableFacts]) -> list[Check]:
 
 def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
     name, q = t.table.name, t.table.qualified
+    # one of a routed table's shards: its checks name the shard too
+    label = name if pipeline.table(name).route is None else f"{name}[{q}]"
     if not t.exists:
-        return [Check(f"{name}: table", "fail", f"{q} does not exist in database {f.database}",
+        return [Check(f"{label}: table", "fail", f"{q} does not exist in database {f.database}",
                       f"create it, or fix tables.{name}.topic (<prefix>.<schema>.<table>)")]
     out = []
     if not t.can_select:
-        out.append(Check(f"{name}: privileges", "fail", f"{f.user} cannot SELECT {q} (the snapshot reads it)",
+        out.append(Check(f"{label}: privileges", "fail", f"{f.user} cannot SELECT {q} (the snapshot reads it)",
                          f"GRANT SELECT ON {q} TO {f.user};"))
     settings = pipeline.table(name)
-    keys = settings.record_keys
+    keys = settings.source_keys
     if not t.primary_key and is_history(keys):
-        out.append(Check(f"{name}: primary key", "ok", f"none: an append-only raw history keyed by the event "
+        out.append(Check(f"{label}: primary key", "ok", f"none: an append-only raw history keyed by the event "
                          f"position ({keys[0]}) and its columns, every change event a row"))
     elif not t.primary_key:
-        out.append(Check(f"{name}: primary key", "warn", f"{q} has none: Debezium keys its events by "
+        out.append(Check(f"{label}: primary key", "warn", f"{q} has none: Debezium keys its events by "
                          f"record_key {', '.join(keys)} only with REPLICA IDENTITY FULL",
                          f"ALTER TABLE {q} ADD PRIMARY KEY ({', '.join(keys)});"))
     elif sorted(t.primary_key) != sorted(keys):
-        out.append(Check(f"{name}: primary key", "warn", f"({', '.join(t.primary_key)}) differs from record_key "
+        out.append(Check(f"{label}: primary key", "warn", f"({', '.join(t.primary_key)}) differs from record_key "
                          f"({', '.join(keys)})", f"tables.{name}.record_key: {t.primary_key}"))
     else:
-        out.append(Check(f"{name}: primary key", "ok", ", ".join(t.primary_key)))
+        out.append(Check(f"{label}: primary key", "ok", ", ".join(t.primary_key)))
     ident = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}.get(t.replica_identity, "?")
     full = f"ALTER TABLE {q} REPLICA IDENTITY FULL;"
     if t.replica_identity == "n" or (t.replica_identity == "d" and not t.primary_key):
         why = " without a primary key" if t.replica_identity == "d" else ""
         bad = next((u for u in f.unusable if (u.schema, u.table) == (t.table.schema, t.table.table)), None)
-        out.append(Check(f"{name}: replica identity", "fail", f"{ident}{why}: PostgreSQL rejects its UPDATE and "
+        out.append(Check(f"{label}: replica identity", "fail", f"{ident}{why}: PostgreSQL rejects its UPDATE and "
                          "DELETE once published, and they carry no key (or keep it as an append-only raw history: "
                          f"REPLICA IDENTITY FULL, record_key [__lsn, <its columns>], deletes: soft)",
                          bad.fix() if bad else full))
     else:
-        out.append(Check(f"{name}: replica identity", "ok", ident))
+        out.append(Check(f"{label}: replica identity", "ok", ident))
     out += _toast_checks(pipeline, t, ident, full)
     out += _shape_checks(pipeline, t, ident, full)
     part = settings.partition_field
     index = next((settings.hudi_options[k] for k in INDEX_KEYS if k in settings.hudi_options), "GLOBAL_SIMPLE")
     if part and part not in t.primary_key:
         if t.replica_identity != "f" and not index.upper().startswith("GLOBAL"):
-            out.append(Check(f"{name}: partition field", "warn", f"{part} is null in delete events (REPLICA IDENTITY "
+            out.append(Check(f"{label}: partition field", "warn", f"{part} is null in delete events (REPLICA IDENTITY "
                              f"{ident}) and hoodie.index.type={index} is not global: deletes miss the row",
                              f"{full} or drop hoodie.index.type from tables.{name}.hudi_options"))
         elif not index.upper().startswith("GLOBAL"):
-            out.append(Check(f"{name}: partition field", "warn", f"{part} can change (not in the primary key) and "
+            out.append(Check(f"{label}: partition field", "warn", f"{part} can change (not in the primary key) and "
                              f"hoodie.index.type={index} is not global: a changed value duplicates the row",
                              f"drop hoodie.index.type from tables.{name}.hudi_options"))
         else:
-            out.append(Check(f"{name}: partition field", "ok", f"{part}: mutable, null in key-only deletes; "
+            out.append(Check(f"{label}: partition field", "ok", f"{part}: mutable, null in key-only deletes; "
                              f"{index} index finds the row in any partition"))
     return out
 

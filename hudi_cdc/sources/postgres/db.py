@@ -34,9 +34,11 @@ def check_logical(conn) -> None:
                           "then restart PostgreSQL (on RDS: rds.logical_replication = 1 in the parameter group)")
 
 
-def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None) -> None:
+def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None,
+                       shards: frozenset[tuple[str, str]] = frozenset()) -> None:
     """Create the publication for exactly the pipeline's tables when it is missing; when it exists,
-    it must publish them all (the fix is printed, nothing is changed behind the user's back)."""
+    it must publish them all (the fix is printed, nothing is changed behind the user's back), except
+    ``shards``: a routed table's source tables (docs/shaping.md#routing), a new one added to it here."""
     from psycopg import sql
 
     via_root = int(conn.execute("SHOW server_version_num").fetchone()[0]) >= 130000
@@ -69,6 +71,14 @@ def ensure_publication(conn, name: str, tables: list[SourceTable], progress=None
         raise SourceError(f"table {names} of the pipeline does not exist in the database (renamed or dropped?): "
                           "take it out of the pipeline file's tables, or, renamed, add it under its new name "
                           "(`hudi-cdc add-table`, then `hudi-cdc capture snapshot --table <new>`)")
+    added = [t for t in missing if (t.schema, t.table) in shards]
+    if added:  # a new shard of a routed table: published from now on
+        conn.execute(sql.SQL("ALTER PUBLICATION {} ADD TABLE {}").format(
+            sql.Identifier(name), sql.SQL(", ").join(sql.Identifier(t.schema, t.table) for t in added)))
+        if progress:
+            progress(f"publication {name}: added routed source table(s) {', '.join(t.qualified for t in added)} "
+                     "(captured from now on)")
+        missing = [t for t in missing if t not in added]
     if missing:
         names = ", ".join(t.qualified for t in missing)
         raise SourceError(f"publication {name} does not publish {names}: ALTER PUBLICATION {name} ADD TABLE {names}; "

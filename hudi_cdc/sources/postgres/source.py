@@ -10,7 +10,7 @@ from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.sources.base import Check, Progress, SnapshotSignals
 from hudi_cdc.sources.comparison import VerifyResult
 from hudi_cdc.sources.db_tables import DbTable
-from hudi_cdc.sources.postgres import check, connector, defaults, engine, init, verify
+from hudi_cdc.sources.postgres import check, connector, defaults, engine, init, routed, verify
 from hudi_cdc.sources.postgres.capture import PostgresCapture
 from hudi_cdc.sources.postgres.signals import PostgresSignals
 from hudi_cdc.sources.tables import SourceTable
@@ -56,6 +56,9 @@ class PostgresSource:
     def read_tables(self, db: DatabaseSettings, password: str | None, schemas: list[str],
                     only: list[str] | None) -> list[DbTable]:
         return init.read_tables(db, password, schemas, only)
+
+    def table_names(self, pipeline: Pipeline) -> list[str]:
+        return routed.table_names(pipeline)
 
     def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int, history: bool = False
                ) -> VerifyResult:

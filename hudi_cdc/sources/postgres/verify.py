@@ -24,6 +24,7 @@ from hudi_cdc.sources.comparison import (
     require_lake_table,
 )
 from hudi_cdc.sources.postgres import db
+from hudi_cdc.sources.postgres.routed import routed_table
 from hudi_cdc.sources.postgres.shaped import shaped_table
 from hudi_cdc.sources.shape_sql import masked_value
 
@@ -50,7 +51,8 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
            ) -> VerifyResult:
 
     t = pipeline.table(table)
-    st = src.source_table(pipeline, table)
+    # a routed table: the UNION ALL of its shards with the source column (routed.py), made below
+    st = src.source_table(pipeline, table) if t.route is None else src.SourceTable(table, t.topic, "", "")
     keys = t.record_keys
     require_lake_table(pipeline, table, table_type, history)
     lake = _lake_table(pipeline, table, table_type, history)
@@ -59,6 +61,8 @@ def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPL
     lake_cols = set(lake.column_names) if lake is not None else set()
     shape, salt = pipeline.shape(table), pipeline.mask_salt(table)
     with db.connect(pipeline, autocommit=False) as conn:
+        if t.route is not None:
+            st = routed_table(conn, pipeline, table)
         db_cols, templates = _db_columns(conn, st)
         # the table's shaping (columns, types, derived columns, filter) as a view (shaped.py)
         st = shaped_table(conn, shape, st, keys, [c.db_name for c in db_cols], f"tables.{table}")
