@@ -162,7 +162,7 @@ class Chart:
             x = self.px(t)
             self.line(x, self.y0, x, self.y0 + 4)
             self.text(tick_label(t, step), x, self.y0 + 16, 10, "middle")
-        self.text(label, (self.x0 + self.x1) / 2, H - 6, 11, "middle")
+        self.text(label, (self.x0 + self.x1) / 2, self.y0 + 32, 11, "middle")
 
     # marks ----------------------------------------------------------------------------------------
     def line(self, xa: float, ya: float, xb: float, yb: float, color: str = AXIS, width: float = 1.0,
