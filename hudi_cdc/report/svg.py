@@ -22,11 +22,12 @@ class Glyphs:
     """The glyph outlines a page's charts use, each defined once (`defs()` goes into the page)."""
 
     def __init__(self) -> None:
-        from matplotlib.font_manager import FontProperties
+        from matplotlib.font_manager import FontProperties, findfont, get_font
         from matplotlib.textpath import text_to_path
 
         self.t2p = text_to_path
-        self.font = text_to_path._get_font(FontProperties(family="DejaVu Sans"))
+        self.font = get_font(findfont(FontProperties(family="DejaVu Sans")))
+        self.font.set_size(text_to_path.FONT_SCALE, text_to_path.DPI)  # glyphs in units of 1/100 font size
         self.paths: dict[str, str] = {}
         self.layouts: dict[str, tuple[list[tuple[str, float]], float]] = {}
 
@@ -191,7 +192,7 @@ class Chart:
 
     def legend(self, items: list[tuple[str, str]]) -> None:
         """Swatches and labels in one row at the top right."""
-        x = self.x1
+        x = float(self.x1)
         for label, color in reversed(items):
             _, width = self.g.layout(label)
             x -= width * 0.093 + 4
