@@ -3,9 +3,11 @@ file sizes, MoR log growth and compactions), from the same timeline data as `ins
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from hudi_cdc.config import TYPE_SUFFIX, Pipeline
+from hudi_cdc.lake.status import STATUS_THREADS
 from hudi_cdc.report.data import TableReport, table_report
 from hudi_cdc.report.page import render_page, write_report
 
@@ -20,13 +22,15 @@ def _label(path: str, taken: set[str]) -> str:
 
 def pipeline_report(pipeline: Pipeline | None, out_dir: str | Path, table: str | None = None,
                     paths: list[str] | None = None) -> tuple[Path, list[TableReport]]:
-    """The pipeline's tables (or one of them) and any table paths given, written as one page."""
-    tables = []
+    """The pipeline's tables (or one of them) and any table paths given, written as one page; the
+    tables read over `status`'s threads (hudi-rs releases the GIL while it reads)."""
+    args: list[tuple[str, str, str | None]] = []
     if pipeline is not None:
-        for name, tt in pipeline.targets(table):
-            tables.append(table_report(f"{name}_{TYPE_SUFFIX[tt]}", pipeline.base_path(name, tt),
-                                       pipeline.topic_dir(name)))
+        args += [(f"{name}_{TYPE_SUFFIX[tt]}", pipeline.base_path(name, tt), pipeline.topic_dir(name))
+                 for name, tt in pipeline.targets(table)]
     for p in paths or []:
-        tables.append(table_report(_label(str(p), {t.label for t in tables}), str(p)))
+        args.append((_label(str(p), {a[0] for a in args}), str(p), None))
+    with ThreadPoolExecutor(max_workers=max(1, min(STATUS_THREADS, len(args)))) as pool:
+        tables = list(pool.map(lambda a: table_report(*a), args))
     title = f"hudi-cdc report: {pipeline.pipeline}" if pipeline is not None else "hudi-cdc report"
     return write_report(tables, out_dir, title), tables

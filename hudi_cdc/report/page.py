@@ -12,6 +12,7 @@ from jinja2 import Environment
 from hudi_cdc.common.text import human_bytes
 from hudi_cdc.report.charts import table_charts
 from hudi_cdc.report.data import TableReport
+from hudi_cdc.report.svg import Glyphs
 
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -26,6 +27,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 figure.chart svg { max-width: 100%; height: auto; } .error { color: #b00020; } .muted { color: #777; }
 </style></head>
 <body>
+{{ glyphs | safe }}
 <h1>{{ title }}</h1>
 <p class="muted">generated {{ generated }} by hudi-cdc report from the tables' timelines (no JVM)</p>
 <table id="summary"><tr><th>table</th><th>type</th><th>version</th><th>commits</th><th>inserted</th>
@@ -70,9 +72,10 @@ def _utc_ms(ms: int) -> str:
 def render_page(tables: list[TableReport], title: str, now: float | None = None) -> str:
     env = Environment(autoescape=True)
     generated = datetime.fromtimestamp(now or time.time(), tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    charts = [{} if r.error else table_charts(r) for r in tables]
+    glyphs = Glyphs()
+    charts = [{} if r.error else table_charts(r, glyphs) for r in tables]
     return env.from_string(PAGE).render(title=title, generated=generated, tables=tables, charts=charts,
-                                        human=human_bytes, utc=_utc_ms)
+                                        glyphs=glyphs.defs(), human=human_bytes, utc=_utc_ms)
 
 
 def write_report(tables: list[TableReport], out_dir: str | Path, title: str) -> Path:
