@@ -99,9 +99,19 @@ def publication_gaps(pipeline: Pipeline) -> tuple[list[str], list[str]]:
             return [], []
         published = {(s, t) for s, t in conn.execute(
             "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (name,)).fetchall()}
-        missing = [t for t in source_tables(pipeline) if (t.schema, t.table) not in published]
+        missing = [t for t in source_tables(pipeline) if (t.schema, t.table) not in published
+                   and not _in_publication(conn, name, t)]
         gone = [t.name for t in missing if _relkind(conn, t) is None]
         return gone, [t.name for t in missing if t.name not in gone]
+
+
+def _in_publication(conn, publication: str, t: SourceTable) -> bool:
+    """The table, or a partitioned table it is a partition of, is a member of the publication (a partitioned
+    table published without publish_via_partition_root shows in pg_publication_tables as its partitions)."""
+    return bool(conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_publication p JOIN pg_publication_rel r ON r.prpubid = p.oid "
+        "JOIN pg_partition_ancestors(to_regclass(format('%%I.%%I', %s::text, %s::text))) a ON a.relid = r.prrelid "
+        "WHERE p.pubname = %s)", (t.schema, t.table, publication)).fetchone()[0])
 
 
 def _relkind(conn, t: SourceTable) -> str | None:
