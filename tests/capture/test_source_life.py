@@ -293,11 +293,11 @@ def test_heartbeats_let_an_idle_slot_release_wal(tmp_path, postgres, pg_database
         out = _cli(base, "status")
         assert f"slot {p.slot_name}: retains" in out.stderr and ", active" in out.stderr
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=180)
+        _, err = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0
+    assert proc.returncode == 0, err[-3000:]
     assert written > 0
     # heartbeat records are not landed anywhere (no topic folder of their own)
     # (beside it, capture's transaction cuts: tests/jobs/test_transactions.py)
