@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from hudi_cdc.capture.specials import LazyConnection
 from hudi_cdc.sources.tables import lake_name
 
 NUMERIC_NAMES = ("io.debezium.data.VariableScaleDecimal", "org.apache.kafka.connect.data.Decimal")
 SPECIAL_TEXTS = ("NaN", "Infinity", "-Infinity")
 
 
-class PgNumerics:
+class PgNumerics(LazyConnection):
     """The NULL numerics of row events, read from PostgreSQL by key."""
 
     def __init__(self, connect):
-        self._connect = connect  # () -> a psycopg connection (autocommit)
-        self._conn = None
+        super().__init__(connect)  # () -> a connection (autocommit)
         self._columns: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}  # lake name -> (name, type)
 
     def fields(self, schema) -> list:
@@ -24,11 +24,6 @@ class PgNumerics:
 
     def table_of(self, source) -> tuple[str, str]:
         return str(source.getString("schema")), str(source.getString("table"))
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
 
     def _table_columns(self, schema: str, table: str, names: list[str]) -> dict[str, tuple[str, str]]:
         cols = self._columns.get((schema, table), {})
@@ -65,8 +60,3 @@ class PgNumerics:
             if got:
                 out.append((keys[i], got))
         return out
-
-    def _db(self):
-        if self._conn is None:
-            self._conn = self._connect()
-        return self._conn

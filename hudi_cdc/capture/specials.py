@@ -31,6 +31,24 @@ PLAIN_KEY_TYPES = ("INT8", "INT16", "INT32", "INT64", "STRING", "BOOLEAN")
 CHUNK = 1000
 
 
+class LazyConnection:
+    """The database connection of a capture-time lookup: opened on first use, closed when capture ends."""
+
+    def __init__(self, connect):
+        self._connect = connect  # () -> a DB-API connection (autocommit)
+        self._conn: Any = None
+
+    def _db(self) -> Any:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
 class Lookup(Protocol):
     """One database's part: which columns may hold such a value, and the query reading them."""
 

@@ -13,20 +13,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from hudi_cdc.capture.specials import LazyConnection
 from hudi_cdc.sources.tables import lake_name
 
 BINARY_TYPES = ("bytea", "bytea[]")
 
 
-class TextForms:
+class TextForms(LazyConnection):
     """Rewrites the bytes of a column of a type Debezium does not know into PostgreSQL's text."""
 
     def __init__(self, connect, tables: dict[str, tuple[str, str]]):
         from jpype import JClass
 
-        self._connect = connect  # () -> a psycopg connection (autocommit)
+        super().__init__(connect)  # () -> a psycopg connection (autocommit)
         self._tables = tables  # topic -> (schema, table)
-        self._conn = None
         self._System = JClass("java.lang.System")
         self._SchemaBuilder = JClass("org.apache.kafka.connect.data.SchemaBuilder")
         self._Struct = JClass("org.apache.kafka.connect.data.Struct")
@@ -57,11 +57,6 @@ class TextForms:
         return out.newRecord(out.topic(), out.kafkaPartition(), out.keySchema(), out.key(), widened, row,
                              out.timestamp())
 
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
     def _plan(self, topic: str, schema):
         candidates = [str(f.name()) for f in schema.fields() if _bytes_like(f.schema())]
         if not candidates or topic not in self._tables:
@@ -85,10 +80,7 @@ class TextForms:
 
     def _column_types(self, schema: str, table: str) -> dict[str, str]:
         """lake name -> the column's type (a domain's base type), as regtype prints it."""
-        if self._conn is None:
-            self._conn = self._connect()
-        conn: Any = self._conn
-        rows = conn.execute(
+        rows = self._db().execute(
             "SELECT a.attname, coalesce(nullif(t.typbasetype, 0), a.atttypid)::regtype::text FROM pg_attribute a "
             "JOIN pg_type t ON t.oid = a.atttypid WHERE a.attrelid = (quote_ident(%s) || '.' || quote_ident(%s))"
             "::regclass AND a.attnum > 0 AND NOT a.attisdropped", (schema, table)).fetchall()

@@ -3,6 +3,7 @@ NOT NULL column as the column's default or the epoch: specials.py's lookup."""
 
 from __future__ import annotations
 
+from hudi_cdc.capture.specials import LazyConnection
 from hudi_cdc.sources.tables import lake_name
 
 DATE_NAMES = ("io.debezium.time.Date", "io.debezium.time.Timestamp", "io.debezium.time.MicroTimestamp",
@@ -11,12 +12,11 @@ EPOCHS = ("0", "1970-01-01T00:00:00Z")
 ZERO = "^[0-9]+-(00-|[0-9]{2}-00)"  # a zero month or day (a zero date's text: 0000-00-00)
 
 
-class ZeroDates:
+class ZeroDates(LazyConnection):
     """The date and timestamp values of row events that may stand for a zero date, read by key."""
 
     def __init__(self, connect):
-        self._connect = connect  # () -> a pymysql connection (autocommit)
-        self._conn = None
+        super().__init__(connect)  # () -> a connection (autocommit)
         self._columns: dict[tuple[str, str], dict[str, str]] = {}  # lake name -> column name
 
     def fields(self, schema) -> list:
@@ -30,11 +30,6 @@ class ZeroDates:
 
     def table_of(self, source) -> tuple[str, str]:
         return str(source.getString("db")), str(source.getString("table"))
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
 
     def query(self, schema: str, table: str, key_fields: list[str], keys: list[tuple], cols: list[str]):
         known = self._table_columns(schema, table, key_fields + cols)
@@ -67,11 +62,6 @@ class ZeroDates:
                 cols = {lake_name(str(n)): str(n) for (n,) in cur.fetchall()}
             self._columns[(schema, table)] = cols
         return cols
-
-    def _db(self):
-        if self._conn is None:
-            self._conn = self._connect()
-        return self._conn
 
 
 def _q(name: str) -> str:
