@@ -2,10 +2,11 @@
 
 One ``requests.Session`` (hudi_cdc/http.py's ``retrying_session``, as the registry client): connection
 errors, read errors and the statuses a worker answers while it is busy (409 during a rebalance, 502,
-503, 504) are retried a bounded number of times with exponential backoff, then reported in one line
-naming the worker's URL (EnvironmentProblem, exit 5). A config the worker refuses is a ConfigError
-(exit 2) carrying the worker's own words. Nothing here prints a secret: the configs hudi-cdc sends
-hold ``${env:...}`` references that the worker resolves with its EnvVarConfigProvider.
+503, 504, and a 500 saying a rebalance is expected) are retried a bounded number of times with
+exponential backoff, then reported in one line naming the worker's URL (EnvironmentProblem, exit 5).
+A config the worker refuses is a ConfigError (exit 2) carrying the worker's own words. Nothing here
+prints a secret: the configs hudi-cdc sends hold ``${env:...}`` references
+that the worker resolves with its EnvVarConfigProvider.
 
 API (Kafka Connect 4.x, connect-runtime's ConnectorsResource / ConnectorPluginsResource):
 GET /connectors/<n>/config, PUT /connectors/<n>/config (201 created, 200 updated),
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,6 +139,7 @@ class ConnectClient:
             raise ConfigError(f"Kafka Connect URL {url!r} must start with http:// or https://")
         self.url = url.rstrip("/")
         self.retries = max(0, retries)
+        self.backoff = backoff
         self.timeout = timeout  # validation connects to the database: it may take a while
         self.busy_retries = max(0, busy_retries)
         self.session = session(self.retries, backoff, session_, self.busy_retries)
@@ -233,14 +236,22 @@ class ConnectClient:
         import requests
 
         url = self.url + path
-        try:
-            resp = self.session.request(method, url, params=params, timeout=self.timeout,
-                                        data=None if payload is None else json.dumps(payload),
-                                        headers={"Content-Type": "application/json"} if payload is not None else None)
-        except (requests.ConnectionError, requests.Timeout, requests.exceptions.RetryError) as exc:
-            reason = short_reason(exc, first_line=True)
-            raise ConnectUnavailable(f"Kafka Connect worker at {_redact(self.url)} not reachable after "
-                                     f"{self.retries + 1} attempts ({what}): {reason}") from None
+        for attempt in range(self.busy_retries + 1):
+            try:
+                resp = self.session.request(
+                    method, url, params=params, timeout=self.timeout,
+                    data=None if payload is None else json.dumps(payload),
+                    headers={"Content-Type": "application/json"} if payload is not None else None)
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.RetryError) as exc:
+                reason = short_reason(exc, first_line=True)
+                raise ConnectUnavailable(f"Kafka Connect worker at {_redact(self.url)} not reachable after "
+                                         f"{self.retries + 1} attempts ({what}): {reason}") from None
+            if not _rebalancing(resp) or attempt == self.busy_retries:
+                break
+            time.sleep(min(self.backoff * 2 ** attempt, 16.0))  # 0.5 .. 16 s: the group settles
+        if _rebalancing(resp):
+            raise ConnectUnavailable(f"Kafka Connect worker at {_redact(self.url)} still rebalancing after "
+                                     f"{self.busy_retries + 1} attempts ({what}): {one_line(_message(resp), 300)}")
         if resp.status_code == 404 and missing_ok:
             return None
         if resp.status_code in RETRY_STATUS:
@@ -270,6 +281,12 @@ class ConnectClient:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _rebalancing(resp) -> bool:
+    """A worker whose group is about to rebalance answers 500 "Request cannot be completed because a
+    rebalance is expected" (connect-runtime's RebalanceNeededException): retried like a 409."""
+    return resp.status_code == 500 and "rebalance" in _message(resp).lower()
 
 
 def _q(part: str) -> str:

@@ -32,6 +32,7 @@ class FakeConnect:
         self.configs: dict[str, dict] = {}
         self.requests: list[tuple[str, str, dict | None]] = []
         self.busy = 0
+        self.rebalance_expected = 0
         self.fail_task: set[str] = set()
         self.validate_errors: dict[str, str] = {}
         fake = self
@@ -53,6 +54,10 @@ class FakeConnect:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n)) if n else None
                 fake.requests.append((method, self.path, body))
+                if fake.rebalance_expected:  # a 500, not a 409 (connect-runtime's RebalanceNeededException)
+                    fake.rebalance_expected -= 1
+                    msg = "Request cannot be completed because a rebalance is expected"
+                    return self._send(500, {"error_code": 500, "message": msg})
                 if fake.busy:
                     fake.busy -= 1
                     msg = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
@@ -215,6 +220,11 @@ def test_busy_worker_is_retried_then_reported(fake):
     assert client.connectors() == []
     fake.busy = 10
     with pytest.raises(ConnectUnavailable, match=r"still busy after 7 attempts \(list connectors\): HTTP 409"):
+        client.connectors()
+    fake.busy, fake.rebalance_expected = 0, 2  # what a worker answers just before a rebalance
+    assert client.config("absent") is None
+    fake.rebalance_expected = 10
+    with pytest.raises(ConnectUnavailable, match=r"still rebalancing after 7 attempts \(list connectors\)"):
         client.connectors()
 
 

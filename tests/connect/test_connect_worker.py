@@ -74,6 +74,20 @@ def _wait_state(client, name: str, ok, timeout: float = 60.0):
         time.sleep(0.5)
 
 
+@pytest.fixture(autouse=True)
+def _no_connector_left(connect_worker):
+    """Each test starts on a worker with no connector, whatever the one before it left (a failed assert)."""
+    yield
+    from hudi_cdc.connect.client import ConnectClient
+
+    with ConnectClient(connect_worker.url) as client:
+        for name in client.connectors():
+            client.delete(name)
+        deadline = time.monotonic() + 30
+        while client.connectors() and time.monotonic() < deadline:  # the herder removes them shortly
+            time.sleep(0.5)
+
+
 def test_rendered_source_connector_on_a_real_worker(tmp_path, capsys, connect_worker, postgres, pg_database):
     from hudi_cdc.connect.client import ConnectClient
 

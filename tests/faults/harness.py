@@ -58,6 +58,7 @@ def ev(aid: int, lsn: int, nat: str | None = "American", name: str | None = None
 class FaultLake:
     def __init__(self, tmp: Path, seed: int, **stream: object):
         self.tmp, self.rng = tmp, random.Random(seed)
+        self.outputs: dict[str, Path] = {}  # each started stream's output file, shown when a wait fails
         self.dir = tmp / "landing" / TOPIC / "partition=0"
         self.dir.mkdir(parents=True)
         settings = {"min_sync_interval_seconds": 2, "max_restarts": 10, "restart_backoff_seconds": 1,
@@ -147,6 +148,7 @@ class FaultLake:
 
     def start_stream(self, name: str) -> subprocess.Popen:
         out = open(self.tmp / f"{name}.out", "w")
+        self.outputs[name] = self.tmp / f"{name}.out"
         return subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "--config", str(self.config),
                                  "stream", "--table", "artists"], cwd=self.tmp, env=self.env,
                                 stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -184,7 +186,10 @@ class FaultLake:
             except Exception:  # a timeline being written
                 pass
             time.sleep(1)
-        raise AssertionError(f"not caught up after {timeout}s: {[self.checkpoint(t) for t in TYPES]} vs {self.last_ms}")
+        tails = "".join(f"\n--- {name}.out:\n" + path.read_text(errors="replace")[-3000:]
+                        for name, path in self.outputs.items())
+        raise AssertionError(f"not caught up after {timeout}s: {[self.checkpoint(t) for t in TYPES]} vs "
+                             f"{self.last_ms}{tails}")
 
     def assert_exact(self) -> None:
         want = {k: {c: v[c] for c in DATA_COLS} for k, v in sample.replay(self.events, "artist_id").items()}
