@@ -22,11 +22,12 @@ def spark(tmp_path_factory):
         .config("spark.jars", paths)
         .config("spark.driver.memory", "2g")
         .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
-        # the one long-lived JVM of a worker: C1 only and the serial collector too. Measured alone on this
-        # machine (tests/jobs/test_cdc_semantics.py): 112 CPU s against 141 with C2 and G1 (wall 135 s vs 122 s
-        # with a core to spare; the whole suite has none): the tests' Spark work is too varied for C2 to pay
-        .config("spark.driver.extraJavaOptions", "-Djdk.attach.allowAttachSelf=true -XX:TieredStopAtLevel=1 "
-                "-XX:+UseSerialGC")
+        # the one long-lived JVM of a worker: all JIT tiers and G1, over the tests' C1-only JDK_JAVA_OPTIONS. It
+        # runs hundreds of rounds over a suite, so C2's compiles pay: four rounds of two tables on one fresh
+        # session took 161 CPU s / 102 s wall with C2 + G1, 170 / 149 s with C1 + serial, 172+ with C2 + serial
+        # (session 40); C1 + serial (session 39) went with CI's run growing from ~55 to 76 minutes
+        .config("spark.driver.extraJavaOptions", "-Djdk.attach.allowAttachSelf=true -XX:TieredStopAtLevel=4 "
+                "-XX:+UseG1GC")
     )
     # the same defaults and Hudi settings as the local job's session (hudi_cdc/common/spark_conf.py)
     session = configure(configure(builder, local_conf()), HUDI_SESSION_CONF).getOrCreate()
