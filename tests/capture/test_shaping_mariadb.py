@@ -39,7 +39,9 @@ ROWS = [(1, "Ann", "ann.secret@example.org", "SSN-111-11-1111", "+1-555-0101", "
 NEW = (5, "Eve", "eve.secret@example.org", "SSN-555-55-5555", "+1-555-0105", "acme", "99.9999", "2024-03-03 12:00")
 SECRETS = [r[i] for r in [*ROWS, NEW] for i in (2, 3, 4)]
 SHARD = "CREATE TABLE orders_{} (id INT PRIMARY KEY, item VARCHAR(10), qty INT, note VARCHAR(10))"
-ROUTED = ["COPY_ON_WRITE", "MERGE_ON_READ"]
+# CoW only: routing on MoR (merged shard folders, one checkpoint) is proven on PostgreSQL (tests/capture/test_shaping.py);
+# the MariaDB side of routing (pattern resolution, verify's UNION ALL) does not depend on the table type
+ROUTED = ["COPY_ON_WRITE"]
 
 
 def _values(r: tuple) -> str:
