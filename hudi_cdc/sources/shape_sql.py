@@ -15,7 +15,12 @@ _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 _TYPES = {
     "postgres": {"string": "text", "double": "double precision", "float": "real", "bigint": "bigint",
                  "int": "integer", "boolean": "boolean", "date": "date", "timestamp": "timestamp with time zone"},
+    # MySQL's CAST takes no BIGINT/INT (SIGNED is BIGINT) and no BOOLEAN (cast_sql: <> 0); DOUBLE and FLOAT:
+    # MySQL 8.0.17+, MariaDB 10.4.5+; a lake timestamp of a DATETIME is its wall clock (docs/mysql.md)
+    "mysql": {"string": "CHAR", "double": "DOUBLE", "float": "FLOAT", "bigint": "SIGNED", "int": "SIGNED",
+              "date": "DATE", "timestamp": "DATETIME(6)"},
 }
+_DECIMAL_NAMES = {"postgres": "numeric", "mysql": "DECIMAL"}
 
 
 def transpile(expr: str, dialect: str, where: str) -> str:
@@ -30,7 +35,14 @@ def transpile(expr: str, dialect: str, where: str) -> str:
 
 def db_type(lake_type: str, dialect: str) -> str:
     m = _DECIMAL.match(lake_type)
-    return f"numeric({m.group(1)},{m.group(2)})" if m else _TYPES[dialect][lake_type]
+    return f"{_DECIMAL_NAMES[dialect]}({m.group(1)},{m.group(2)})" if m else _TYPES[dialect][lake_type]
+
+
+def cast_sql(expr: str, lake_type: str, dialect: str) -> str:
+    """``expr`` (SQL of the dialect) cast to a lake type; a MySQL boolean as Spark casts a number to one."""
+    if dialect == "mysql" and lake_type == "boolean":
+        return f"(({expr}) <> 0)"
+    return f"CAST({expr} AS {db_type(lake_type, dialect)})"
 
 
 def masked_value(shape: Shape, column: str, value: object, salt: str | None) -> object:

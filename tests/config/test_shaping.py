@@ -174,3 +174,49 @@ def test_source_check_warns_where_a_mask_or_filter_reads_a_toastable_column():
     assert _shape_checks(p, TableFacts(facts.table, True, toastable=["notes text"]), "DEFAULT", "")[0].status == "ok"
     assert _shape_checks(p, TableFacts(facts.table, True, replica_identity="f", toastable=["email text"]), "FULL",
                          "") == []
+
+
+def test_mysql_verify_selects_the_shaped_and_routed_rows():
+    """MySQL/MariaDB verify (sources/mysql/shaped.py, routed.py): one SELECT of the kept columns, masked
+    columns as their text, lake types as MySQL's CASTs, derived columns and the filter transpiled to MySQL,
+    over the table or the shards' UNION ALL tagged with their names (the real run: tests/capture/
+    test_shaping_mariadb.py)."""
+    from hudi_cdc.sources.comparison import Column
+    from hudi_cdc.sources.mysql.routed import union_sql
+    from hudi_cdc.sources.mysql.shaped import UNRESOLVED, shaped_select
+    from hudi_cdc.sources.mysql.verify import value
+    from hudi_cdc.sources.shape_sql import cast_sql, db_type
+    from hudi_cdc.sources.tables import SourceTable
+
+    cols = [Column.of(n, t, k) for n, t, k in [("id", "int", "plain"), ("ssn", "varchar(20)", "plain"),
+                                                ("email", "text", "plain"), ("amount", "decimal(10,3)", "decimal"),
+                                                ("created_at", "datetime", "timestamp"), ("flag", "int", "plain"),
+                                                ("Order Date", "date", "date")]]
+    shape = Shape(exclude=("ssn",), mask={"email": "hash"}, filter="tenant = 'acme' AND NOT is_test",
+                  derive={"day": "date_format(created_at, 'yyyy-MM-dd')", "n": "amount * 2"},
+                  types={"amount": "decimal(20,4)", "day": "string", "flag": "boolean"})
+    sel = shaped_select(shape, cols, ["id"], "tables.orders")
+    names = [c.name for c in sel.columns]
+    assert names == ["id", "email", "amount", "created_at", "flag", "Order_Date", "day", "n"]
+    assert sel.sql(names, "`d`.`orders`") == (
+        "SELECT `id`, CAST(`email` AS CHAR) AS `email`, CAST(`amount` AS DECIMAL(20,4)) AS `amount`, `created_at`, "
+        "((`flag`) <> 0) AS `flag`, `Order Date`, "
+        "CAST((DATE_FORMAT(CAST(created_at AS DATETIME), '%Y-%m-%d')) AS CHAR) AS `day`, (amount * 2) AS `n` "
+        "FROM `d`.`orders` WHERE COALESCE((tenant = 'acme' AND NOT is_test), FALSE)")
+    kinds = {c.name: c.kind for c in sel.columns}
+    assert (kinds["email"], kinds["amount"], kinds["flag"], kinds["day"], kinds["n"]) == \
+        ("plain", "decimal", "bit1", "plain", UNRESOLVED)
+    # an untyped derived column takes the kind of its result's type (pymysql's NEWDECIMAL: 246)
+    desc = [(n, 246 if n == "n" else 253) for n in names]
+    assert {c.name: c.kind for c in sel.resolve(sel.columns, names, desc)}["n"] == "decimal"
+    assert value("bit1", 1) is True and value("bit1", 0) is False
+    assert [db_type(t, "mysql") for t in ("decimal(20,4)", "string", "double", "float", "bigint", "date",
+                                          "timestamp")] == ["DECIMAL(20,4)", "CHAR", "DOUBLE", "FLOAT", "SIGNED",
+                                                            "DATE", "DATETIME(6)"]
+    assert cast_sql("x", "boolean", "postgres") == "CAST(x AS boolean)"
+    plain = shaped_select(Shape(), cols, ["id"], "tables.orders")
+    assert plain.sql(["id", "Order_Date"], "t") == "SELECT `id`, `Order Date` FROM t"
+    shards = [SourceTable("orders", f"s.shop.orders_{x}", "shop", f"orders_{x}") for x in "ab"]
+    assert union_sql(shards, cols[:2], "__source_table") == (
+        "(SELECT 'shop.orders_a' AS `__source_table`, `id`, `ssn` FROM `shop`.`orders_a` UNION ALL "
+        "SELECT 'shop.orders_b' AS `__source_table`, `id`, `ssn` FROM `shop`.`orders_b`) AS hudi_cdc_routed")

@@ -8,11 +8,10 @@ from typing import Any
 
 from hudi_cdc.config import Pipeline
 from hudi_cdc.config.settings import DatabaseSettings
-from hudi_cdc.errors import ConfigError
 from hudi_cdc.sources.base import UNWRAP, Check, Progress, SnapshotSignals, good_copy, offsets_file, work_dir
 from hudi_cdc.sources.comparison import VerifyResult
 from hudi_cdc.sources.db_tables import DbTable
-from hudi_cdc.sources.mysql import binlog, check, connector, defaults, init, verify
+from hudi_cdc.sources.mysql import binlog, catalog, check, connector, defaults, init, verify
 from hudi_cdc.sources.tables import SourceTable
 
 
@@ -54,8 +53,7 @@ class MySqlFamily:
         return init.read_tables(db, password, schemas, only)
 
     def table_names(self, pipeline: Pipeline) -> list[str]:
-        raise ConfigError(f"route.pattern: listing a MySQL/MariaDB database's tables for a route is not built; "
-                          f"list the source tables in route.tables ({pipeline.source_file})")
+        return catalog.table_names(pipeline)  # a route's pattern: every <database>.<table> of the server
 
     def verify(self, pipeline: Pipeline, table: str, table_type: str, samples: int, history: bool = False
                ) -> VerifyResult:

@@ -1,11 +1,8 @@
-"""``verify`` for MySQL-family sources: the database side read with pymysql, each value in the typed form a
-lake user reads (sources/typed_values.py, the same canonical forms as PostgreSQL's verify), the lake read with
-hudi-rs (arrow) and compared column by column.
-
-Column kinds from information_schema.COLUMNS: DATE as a date; DATETIME as a timestamp (the wall clock at
-UTC, as the lake stores it) and TIMESTAMP as the UTC instant (the session is read in UTC); TIME as the text
-'HH:MM:SS.ffffff'; DECIMAL and BIGINT UNSIGNED (bigint.unsigned.handling.mode=precise) as exact decimals;
-FLOAT as a 32-bit float; BLOB/BINARY as bytes; JSON parsed; TINYINT(1), ENUM, SET, YEAR and text as they are.
+"""``verify`` for MySQL-family sources: the database side read with pymysql (one streaming SELECT, the session
+in UTC), each value in the typed form a lake user reads (sources/typed_values.py, the same canonical forms as
+PostgreSQL's verify; each column's kind from information_schema: catalog.py), the lake read with hudi-rs
+(arrow) and compared column by column. A routed table reads the UNION ALL of its shards (routed.py), a
+shaped one its kept, cast, masked and derived columns and the filter's rows (shaped.py, docs/shaping.md).
 """
 
 from __future__ import annotations
@@ -14,9 +11,9 @@ import struct
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
+from hudi_cdc.common.shaping import Shape
 from hudi_cdc.config import Pipeline
-from hudi_cdc.errors import ConfigError, TableStateError
-from hudi_cdc.sources import tables as src
+from hudi_cdc.errors import TableStateError
 from hudi_cdc.sources import typed_values as tv
 from hudi_cdc.sources.comparison import (
     CHUNK,
@@ -29,49 +26,13 @@ from hudi_cdc.sources.comparison import (
     require_lake_table,
 )
 from hudi_cdc.sources.mysql import binlog as mysql
+from hudi_cdc.sources.mysql import routed
+from hudi_cdc.sources.mysql.catalog import columns, kind_of  # noqa: F401  (verify.kind_of, verify.columns)
+from hudi_cdc.sources.mysql.shaped import shaped_select
+from hudi_cdc.sources.shape_sql import masked_value
 
 _EPOCH_DAY = date(1970, 1, 1)
 _EPOCH = datetime(1970, 1, 1)
-
-
-def kind_of(data_type: str, column_type: str, precision: int | None) -> str:
-    t, full = data_type.lower(), column_type.lower()
-    if t == "date":
-        return "date"
-    if t == "datetime":
-        return "timestamp"
-    if t == "timestamp":
-        return "timestamptz"
-    if t == "time":
-        return "time"
-    if t == "json":
-        return "json"
-    if t == "decimal" or (t == "bigint" and "unsigned" in full):
-        return "decimal"
-    if t == "float":
-        return "float4"
-    if t == "double":
-        return "float8"
-    if t in ("blob", "tinyblob", "mediumblob", "longblob", "binary", "varbinary"):
-        return "bytes"
-    if t == "bit":  # BIT(1) lands as a boolean, BIT(n) as its text '10110' (lake_types.bits_expr)
-        n = full[len("bit("):-1] if full.startswith("bit(") else "1"
-        return "bit1" if n == "1" else f"bits:{n}"
-    if t == "point":
-        return "point"
-    return "plain"
-
-
-def columns(conn, t: src.SourceTable) -> list[Column]:
-    with conn.cursor() as cur:
-        cur.execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, DATETIME_PRECISION FROM information_schema.COLUMNS "
-                    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (t.schema, t.table))
-        rows = cur.fetchall()
-    if not rows:
-        raise TableStateError(f"table {t.qualified} not found in the source database")
-    # each column by its lake name ("Order Date" lands as Order_Date), with its own
-    return [Column.of(str(name), str(ctype), kind_of(str(dtype), str(ctype), prec))
-            for name, dtype, ctype, prec in rows]
 
 
 def value(kind: str, v):
@@ -91,6 +52,8 @@ def value(kind: str, v):
         return ("dec", tv.decimal_text(Decimal(v) if isinstance(v, int) else v))
     if kind in ("float4", "json", "bytes"):
         return tv.db_value(kind, v)
+    if kind == "bit1" and isinstance(v, int):  # a lake type boolean: shaped.py's (x <> 0)
+        return v != 0
     if isinstance(v, bytes) and (kind == "bit1" or kind.startswith("bits:")):
         return tv.db_value(kind, format(int.from_bytes(v, "big"), "b"))
     if kind == "point" and isinstance(v, bytes) and len(v) >= 25:  # MySQL's SRID (4 bytes) + WKB
@@ -103,54 +66,58 @@ def value(kind: str, v):
     return v
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def verify(pipeline: Pipeline, table: str, table_type: str, samples: int = SAMPLES, history: bool = False
            ) -> VerifyResult:
-    if not pipeline.shape(table).empty or pipeline.table(table).route is not None:
-        raise ConfigError(f"tables.{table}: verify applies columns/mask/filter/derive/types and routing to "
-                          f"PostgreSQL sources only so far, not MySQL/MariaDB ({pipeline.source_file})")
     import pymysql
 
     t = pipeline.table(table)
-    st = src.source_table(pipeline, table)
     keys = t.record_keys
     require_lake_table(pipeline, table, table_type, history)
     lake = _lake_table(pipeline, table, table_type, history)
     lake_cols = set(lake.column_names) if lake is not None else set()
+    shape, salt = pipeline.shape(table), pipeline.mask_salt(table)
     conn = mysql.connect(pipeline)
     try:
         with conn.cursor() as cur:
             cur.execute("SET time_zone = '+00:00'")  # TIMESTAMP values in UTC, as Debezium's ZonedTimestamp
-        db_cols = columns(conn, st)
-        names = {c.name for c in db_cols}
+        # the table, or a routed table's shards (routed.py), with the table's shaping (shaped.py)
+        source, base_cols = routed.source_from(conn, pipeline, table)
+        select = shaped_select(shape, base_cols, keys, f"tables.{table}")
+        names = {c.name for c in select.columns}
         absent = [k for k in keys if k not in names]
         if absent:
-            raise TableStateError(f"record key {', '.join(absent)} is not a column of {st.qualified}")
-        cols = [c for c in db_cols if (c.name in lake_cols or lake is None) and c.name not in keys]
-        not_in_lake = [c.name for c in db_cols if lake is not None and c.name not in lake_cols]
-        kinds = {c.name: c.kind for c in db_cols}
+            raise TableStateError(f"record key {', '.join(absent)} is not a column of {table}'s source table")
+        cols = [c for c in select.columns if (c.name in lake_cols or lake is None) and c.name not in keys]
+        not_in_lake = [c.name for c in select.columns if lake is not None and c.name not in lake_cols]
         target = mysql.binlog_status(conn)
         db_lsn = mysql.lsn(target.file, target.pos, 0)
-        db_digests: dict[tuple, bytes] = {}
-        db_names = {c.name: c.db_name for c in db_cols}
-        query = (f"SELECT {', '.join(_quote(db_names[n]) for n in keys + [c.name for c in cols])} "
-                 f"FROM {_quote(st.schema)}.{_quote(st.table)}")
+        order = keys + [c.name for c in cols]
         with conn.cursor(pymysql.cursors.SSCursor) as cur:
-            cur.execute(query)
-            while True:
-                chunk = cur.fetchmany(CHUNK)
-                if not chunk:
-                    break
-                for row in chunk:
-                    key = tuple(value(kinds[k], v) for k, v in zip(keys, row[:len(keys)], strict=True))
-                    vals = [value(c.kind, v) for c, v in zip(cols, row[len(keys):], strict=True)]
-                    db_digests[key] = _row_digest(vals)
+            cur.execute(select.sql(order, source))
+            # a derived column without a lake type: the kind of the type the server gives its result
+            resolved = {c.name: c for c in select.resolve(select.columns, order, cur.description)}
+            cols = [resolved[c.name] for c in cols]
+            kinds = {n: c.kind for n, c in resolved.items()}
+            db_digests = _digests(cur, keys, cols, kinds, shape, salt)
     finally:
         conn.close()
 
     result = VerifyResult(table, table_type, equal=False, db_rows=len(db_digests), lake_rows=0,
                           columns=[c.name for c in cols], not_in_lake=not_in_lake, db_lsn=db_lsn)
     return compare(lake, t, cols, kinds, db_digests, result, samples)
+
+
+def _digests(cur, keys: list[str], cols: list[Column], kinds: dict[str, str], shape: Shape, salt: str | None
+             ) -> dict[tuple, bytes]:
+    """{typed key: row digest} of the executed query's rows (masked columns hashed or redacted here)."""
+    names = keys + [c.name for c in cols]
+    out: dict[tuple, bytes] = {}
+    while True:
+        chunk = cur.fetchmany(CHUNK)
+        if not chunk:
+            return out
+        for row in chunk:
+            if shape.mask:
+                row = [masked_value(shape, n, v, salt) for n, v in zip(names, row, strict=True)]
+            key = tuple(value(kinds[k], v) for k, v in zip(keys, row[:len(keys)], strict=True))
+            out[key] = _row_digest([value(c.kind, v) for c, v in zip(cols, row[len(keys):], strict=True)])

@@ -1,0 +1,71 @@
+"""What verify and a route's pattern read from a MySQL-family server's information_schema: a table's columns
+with the kind each is compared as (sources/typed_values.py's canonical forms), and every user table's
+``<database>.<table>`` name (sources/routes.py resolves a route's pattern against them).
+
+Column kinds: DATE as a date; DATETIME as a timestamp (the wall clock at UTC, as the lake stores it) and
+TIMESTAMP as the UTC instant (verify's session is in UTC); TIME as the text 'HH:MM:SS.ffffff'; DECIMAL and
+BIGINT UNSIGNED (bigint.unsigned.handling.mode=precise) as exact decimals; FLOAT as a 32-bit float;
+BLOB/BINARY as bytes; JSON parsed; TINYINT(1), ENUM, SET, YEAR and text as they are."""
+
+from __future__ import annotations
+
+from hudi_cdc.config import Pipeline
+from hudi_cdc.errors import TableStateError
+from hudi_cdc.sources import tables as src
+from hudi_cdc.sources.comparison import Column
+
+SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
+_TABLES = ("SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.TABLES "
+           f"WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ({', '.join(repr(s) for s in SYSTEM_SCHEMAS)}) "
+           "ORDER BY 1")
+
+
+def kind_of(data_type: str, column_type: str, precision: int | None) -> str:
+    t, full = data_type.lower(), column_type.lower()
+    simple = {"date": "date", "datetime": "timestamp", "timestamp": "timestamptz", "time": "time", "json": "json",
+              "float": "float4", "double": "float8", "point": "point"}
+    if t in simple:
+        return simple[t]
+    if t == "decimal" or (t == "bigint" and "unsigned" in full):
+        return "decimal"
+    if t in ("blob", "tinyblob", "mediumblob", "longblob", "binary", "varbinary"):
+        return "bytes"
+    if t == "bit":  # BIT(1) lands as a boolean, BIT(n) as its text '10110' (lake_types.bits_expr)
+        n = full[len("bit("):-1] if full.startswith("bit(") else "1"
+        return "bit1" if n == "1" else f"bits:{n}"
+    return "plain"
+
+
+def read_columns(conn, t: src.SourceTable) -> list[Column]:
+    """The table's columns, each under its lake name ("Order Date" lands as Order_Date) with its own; [] when
+    the table does not exist."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, DATETIME_PRECISION FROM information_schema.COLUMNS "
+                    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (t.schema, t.table))
+        rows = cur.fetchall()
+    return [Column.of(str(name), str(ctype), kind_of(str(dtype), str(ctype), prec))
+            for name, dtype, ctype, prec in rows]
+
+
+def columns(conn, t: src.SourceTable) -> list[Column]:
+    cols = read_columns(conn, t)
+    if not cols:
+        raise TableStateError(f"table {t.qualified} not found in the source database")
+    return cols
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def table_names(pipeline: Pipeline) -> list[str]:
+    """Every base table of the server's user databases as <database>.<table> (a route's pattern)."""
+    from hudi_cdc.sources.mysql import binlog
+
+    conn = binlog.connect(pipeline)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(_TABLES)
+            return [str(r[0]) for r in cur.fetchall()]
+    finally:
+        conn.close()
