@@ -5,7 +5,7 @@ row never in the lake), a derived day partition and a lake type per column; excl
 searched for in the bytes of every landed Avro file and every lake file (uncompressed parquet), the salt in
 every file the pipeline wrote. In the same run two shards with overlapping ids routed into one table by a
 pattern (resolved against information_schema at each capture start: a third shard created between the two
-captures joins), on CoW and MoR; verify (MySQL's SQL: sources/mysql/shaped.py, routed.py) equal.
+captures joins), on CoW; verify (MySQL's SQL: sources/mysql/shaped.py, routed.py) equal.
 Capture runs as a subprocess (the MariaDB connector's JVM is its own, sources/mysql/binlog.py); the rounds
 run in the session's Spark (tests/capture/test_shaping.py's _round). The PostgreSQL twin:
 tests/capture/test_shaping.py; the SQL verify builds: tests/config/test_shaping.py."""
@@ -39,8 +39,9 @@ ROWS = [(1, "Ann", "ann.secret@example.org", "SSN-111-11-1111", "+1-555-0101", "
 NEW = (5, "Eve", "eve.secret@example.org", "SSN-555-55-5555", "+1-555-0105", "acme", "99.9999", "2024-03-03 12:00")
 SECRETS = [r[i] for r in [*ROWS, NEW] for i in (2, 3, 4)]
 SHARD = "CREATE TABLE orders_{} (id INT PRIMARY KEY, item VARCHAR(10), qty INT, note VARCHAR(10))"
-# CoW only: routing on MoR (merged shard folders, one checkpoint) is proven on PostgreSQL (tests/capture/test_shaping.py);
-# the MariaDB side of routing (pattern resolution, verify's UNION ALL) does not depend on the table type
+# CoW only: routing on MoR (merged shard folders, one checkpoint) is proven on PostgreSQL
+# (tests/capture/test_shaping.py); the MariaDB side of routing (pattern resolution, verify's UNION ALL) does not
+# depend on the table type
 ROUTED = ["COPY_ON_WRITE"]
 
 
