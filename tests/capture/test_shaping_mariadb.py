@@ -23,21 +23,13 @@ from hudi_cdc.common.shaping import REDACTED, mask_hash
 from hudi_cdc.config import load_pipeline
 from tests.capture.test_capture import _records
 from tests.capture.test_capture_mysql import _sql
-from tests.capture.test_shaping import _no_secret_bytes, _round
+from tests.capture.test_shaping import NEW, ROWS, SALT_ENV, SECRETS, _no_secret_bytes, _round  # the same rows
 from tests.cli import run_cli
 
-SALT_ENV = "HUDI_CDC_TEST_MASK_SALT"
 SALT = "pepper-maria-41c7-salt"
 DB = "shp_maria"
 DDL = ("CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(20), email VARCHAR(100), ssn VARCHAR(20), "
        "phone VARCHAR(20), tenant VARCHAR(10), amount DECIMAL(12,5), created_at DATETIME)")
-# id, name, email, ssn, phone, tenant, amount, created_at
-ROWS = [(1, "Ann", "ann.secret@example.org", "SSN-111-11-1111", "+1-555-0101", "acme", "12.5", "2024-03-01 10:00"),
-        (2, "Bob", "bob.secret@example.org", "SSN-222-22-2222", "+1-555-0102", "acme", "7.125", "2024-03-01 23:59"),
-        (3, "Cid", "cid.secret@example.org", "SSN-333-33-3333", "+1-555-0103", "other", "1", "2024-03-02 00:00"),
-        (4, "Dee", "dee.secret@example.org", "SSN-444-44-4444", "+1-555-0104", "other", "2.5", "2024-03-02 08:00")]
-NEW = (5, "Eve", "eve.secret@example.org", "SSN-555-55-5555", "+1-555-0105", "acme", "99.9999", "2024-03-03 12:00")
-SECRETS = [r[i] for r in [*ROWS, NEW] for i in (2, 3, 4)]
 SHARD = "CREATE TABLE orders_{} (id INT PRIMARY KEY, item VARCHAR(10), qty INT, note VARCHAR(10))"
 # CoW only: routing on MoR (merged shard folders, one checkpoint) is proven on PostgreSQL
 # (tests/capture/test_shaping.py); the MariaDB side of routing (pattern resolution, verify's UNION ALL) does not
