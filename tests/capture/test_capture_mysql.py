@@ -19,7 +19,7 @@ from hudi_cdc.config import load_pipeline, parse_pipeline
 from hudi_cdc.errors import ConfigError, SourceError
 from hudi_cdc.sources.mysql import binlog as mysql
 from tests.capture.test_capture import _records
-from tests.cli import run_cli
+from tests.cli import run_cli, run_main
 
 SHOP_DDL = ("CREATE TABLE items (item_id INT PRIMARY KEY, name VARCHAR(40), category VARCHAR(20), "
             "price DECIMAL(10,2), on_sale TINYINT(1), size ENUM('S','M','L'), tags SET('new','hot'), "
@@ -270,7 +270,7 @@ def _db_rows(mariadb, database: str) -> dict:
 
 @pytest.mark.mariadb
 @pytest.mark.spark
-def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
+def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database, inprocess_jobs):
     """capture --once -> bootstrap -> a burst of DML (same-second updates of one key in one transaction,
     a key-only delete, a partition move, a primary-key change, a multi-row transaction) -> capture --once
     -> stream --once; the CoW and MoR tables read with hudi-rs equal the MariaDB table by key and column."""
@@ -284,7 +284,7 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_orders_pipeline(db), sort_keys=False))
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
     assert _capture(tmp_path)["events"] == 100
-    run_cli("bootstrap", cwd=tmp_path, check=True)
+    run_main("bootstrap", cwd=tmp_path)
 
     _sql(mariadb, "lake_shop",
          # a widening from the binlog, then TRUNCATE TABLE (every row of the lake gone as of it) and 90 rows back:
@@ -307,7 +307,7 @@ def test_mariadb_to_lake_reads_back_equal(tmp_path, mariadb, mariadb_database):
          # DROP COLUMN: the lake keeps `ratio`, null for rows written after it
          "ALTER TABLE orders DROP COLUMN ratio", "UPDATE orders SET customer = 'after drop' WHERE order_id = 8")
     assert _capture(tmp_path)["events"] == 1 + 90 + 5 + 1 + 1 + 2 + 2 + 1 + 1 + 10 + 1
-    run_cli("stream", "--table", "orders", "--once", cwd=tmp_path, check=True)
+    run_main("stream", "--table", "orders", "--once", cwd=tmp_path)
 
     want = _db_rows(mariadb, "lake_shop")
     assert 777 in want and 4 not in want and 2 not in want and want[1]["qty"] == 1004 and 95 not in want
@@ -377,7 +377,7 @@ def _items_state(mariadb, database: str) -> dict:
 
 @pytest.mark.mariadb
 @pytest.mark.spark
-def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_database):
+def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_database, inprocess_jobs):
     """kill -9 of `capture --once` during the snapshot and again while streaming binlog changes (after a DDL
     the schema history must carry); the next run resumes from the committed offsets without a new snapshot.
     Replaying every landed event (at least once) gives exactly the database's rows, and so does the lake:
@@ -391,7 +391,7 @@ def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_dat
     first = _capture(tmp_path)
     keys = ("item_id", "name", "category", "qty")
     assert _landed_state(p) == {k: {c: r[c] for c in keys} for k, r in _items_state(mariadb, "kill_shop").items()}
-    run_cli("bootstrap", cwd=tmp_path, check=True)
+    run_main("bootstrap", cwd=tmp_path)
 
     _sql(mariadb, "kill_shop", "ALTER TABLE items ADD COLUMN note VARCHAR(20) DEFAULT 'x'")
     for i in range(6):  # six transactions of 1,000 updates each, then deletes
@@ -409,7 +409,7 @@ def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_dat
     # (whether the run after the first kill reports a snapshot depends on whether Debezium had flushed
     # snapshot offsets before the kill: either way every row and change is landed at least once)
     assert first is not None and len(_records(_files(p))) >= 6000 + 6000 + 600
-    run_cli("stream", "--table", "items", "--once", cwd=tmp_path, check=True)
+    run_main("stream", "--table", "items", "--once", cwd=tmp_path)
     for tt in ("cow", "mor"):
         out = run_cli("verify", "--table", "items", "--type", tt, "-o", "json", cwd=tmp_path)
         assert out.returncode == 0, out.stderr
@@ -520,7 +520,7 @@ def test_init_from_a_real_mariadb(tmp_path, mariadb, mariadb_database):
 
 @pytest.mark.mariadb
 @pytest.mark.spark
-def test_mariadb_columns_avro_cannot_name_land_and_verify(tmp_path, mariadb, mariadb_database):
+def test_mariadb_columns_avro_cannot_name_land_and_verify(tmp_path, mariadb, mariadb_database, inprocess_jobs):
     """Columns named `Order Date`, `user-id` and `1st` land as Order_Date, user_id and _1st (Avro's names);
     verify compares each MariaDB column with its lake column, CoW and MoR, after snapshot and binlog changes."""
     db = mariadb_database("odd_shop")
@@ -534,12 +534,12 @@ def test_mariadb_columns_avro_cannot_name_land_and_verify(tmp_path, mariadb, mar
            "tables": {"odd": {"topic": f"shop.{db['name']}.odd", "record_key": "id", "partition_field": "region"}}}
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     assert _capture(tmp_path)["events"] == 20
-    run_cli("bootstrap", cwd=tmp_path, check=True)
+    run_main("bootstrap", cwd=tmp_path)
     _sql(mariadb, "odd_shop", "UPDATE odd SET `user-id` = 'renamed', `Order Date` = '1999-12-31' WHERE id <= 5",
          "UPDATE odd SET `1st` = NULL WHERE id = 6", "DELETE FROM odd WHERE id = 7",
          "INSERT INTO odd VALUES (100, NULL, 'new', 1, 'ap')")
     _capture(tmp_path)
-    run_cli("stream", "--table", "odd", "--once", cwd=tmp_path, check=True)
+    run_main("stream", "--table", "odd", "--once", cwd=tmp_path)
     for tt in ("cow", "mor"):
         out = run_cli("verify", "--table", "odd", "--type", tt, "-o", "json", cwd=tmp_path)
         assert out.returncode == 0, out.stderr

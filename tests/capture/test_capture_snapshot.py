@@ -181,7 +181,7 @@ def test_new_columns_with_defaults_request_a_snapshot(tmp_path, monkeypatch):
 
 @pytest.mark.postgres
 @pytest.mark.spark
-def test_incremental_snapshot_adds_and_retakes_tables_on_one_slot(tmp_path, postgres, pg_database):
+def test_incremental_snapshot_adds_and_retakes_tables_on_one_slot(tmp_path, postgres, pg_database, inprocess_jobs):
     from hudi_cdc import pipeline as pipe
     from hudi_cdc.config import load_pipeline
     from hudi_cdc.pipeline.onboard import add_to_file

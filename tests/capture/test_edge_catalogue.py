@@ -130,7 +130,7 @@ def _edges_landed(p) -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, capsys):
+def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, capsys, inprocess_jobs):
     db = pg_database("edges")
     _sql(db, *EDGE_DDL, *[f"INSERT INTO edges ({EDGE_COLUMNS}) VALUES " + r.format(id=i)
                           for i, r in enumerate(ROWS, 1)], *DDL_TABLES)
@@ -216,10 +216,10 @@ MARIA_STEPS = [  # the values streamed, then column DDL and a table dropped and 
 
 
 @pytest.mark.mariadb
-def test_mariadb_edge_values_and_ddl_land_or_are_kept(tmp_path, mariadb, mariadb_database):
+def test_mariadb_edge_values_and_ddl_land_or_are_kept(tmp_path, mariadb, mariadb_database, inprocess_jobs):
     from tests.capture.test_capture_mysql import _capture
     from tests.capture.test_capture_mysql import _sql as maria_sql
-    from tests.cli import run_cli
+    from tests.cli import run_cli, run_main
 
     db = mariadb_database("edges_shop")
     maria_sql(mariadb, "edges_shop", "SET SESSION sql_mode = ''", MARIA_DDL,
@@ -234,10 +234,10 @@ def test_mariadb_edge_values_and_ddl_land_or_are_kept(tmp_path, mariadb, mariadb
            "lake": {"root": "lake", "hive_database": "edges"}, "spark": {"shuffle_partitions": 2}, "tables": tables}
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     assert _capture(tmp_path)["events"] == 4 + 3 + 2
-    run_cli("bootstrap", cwd=tmp_path, check=True)
+    run_main("bootstrap", cwd=tmp_path)
     maria_sql(mariadb, "edges_shop", "SET SESSION sql_mode = ''", *MARIA_STEPS)
     assert _capture(tmp_path)["events"] == 4 + 1 + 5 + 1
-    run_cli("stream", "--all", "--once", cwd=tmp_path, check=True)
+    run_main("stream", "--all", "--once", cwd=tmp_path)
     got = {}
     for t in tables:
         out = run_cli("verify", "--table", t, "--type", "cow", "-o", "json", cwd=tmp_path)

@@ -3,7 +3,8 @@ Debezium: TRUNCATE, heartbeats and the slot's retained WAL, tables without a usa
 
 Unit tests check the pieces without a database (properties, the streamer's truncate split rules);
 tests marked ``postgres`` (and ``spark``) run the real chain: capture -> landed files -> bootstrap /
-stream (Hudi 1.2 through spark-submit) -> verify (hudi-rs against the database).
+stream (Hudi 1.2; the local runner's jobs on the shared SparkSession, tests/plugins/inprocess_jobs.py) ->
+verify (hudi-rs against the database).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ ITEMS_DDL = "CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL, 
 
 @pytest.mark.postgres
 @pytest.mark.spark
-def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database):
+def test_truncate_empties_the_lake_as_of_its_lsn(tmp_path, pg_database, inprocess_jobs):
     """500 rows, bootstrap; then changes, TRUNCATE, 10 new rows and a change after it: the lake holds
     exactly the database's 10 rows (CoW and MoR, verify through hudi-rs), the round is one
     insert_overwrite_table commit with the truncate's LSN in its metadata. A redelivered file from

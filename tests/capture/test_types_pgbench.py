@@ -1,4 +1,5 @@
-"""Issue 23's "Done when", end to end through the CLI on a real PostgreSQL 15: pgbench's tables (scale 1)
+"""Issue 23's "Done when", end to end through the CLI on a real PostgreSQL 15: pgbench's tables (scale 1, its
+first 10,000 accounts: tests/pgbench.py)
 and the all-types table of tests/jobs/test_types_real.py; `init --from-database` writes the pipeline, `capture
 --once` lands the snapshot, `bootstrap` writes CoW and MoR (pgbench_history, empty, is bootstrapped empty:
 `stream --all --once` starts with it), then `capture` runs continuously while
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,19 +24,13 @@ import pytest
 import yaml
 
 from hudi_cdc.cli import main
+from tests import pgbench as tests_pgbench
 from tests.jobs.test_types_real import COLUMNS, DDL, SNAPSHOT, STREAMED_1, _sql
-from tests.shared import require
 
 pytestmark = [pytest.mark.postgres, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parents[2]
 PGBENCH_TABLES = ("pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history")
-
-
-def _pgbench() -> str:
-    found = shutil.which("pgbench") or "/usr/lib/postgresql/15/bin/pgbench"
-    require(Path(found).exists(), "no pgbench (postgresql-15's client binaries): run scripts/setup.sh")
-    return found
 
 
 RATIO = ["ALTER TABLE typed ADD COLUMN ratio numeric", "UPDATE typed SET ratio = 0.00023263811867095176 WHERE id = 1",
@@ -70,13 +64,12 @@ def _bootstrapped(cfg: Path, capsys) -> None:
     assert counted[("pgbench_accounts", "COPY_ON_WRITE")] == 0
 
 
-def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database, capsys):
-    pgbench = _pgbench()
+def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database, capsys, inprocess_jobs):
+    pgbench = tests_pgbench.binary()
     db = pg_database("done_when")
     env = {**os.environ, "PGPASSWORD": os.environ[db["password_env"]]}
     conn = ["-h", db["host"], "-p", str(db["port"]), "-U", db["user"]]
-    subprocess.run([pgbench, "-i", "-s", "1", "-q", "-n", *conn, db["name"]], env=env, check=True,
-                   capture_output=True)
+    tests_pgbench.initialise(pgbench, conn, db["name"], env)  # scale 1, its first 10,000 accounts (tests/pgbench.py)
     # pgbench_history has no key: one is added (init --from-database skips keyless tables, and says so);
     # it stays empty (as `pgbench -i` leaves it) until pgbench runs: issue 38's new user's first table
     _sql(db, "ALTER TABLE pgbench_history ADD COLUMN hid bigserial PRIMARY KEY", *DDL,
@@ -117,8 +110,9 @@ def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database, capsys):
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         _sql(db, *STREAMED_1, tz="Asia/Kolkata")
-        bench = subprocess.run([pgbench, "-c", "4", "-j", "2", "-T", "10", "-n", *conn, db["name"]], env=env,
-                               capture_output=True, text=True)
+        tpcb = str(tests_pgbench.script(tmp_path))
+        bench = subprocess.run([pgbench, "-c", "4", "-j", "2", "-T", "10", "-n", "-f", tpcb, *conn, db["name"]],
+                               env=env, capture_output=True, text=True)
         assert bench.returncode == 0, bench.stderr[-500:]
         assert capture.poll() is None, (capture.stderr.read() if capture.stderr else "")[-800:]
     finally:
@@ -145,3 +139,4 @@ def test_pgbench_and_all_types_verify_equal(tmp_path, pg_database, capsys):
                 assert "equal (" in out and "1 row(s) hold a value their lake type cannot hold" in out, out
                 assert "ratio (1), e.g. key 1 ratio = 0.00023263811867095176" in out, out
     assert all(table_exists(p, "pgbench_history", tt) for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"))
+    assert inprocess_jobs == ["session"] * 3, inprocess_jobs  # bootstrap, two `stream --all --once`

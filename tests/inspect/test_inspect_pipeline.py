@@ -1,5 +1,6 @@
 """`hudi-cdc inspect` on tables the pipeline itself writes: the MoMA artists sample landed, bootstrapped
-(BULK_INSERT) and streamed (--once) through the hudi-cdc CLI (spark-submit + Hudi 1.2.0), then read by
+(BULK_INSERT) and streamed (--once) through the hudi-cdc CLI (Hudi 1.2.0; the jobs on the shared SparkSession,
+tests/plugins/inprocess_jobs.py), then read by
 `inspect` (hudi-rs) and compared with Hudi's own JVM reading (show_commits / stats_wa procedures)."""
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import pytest
 
 from hudi_cdc import sample
 from hudi_cdc.inspect import commit_rows, compaction_rows, open_table, read_timeline, write_amplification
-from tests.cli import run_cli
+from tests.cli import run_cli, run_main
+from tests.plugins.inprocess_jobs import jobs_on
 from tests.plugins.inspect_fixtures import jvm_procedure
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -24,7 +26,7 @@ def hudi_cdc(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def pipeline_dir(tmp_path_factory) -> Path:
+def pipeline_dir(tmp_path_factory, spark) -> Path:
     """The sample pipeline trimmed to the artists table (1 GB driver): sample, bootstrap, changes, stream."""
     d = tmp_path_factory.mktemp("pipeline")
     hudi_cdc(d, "init", str(d))
@@ -32,9 +34,11 @@ def pipeline_dir(tmp_path_factory) -> Path:
     text = cfg.read_text().replace("driver_memory: 2g", "driver_memory: 1g")
     cfg.write_text(text[:text.index("  artworks:")])
     hudi_cdc(d, "sample", "moma")
-    hudi_cdc(d, "bootstrap")
-    hudi_cdc(d, "sample", "moma", "--stage", "changes")
-    hudi_cdc(d, "stream", "--table", "artists", "--once")
+    with jobs_on(spark) as ran:
+        run_main("bootstrap", cwd=d)
+        hudi_cdc(d, "sample", "moma", "--stage", "changes")
+        run_main("stream", "--table", "artists", "--once", cwd=d)
+    assert ran == ["session", "session"], ran
     return d
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,11 +19,9 @@ import pytest
 import yaml
 
 from hudi_cdc.config import load_pipeline
+from tests import pgbench as tests_pgbench
 from tests.capture.test_capture import _files, _records
 from tests.cli import cli_env, run_cli
-from tests.shared import require
-
-PGBENCH = "/usr/lib/postgresql/15/bin/pgbench"
 
 
 def _connect(db: dict):
@@ -235,23 +232,22 @@ def _sums(rows: dict) -> tuple[int, int, int, int]:
 @pytest.mark.postgres
 @pytest.mark.spark
 def test_pgbench_invariant_at_consistent_points(tmp_path, spark, pg_database):
-    """pgbench -i -s 1, then pgbench -c 4 against accounts/tellers/branches/history (history as a raw
-    history, REPLICA IDENTITY FULL) while a continuous capture cuts at transaction boundaries and the
-    streamer runs rounds: at every consistent point the four lake tables (MoR, read by hudi-rs)
-    satisfy pgbench's invariant sum(abalance) = sum(tbalance) = sum(bbalance) = sum(delta); after
-    pgbench stops, verify finds every table equal to the database and the last point equals it."""
+    """pgbench -i -s 1 (its first 10,000 accounts: tests/pgbench.py), then pgbench -c 4 against
+    accounts/tellers/branches/history (history as a raw history, REPLICA IDENTITY FULL) while a
+    continuous capture cuts at transaction boundaries and the streamer runs rounds: at every consistent
+    point the four lake tables (MoR, read by hudi-rs) satisfy pgbench's invariant sum(abalance) =
+    sum(tbalance) = sum(bbalance) = sum(delta); after pgbench stops, verify finds every table equal to
+    the database and the last point equals it."""
     from hudi_cdc.capture.capture import capture_once
     from hudi_cdc.query.consistent import read_consistent
     from hudi_cdc.sources.history import COMPLEX_KEYGEN, KEYGEN_OPTION, history_key
     from hudi_cdc.sources.verify import verify
 
-    require(Path(PGBENCH).exists() or shutil.which("pgbench"), "pgbench (Debian postgresql-15)")
-    pgbench = PGBENCH if Path(PGBENCH).exists() else shutil.which("pgbench")
+    pgbench = tests_pgbench.binary()
     db = pg_database("txn_pgbench")
     env = {**os.environ, "PGPASSWORD": os.environ[db["password_env"]]}
     conn_args = ["-h", db["host"], "-p", str(db["port"]), "-U", db["user"]]
-    subprocess.run([pgbench, "-i", "-s", "1", "-q", *conn_args, db["name"]], env=env, check=True,
-                   capture_output=True, timeout=300)
+    tests_pgbench.initialise(pgbench, conn_args, db["name"], env)  # scale 1, its first 10,000 accounts
     _sql(db, "ALTER TABLE pgbench_history REPLICA IDENTITY FULL")
     prefix = db["name"]
     tables = {
@@ -275,7 +271,8 @@ def test_pgbench_invariant_at_consistent_points(tmp_path, spark, pg_database):
     capture = subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "-c", str(base / "hudi-cdc.yaml"), "capture",
                                 "--rotate-seconds", "2"], cwd=base, env=cli_env(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    bench = subprocess.Popen([pgbench, "-c", "4", "-j", "2", "-T", "10", "-n", *conn_args, db["name"]], env=env,
+    bench = subprocess.Popen([pgbench, "-c", "4", "-j", "2", "-T", "10", "-n", "-f", str(tests_pgbench.script(base)),
+                              *conn_args, db["name"]], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     points: dict[tuple[str, int], tuple] = {}
     try:

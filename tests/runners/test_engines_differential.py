@@ -105,7 +105,7 @@ def _status_and_jvm_free_readers(lake: Lake, capsys, tmp_path, source_ts_ms: int
     assert [r["source_ts_ms"] for r in report] == [source_ts_ms] * 2, report  # from the landed files, as status
 
 
-def test_deltastreamer_and_hudi_cdc_streamer_write_the_same_rows(tmp_path, capsys):
+def test_deltastreamer_and_hudi_cdc_streamer_write_the_same_rows(tmp_path, capsys, inprocess_jobs):
     (tmp_path / "hudi-cdc-work").mkdir()
     lake = Lake(tmp_path)
     cdc = _hudi_cdc_pipeline(lake, tmp_path)

@@ -280,19 +280,31 @@ def _report(targets: list[Target], outcomes: list[RoundResult | BaseException]) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """spark-submit's entry: the job's own session, its run (run_job), the session stopped."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         targets = parse_argv(argv)
     except SystemExit:
         _mark(ERROR_MARK, {"message": "bad streamer arguments: " + shlex.join(argv)})
         return ExitCode.CONFIG
-    all_tables = any(t.all_tables for t in targets)
-    continuous = any(t.continuous for t in targets)
     # FAIR pools: each table's rounds (stream --all), and any compaction beside them (compaction.py; the
     # properties are read in the rounds, where a bad file is reported: one pool of rounds is FIFO anyway)
     beside = any(t.continuous and t.table_type == "MERGE_ON_READ" for t in targets)
-    spark = build_session(fair=all_tables, round_pools=[target_key(t) for t in targets] if beside else ())
+    spark = build_session(fair=any(t.all_tables for t in targets),
+                          round_pools=[target_key(t) for t in targets] if beside else ())
     spark.sparkContext.setLogLevel("WARN")
+    code = run_job(spark, targets)
+    if code == ExitCode.OK:
+        spark.stop()
+    return code
+
+
+def run_job(spark, targets: list[Target]) -> int:
+    """The job on a session: every target's round(s), reported as RESULT_MARK / ERROR_MARK lines on stdout
+    and progress lines `hudi-cdc: ...`; returns the exit code. An exception that is not the job's own (a bug)
+    is raised after its error line."""
+    all_tables = any(t.all_tables for t in targets)
+    continuous = any(t.continuous for t in targets)
     log = lambda m: print("hudi-cdc: " + m, flush=True)  # noqa: E731
     try:
         if all_tables and continuous:
@@ -300,14 +312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif continuous:
             _mark(RESULT_MARK, [r.as_dict() for r in run_targets(spark, targets, log=log)])
         else:  # every target's round, whatever the others' (issue 36)
-            code = _report(targets, run_each(spark, targets, log))
-            if code != ExitCode.OK:
-                return code
+            return _report(targets, run_each(spark, targets, log))
     except Exception as exc:
         payload, code = _failure(exc)
         _mark(ERROR_MARK, payload)
         if not isinstance(exc, _KNOWN):
             raise
         return code
-    spark.stop()
     return ExitCode.OK
