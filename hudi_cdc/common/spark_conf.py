@@ -39,12 +39,17 @@ HUDI_SESSION_CONF: dict[str, str] = {
 
 
 def local_conf(parallelism: int = 2, host: str = "127.0.0.1") -> dict[str, str]:
-    """A local (or driver-side) session's defaults: small shuffles for a small machine, no UI, the driver
-    bound to one address. One place for the local job, the query engine, the Iceberg apply, the thrift
+    """A local (or driver-side) session's defaults: small shuffles for a small machine, no adaptive execution
+    (a pipeline's `spark.conf` may turn it back on, e.g. with many shuffle partitions on a cluster), no UI, the
+    driver bound to one address. One place for the local job, the query engine, the Iceberg apply, the thrift
     server and the tests' shared session."""
     return {
         "spark.sql.shuffle.partitions": str(parallelism),
         "spark.default.parallelism": str(parallelism),
+        # adaptive execution plans a query stage by stage, each stage its own Spark job: a small MoR round ran
+        # 43-55 jobs with it, 31-40 without, and 5-10% less CPU (docs/measurements.md, session 41); with a
+        # handful of shuffle partitions it has nothing to coalesce or split
+        "spark.sql.adaptive.enabled": "false",
         "spark.ui.enabled": "false",
         "spark.driver.host": host,
         "spark.driver.bindAddress": host,
