@@ -19,8 +19,8 @@ import pytest
 # Every JVM the tests start (each spark-submit, the 0.14 engine, the stack's services, Trino, Kafka)
 # lives seconds to minutes on small data: C1 alone compiles enough, and the C2 compiles it saves are a third
 # of a bootstrap's CPU (51-62 s -> 38-40 s for the sample's bootstrap on this 2-core machine). A user's own
-# JVMs keep the JVM's default (hudi_cdc/core/render.py picks it per job). The session's one long-lived
-# SparkSession is C1-only too, with the serial collector (tests/plugins/spark.py).
+# JVMs keep the JVM's default (hudi_cdc/core/render.py picks it per job). A worker's one long-lived
+# SparkSession is not: it runs hundreds of rounds, C2 and G1 pay there (tests/plugins/spark.py).
 # JDK_JAVA_OPTIONS (the java launcher's), not JAVA_TOOL_OPTIONS: a JVM embedded in hudi-cdc's own process
 # (capture's Debezium engine, through JPype) would print "Picked up JAVA_TOOL_OPTIONS" into the command's stderr
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
