@@ -6,10 +6,10 @@ for all its reads, the runtimes side by side (started together, waited for toget
 - "1.0.2": the pip pyspark 3.5 + the hudi-spark3.5-bundle 1.0.2 (EMR 7.11-7.13's Hudi), fetched once into
   hudi-cdc's jar cache (hudi_cdc/toolchain/jars.py; scripts/setup-tests.sh fetches it too).
 
-Each read is (base path, query type: snapshot | read_optimized, "key=value" read options...). Rows come back as dicts of JSON values in
-UTC: timestamps as 'yyyy-MM-dd HH:mm:ss.SSSSSS' strings (micros kept), dates as ISO strings, decimals as
-strings, arrays as lists; or {"error": the reader's refusal as one line}. A runtime that is not installed
-or cannot be fetched is `missing` (a skip, a failure under CI)."""
+Each read is (base path, query type: snapshot | read_optimized, "key=value" read options...). Rows come
+back as dicts of JSON values in UTC: timestamps as 'yyyy-MM-dd HH:mm:ss.SSSSSS' strings (micros kept),
+dates as ISO strings, decimals as strings, arrays as lists; or {"error": the reader's refusal in one line}.
+A runtime that is not installed or cannot be fetched is `missing` (a skip, a failure under CI)."""
 
 from __future__ import annotations
 
