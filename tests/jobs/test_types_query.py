@@ -26,7 +26,7 @@ from hudi_cdc.core import render
 from hudi_cdc.jobs import streamer
 from hudi_cdc.lake.reader import read_table
 from tests.jobs.test_types_real import _connect, _sql
-from tests.plugins.hudi_readers import read_with_hudi, runtime
+from tests.plugins.hudi_readers import runtime, start_reads
 
 pytestmark = [pytest.mark.postgres, pytest.mark.spark, pytest.mark.hive, pytest.mark.trino]
 
@@ -143,10 +143,24 @@ def _spark_rows(spark, path: str, query_type: str) -> list[dict]:
 
 def _read_all(tmp_path, spark, hive_stack, trino, p) -> dict[tuple[str, str], Counter]:
     """{(reader, view): rows as a multiset (or a Spark runtime's {"error": ...})}, views cow | rt | ro."""
-    from hudi_cdc.hive import HiveClient
-
     cow, mor = p.base_path(TABLE, "COPY_ON_WRITE"), p.base_path(TABLE, "MERGE_ON_READ")
     paths = {"cow": (cow, "snapshot"), "rt": (mor, "snapshot"), "ro": (mor, "read_optimized")}
+    others = start_reads(tmp_path, {v: list(paths.values()) for v in ("1.0.2", "0.14.0")})  # their JVMs start now
+    try:
+        seen = _read_in_process(spark, hive_stack, trino, p, paths)
+    except BaseException:
+        others.kill()
+        raise
+    for version, got in others.collect().items():
+        for view, read in paths.items():
+            seen[f"spark-hudi-{version}", view] = _state(got[read])
+    return seen
+
+
+def _read_in_process(spark, hive_stack, trino, p, paths: dict) -> dict[tuple[str, str], Counter]:
+    """hudi-rs, Spark + Hudi 1.2.0 (the shared session), HiveServer2 and Trino; the column types of the last two."""
+    from hudi_cdc.hive import HiveClient
+
     seen: dict[tuple[str, str], Counter] = {}
     for view, (path, q) in paths.items():
         seen["hudi-rs", view] = _state(read_table(path, read_optimized=q == "read_optimized"))
@@ -166,10 +180,6 @@ def _read_all(tmp_path, spark, hive_stack, trino, p) -> dict[tuple[str, str], Co
         assert {c: types[c] for c in TRINO_TYPES} == TRINO_TYPES, table
         assert types["ts"].startswith("timestamp") and types["tstz"].startswith("timestamp"), types
         seen["trino", view] = _state([dict(zip(COLS, r, strict=True)) for r in data], ms=True)
-    others = read_with_hudi(tmp_path, {v: list(paths.values()) for v in ("1.0.2", "0.14.0")})
-    for version, got in others.items():
-        for view, read in paths.items():
-            seen[f"spark-hudi-{version}", view] = _state(got[read])
     return seen
 
 

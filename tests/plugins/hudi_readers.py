@@ -85,27 +85,59 @@ def runtime(version: str) -> Runtime:
         missing(f"the Hudi {version} reader runtime: {exc}")
 
 
-def read_with_hudi(tmp: Path, reads: dict[str, list[tuple[str, ...]]], timeout: float = 600) -> dict[str, dict]:
-    """{runtime version: {read: rows or {"error": ...}}}, one spark-submit per runtime,
-    all started before any is waited for."""
+class Reads:
+    """The spark-submits of `start_reads`, running: `collect()` waits for them, `kill()` ends them (a test that
+    fails before it collects)."""
+
+    def __init__(self, reads: dict[str, list[tuple[str, ...]]], procs: dict[str, subprocess.Popen], timeout: float):
+        self.reads, self.procs, self.timeout = reads, procs, timeout
+
+    def collect(self) -> dict[str, dict]:
+        """{runtime version: {read: rows or {"error": ...}}}."""
+        got = {}
+        try:
+            for version, proc in self.procs.items():
+                stdout, stderr = proc.communicate(timeout=self.timeout)
+                line = next((ln for ln in stdout.splitlines() if ln.startswith(MARK)), None)
+                assert proc.returncode == 0 and line, \
+                    f"Hudi {version} read failed ({proc.returncode}): {stderr[-3000:]}"
+                got[version] = dict(zip(self.reads[version], json.loads(line[len(MARK):]), strict=True))
+        finally:
+            self.kill()
+        return got
+
+    def kill(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+def start_reads(tmp: Path, reads: dict[str, list[tuple[str, ...]]], timeout: float = 600) -> Reads:
+    """One spark-submit per runtime version for its reads, all started now (collect them later: the JVMs
+    start while the test reads with other readers)."""
     script = tmp / "hudi_read.py"
     script.write_text(SCRIPT)
-    procs = {}
-    for version, wanted in reads.items():
-        rt = runtime(version)
-        env = spark_env(spark_home=rt.spark_home, java_home=rt.java_home, python=rt.python,
-                        drop=("PYTHONPATH",), force_local_ip=True)
-        argv = [rt.spark_submit, "--master", "local[1]", "--driver-memory", "1g", "--jars", ",".join(rt.jars),
-                str(script), json.dumps([list(r) for r in wanted])]
-        procs[version] = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    got = {}
-    for version, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=timeout)
-        line = next((ln for ln in stdout.splitlines() if ln.startswith(MARK)), None)
-        assert proc.returncode == 0 and line, f"Hudi {version} read failed ({proc.returncode}): {stderr[-3000:]}"
-        rows = json.loads(line[len(MARK):])
-        got[version] = dict(zip(reads[version], rows, strict=True))
-    return got
+    procs: dict[str, subprocess.Popen] = {}
+    started = Reads(reads, procs, timeout)
+    try:
+        for version, wanted in reads.items():
+            rt = runtime(version)
+            env = spark_env(spark_home=rt.spark_home, java_home=rt.java_home, python=rt.python,
+                            drop=("PYTHONPATH",), force_local_ip=True)
+            argv = [rt.spark_submit, "--master", "local[1]", "--driver-memory", "1g", "--jars", ",".join(rt.jars),
+                    str(script), json.dumps([list(r) for r in wanted])]
+            procs[version] = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                              text=True)
+    except BaseException:
+        started.kill()
+        raise
+    return started
+
+
+def read_with_hudi(tmp: Path, reads: dict[str, list[tuple[str, ...]]], timeout: float = 600) -> dict[str, dict]:
+    """{runtime version: {read: rows or {"error": ...}}}, the runtimes side by side."""
+    return start_reads(tmp, reads, timeout).collect()
 
 
 def read_with_hudi_014(tmp: Path, reads: list[tuple[str, str]], timeout: float = 600) -> dict[tuple[str, str], list]:
