@@ -15,6 +15,7 @@ a SparkSession with the Hudi 1.2.0 bundle, by the streamer after a round and by 
 from __future__ import annotations
 
 from hudi_cdc.common import storage
+from hudi_cdc.errors import TableStateError
 
 PRECOMBINE_KEY = "hoodie.table.precombine.field"
 PAYLOAD_KEY = "hoodie.compaction.payload.class"
@@ -22,13 +23,15 @@ V6_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"  # hudi-c
 
 
 def _table_config(base_path: str) -> dict[str, str]:
-    raw = storage.read_bytes(storage.join(storage.local(base_path), ".hoodie", "hoodie.properties")) or b""
+    raw = storage.read_bytes(storage.join(storage.local(base_path), ".hoodie", "hoodie.properties"))
+    if raw is None:  # called once a table exists: a path this process cannot read must not pass for "not 6"
+        raise TableStateError(f"{base_path}: no .hoodie/hoodie.properties to read the table version from")
     lines = raw.decode("utf-8", "replace").splitlines()
     return dict(ln.split("=", 1) for ln in lines if "=" in ln and not ln.lstrip().startswith("#"))
 
 
 def missing(base_path: str, ordering_fields: str) -> dict[str, str]:
-    """The reader keys a version-6 table lacks (none for another version or a table not there)."""
+    """The reader keys a version-6 table lacks (none for another version)."""
     config = _table_config(base_path)
     if config.get("hoodie.table.version") != "6":
         return {}
