@@ -28,7 +28,8 @@ from hudi_cdc.lake.reader import read_table
 from tests.jobs.test_types_real import _connect, _sql
 from tests.plugins.hudi_readers import runtime, start_reads
 
-pytestmark = [pytest.mark.postgres, pytest.mark.spark, pytest.mark.hive, pytest.mark.trino]
+pytestmark = [pytest.mark.postgres, pytest.mark.spark, pytest.mark.hive, pytest.mark.trino, pytest.mark.deltastreamer,
+              pytest.mark.readers]
 
 RUN = uuid.uuid4().hex[:6]
 TABLE = "qt"
