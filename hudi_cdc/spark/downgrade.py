@@ -7,20 +7,17 @@ EightToSevenDowngradeHandler): the rows stay, the timeline is rewritten in layou
 
 from __future__ import annotations
 
+from hudi_cdc.common import reader_keys
 from hudi_cdc.common.causes import first_line
 from hudi_cdc.errors import JobError
 
 VERSION_NAMES = {6: "SIX", 8: "EIGHT", 9: "NINE"}  # org.apache.hudi.common.table.HoodieTableVersion
-# What Hudi 0.14/0.15 readers take from hoodie.properties to merge MoR logs, which Hudi 1.2.0's 9 -> 6
-# downgrade leaves out (measured: 0.14.0's snapshot read of the converted MoR table failed with a
-# NullPointerException in HoodieRecordUtils.loadPayload): the payload of hudi-cdc's event-time ordering.
-V6_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 
 
 def convert(spark, base_path: str, table_name: str, to_version: int, ordering_fields: str = "") -> None:
     """Convert the table at base_path (a Hadoop path: file:/..., s3a://...) to to_version; JobError in one
-    line when Hudi refuses or fails. On 6, the payload class (and the precombine field, when Hudi left it
-    out) are written to hoodie.properties with Hudi's own HoodieTableConfig.update."""
+    line when Hudi refuses or fails. On 6, the payload class and the precombine field, when Hudi left them
+    out, are written to hoodie.properties (common/reader_keys.py: what Hudi 0.14/1.0 readers need)."""
     jvm = spark._jvm
     hudi = jvm.org.apache.hudi
     try:
@@ -36,19 +33,8 @@ def convert(spark, base_path: str, table_name: str, to_version: int, ordering_fi
         version = hudi.common.table.HoodieTableVersion.valueOf(VERSION_NAMES[to_version])
         hudi.table.upgrade.UpgradeDowngrade(meta, config, context, helper).run(version, None)
         if to_version == 6:
-            _v6_reader_keys(jvm, hudi, storage_conf, base_path, ordering_fields)
+            reader_keys.ensure(spark, base_path, ordering_fields)
     except Exception as exc:  # py4j's Py4JJavaError: the Java exception's first line
         raise JobError(f"{base_path}: Hudi could not convert the table to version {to_version}: "
                        f"{first_line(exc, 300)}") from None
 
-
-def _v6_reader_keys(jvm, hudi, storage_conf, base_path: str, ordering_fields: str) -> None:
-    meta = hudi.common.table.HoodieTableMetaClient.builder().setConf(storage_conf).setBasePath(base_path).build()
-    current = meta.getTableConfig().getProps()
-    props = jvm.java.util.Properties()
-    if not current.getProperty("hoodie.compaction.payload.class"):
-        props.setProperty("hoodie.compaction.payload.class", V6_PAYLOAD)
-    if ordering_fields and not current.getProperty("hoodie.table.precombine.field"):
-        props.setProperty("hoodie.table.precombine.field", ordering_fields)
-    if not props.isEmpty():
-        hudi.common.table.HoodieTableConfig.update(meta.getStorage(), meta.getMetaPath(), props)

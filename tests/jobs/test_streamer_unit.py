@@ -1,5 +1,6 @@
 """The streamer's file selection, properties loading and input validation (no Spark)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -158,3 +159,15 @@ def test_tombstones_count_once_the_committed_checkpoint_reaches_them(tmp_path):
     assert read_tombstones(base, "1699999999999") == []
     assert read_tombstones(base, "1700000000000") == [{"id": 1, "__lsn": 10}]
     assert read_tombstones(base, "1700000009000") == [{"id": 1, "__lsn": 10}, {"id": 2, "__lsn": 20}]
+
+
+def test_checkpoint_of_a_truncate_round_counts(tmp_path):
+    """A TRUNCATE round commits a replacecommit (insert_overwrite_table): the next round starts after its
+    checkpoint, not after the last plain commit's (it once read the truncate round's files again)."""
+    hoodie = tmp_path / ".hoodie"
+    hoodie.mkdir()
+    (hoodie / "hoodie.properties").write_text("hoodie.table.name=t\nhoodie.table.type=COPY_ON_WRITE\n"
+                                              "hoodie.table.version=6\nhoodie.timeline.layout.version=1\n")
+    for instant, action, cp in (("20250101000000000", "commit", "100"), ("20250101000001000", "replacecommit", "200")):
+        (hoodie / f"{instant}.{action}").write_text(json.dumps({"extraMetadata": {streamer.CHECKPOINT_KEY: cp}}))
+    assert streamer.read_checkpoint(f"file://{tmp_path}") == "200"

@@ -15,7 +15,7 @@ from hudi_cdc.pipeline import plan_stream
 from hudi_cdc.pipeline.downgrade import AT_VERSION, CONVERT, downgrade
 from hudi_cdc.runners.deltastreamer import runtime
 from tests.jobs.test_cdc_semantics import DATA_COLS, SNAPSHOT, Lake, ev
-from tests.plugins.hudi014_reader import read_with_hudi_014
+from tests.plugins.hudi_readers import read_with_hudi_014
 from tests.shared import require
 
 pytestmark = pytest.mark.spark

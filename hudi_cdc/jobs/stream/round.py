@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from hudi_cdc.common import reader_keys
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, routed, truncate
 from hudi_cdc.jobs.stream import history_write as history
@@ -172,6 +173,8 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
             cached.unpersist()
         if located is not None:
             located.cached.unpersist()
+    if reader_keys.ensure(spark, t.target_base_path, ",".join(ordering)):  # version 6: what Hudi 0.14/1.0 readers need
+        log(f"{t.target_table}: the ordering field and payload written to hoodie.properties for older readers")
     if deleted_keys and not tombstones_first:
         write_tombstones(t.target_base_path, new_cp, deleted_keys)
     if result.truncated_at is not None and not floor_first:

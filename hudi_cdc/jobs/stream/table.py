@@ -71,7 +71,9 @@ def read_checkpoint(base_path: str) -> str | None:
         return None
     tl = hudi_timeline(base_path, "the streamer checkpoint")
     try:
-        instants = list(tl.get_completed_commits()) + list(tl.get_completed_deltacommits())
+        # a TRUNCATE round commits a replacecommit (insert_overwrite_table): its checkpoint counts too, else
+        # the next round reads the truncate round's files again and overwrites the table once more
+        instants = [*tl.get_completed_commits(), *tl.get_completed_deltacommits(), *tl.get_completed_replacecommits()]
         instants.sort(key=lambda i: i.timestamp, reverse=True)
         metas = (json.loads(tl.get_instant_metadata_in_json(inst) or "{}") for inst in instants)
         found = checkpoints.newest_checkpoint(metas)
