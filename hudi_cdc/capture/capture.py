@@ -232,6 +232,7 @@ def _wait(consumer: Consumer, thread: threading.Thread, kind: CapturePart, regis
 
 def _stop_engine(engine, thread: threading.Thread, consumer: Consumer) -> None:
     """Close the engine and wait for its thread; files of a run that did not reach its end are dropped."""
+    consumer.stopping = True  # the close interrupts a batch in flight: a stop, not a landing failure
     try:
         engine.close()
     except Exception:  # noqa: BLE001 - it stopped by itself (failure): the callback has why

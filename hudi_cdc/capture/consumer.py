@@ -30,6 +30,9 @@ class Consumer:
         self.done = threading.Event()
         self.reached = False
         self.error: BaseException | None = None
+        # set as the engine is closed (a stop): the close interrupts a batch in flight, which is no failure (its
+        # offsets are not committed and its records still in open files are dropped: the next run gets them again)
+        self.stopping = False
         self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
         self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
         self.oldkeys: OldKeys | None = None  # a key change's old key beside a TOAST placeholder (oldkey.py)
@@ -136,9 +139,25 @@ class Consumer:
                 self.reached = True
                 self.done.set()
         except BaseException as exc:
-            self.error = exc
+            if not (self.stopping and interrupted(exc)):
+                self.error = exc
             self.done.set()
             raise
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Is this (a Java exception through JPype, or one it caused) the JVM's InterruptedException?"""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        get_class = getattr(seen, "getClass", None)
+        name = str(get_class().getName()) if get_class is not None else type(seen).__name__
+        if name in ("java.lang.InterruptedException", "InterruptedException"):
+            return True
+        get_cause = getattr(seen, "getCause", None)
+        seen = get_cause() if get_cause is not None else seen.__cause__
+    return False
 
 
 def make_java_consumer(consumer: Consumer):

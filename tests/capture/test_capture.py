@@ -120,6 +120,42 @@ def test_verify_compares_typed_values():
     assert tv.db_value("array:date", ["2024-01-01", None]) == tv.lake_value("array:date", arr, [19723, None])
 
 
+def test_an_interrupt_while_the_engine_closes_is_a_stop_not_a_landing_failure():
+    """Closing the engine (SIGTERM, Ctrl-C, a --once run's end) interrupts a batch in flight: Java's
+    InterruptedException, or one it caused, then ends the batch without marking its offsets, and is not the
+    run's error (CI saw `capture failed while landing files: java.lang.InterruptedException`, exit 11, after a
+    SIGTERM); before the close it still is one."""
+    from types import SimpleNamespace
+
+    from hudi_cdc.capture.consumer import Consumer, interrupted
+
+    class Java(Exception):  # what JPype raises: the Java class and cause behind it
+        def __init__(self, name: str, cause=None):
+            super().__init__(name)
+            self.name, self.cause = name, cause
+
+        def getClass(self):  # noqa: N802 - Java's names
+            return SimpleNamespace(getName=lambda: self.name)
+
+        def getCause(self):  # noqa: N802
+            return self.cause
+
+    assert interrupted(Java("java.lang.InterruptedException"))
+    assert interrupted(Java("org.apache.kafka.connect.errors.ConnectException", Java("java.lang.InterruptedException")))
+    assert not interrupted(Java("java.io.IOException")) and not interrupted(ValueError("x"))
+
+    class Batch:
+        def __iter__(self):
+            raise Java("java.lang.InterruptedException")
+
+    for stopping in (False, True):
+        consumer = Consumer(SimpleNamespace(offsets={}), source=None)
+        consumer.stopping = stopping
+        with pytest.raises(Java):
+            consumer.handle_batch(Batch(), committer=None)
+        assert consumer.done.is_set() and (consumer.error is None) == stopping
+
+
 def test_verify_names_rejected_values_apart_from_differences():
     """A value its lake type cannot hold (NULL, the exact value in __rejects) is no difference when the
     exact value is the database's: counted and named as rejected; anything else still differs."""
