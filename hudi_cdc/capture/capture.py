@@ -156,13 +156,10 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     if source.toast_placeholders:  # a key change's TOASTed values come from the old key's row (oldkey.py)
         consumer.oldkeys = OldKeys(engine_props.get("unavailable.value.placeholder") or DEFAULT_PLACEHOLDER)
     connect = source.lookup_connection(pipeline)
-    if connect is not None and source.kind == "postgresql":
-        # numeric NaN/Infinity: Debezium sends NULL, the database has them (specials.py)
-        consumer.specials = SourceValues(PgNumerics(connect))
-        # columns of types Debezium does not know: their text, not bytes (textforms.py)
+    if connect is not None and source.special_values is not None:  # values the events cannot carry (specials.py)
+        consumer.specials = SourceValues(_SPECIAL_VALUES[source.special_values](connect))
+    if connect is not None and source.unknown_type_text:  # types Debezium does not know: their text (textforms.py)
         consumer.textforms = TextForms(connect, {t.topic: (t.schema, t.table) for t in tables})
-    elif connect is not None:  # MySQL/MariaDB zero dates: NULL, a default or the epoch in the events
-        consumer.specials = SourceValues(ZeroDates(connect))
     if source.signals is not None:
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
     if source.transaction_boundaries:
@@ -186,6 +183,10 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
         save_good_copy(pipeline)
     registrar.after_landing(landing)
     return _result(landing, snapshot, time.monotonic() - started, progress)
+
+
+# a source's `special_values`: what looks them up in its database
+_SPECIAL_VALUES: dict[str, Callable] = {"numerics": PgNumerics, "zero_dates": ZeroDates}
 
 
 def _build_engine(engine_props: dict[str, str], consumer: Consumer, state: dict):

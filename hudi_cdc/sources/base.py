@@ -114,6 +114,10 @@ class Source(Protocol):
     transaction_boundaries: bool  # the engine gets BEGIN/END records: files land at transaction boundaries
     signals: SnapshotSignals | None  # incremental snapshots (`capture snapshot`), None: not for this kind
     toast_placeholders: bool  # may send Debezium's unavailable-value placeholder: capture lands a key change's old key
+    # values the events cannot carry, looked up in the database as capture lands them (capture/specials.py):
+    # "numerics" (PostgreSQL's numeric NaN/Infinity), "zero_dates" (MySQL's), None
+    special_values: str | None
+    unknown_type_text: bool  # columns of types Debezium does not know land as their text (capture/textforms.py)
     seed_sink: bool  # the seed's connectors include the S3 sink
 
     # capture (the embedded engine)

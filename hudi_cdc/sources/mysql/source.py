@@ -20,6 +20,8 @@ class MySqlFamily:
     signals: SnapshotSignals | None = None  # incremental snapshots: PostgreSQL's (`capture snapshot` says so)
     seed_sink = False  # seed 004: the MySQL connector alone (Redshift reads MSK)
     toast_placeholders = False  # the binlog's full row image carries every value
+    special_values: str | None = "zero_dates"  # zero dates: NULL, a default or the epoch in the events
+    unknown_type_text = False
 
     def __init__(self, kind: str) -> None:
         self.kind = kind

@@ -21,6 +21,8 @@ class PostgresSource:
     transaction_boundaries = True  # BEGIN/END records (engine.TXN_PROPERTIES): files cut at commits
     seed_sink = True  # seed 001: the source and the S3 sink connector
     toast_placeholders = True  # unchanged TOASTed values (REPLICA IDENTITY DEFAULT): capture/oldkey.py
+    special_values: str | None = "numerics"  # numeric NaN/Infinity: Debezium sends NULL, the database has them
+    unknown_type_text = True  # Debezium sends such columns as bytes
 
     def __init__(self) -> None:
         self.signals: SnapshotSignals | None = PostgresSignals()  # `capture snapshot`
