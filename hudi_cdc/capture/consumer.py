@@ -145,18 +145,27 @@ class Consumer:
             raise
 
 
+def causes(exc: BaseException, limit: int = 20):
+    """exc, then each cause it carries: Java's getCause() through JPype, else Python's __cause__."""
+    seen: BaseException | None = exc
+    for _ in range(limit):
+        if seen is None:
+            return
+        yield seen
+        get_cause = getattr(seen, "getCause", None)
+        following = get_cause() if get_cause is not None else seen.__cause__
+        if following is seen:
+            return
+        seen = following
+
+
 def interrupted(exc: BaseException) -> bool:
     """Is this (a Java exception through JPype, or one it caused) the JVM's InterruptedException?"""
-    seen: BaseException | None = exc
-    for _ in range(10):
-        if seen is None:
-            return False
-        get_class = getattr(seen, "getClass", None)
-        name = str(get_class().getName()) if get_class is not None else type(seen).__name__
+    for cause in causes(exc):
+        get_class = getattr(cause, "getClass", None)
+        name = str(get_class().getName()) if get_class is not None else type(cause).__name__
         if name in ("java.lang.InterruptedException", "InterruptedException"):
             return True
-        get_cause = getattr(seen, "getCause", None)
-        seen = get_cause() if get_cause is not None else seen.__cause__
     return False
 
 
@@ -186,9 +195,7 @@ def make_completion(state: dict):
             state["success"] = bool(success)
             state["message"] = str(message) if message is not None else ""
             if error is not None:
-                cause = error
-                while cause.getCause() is not None and cause.getCause() is not cause:
-                    cause = cause.getCause()
+                cause = list(causes(error))[-1]  # the deepest
                 state["error"] = f"{error.getMessage()} (cause: {cause.getMessage()})"
 
     return Completion()

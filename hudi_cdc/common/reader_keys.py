@@ -26,6 +26,8 @@ def _table_config(base_path: str) -> dict[str, str]:
     raw = storage.read_bytes(storage.join(storage.local(base_path), ".hoodie", "hoodie.properties"))
     if raw is None:  # called once a table exists: a path this process cannot read must not pass for "not 6"
         raise TableStateError(f"{base_path}: no .hoodie/hoodie.properties to read the table version from")
+    # stdlib only (not common.properties.parse_properties, which needs javaproperties): this runs in the job on
+    # EMR, whose requirements are job_package.JOB_REQUIREMENTS; the keys read here hold no escapes
     lines = raw.decode("utf-8", "replace").splitlines()
     return dict(ln.split("=", 1) for ln in lines if "=" in ln and not ln.lstrip().startswith("#"))
 

@@ -22,10 +22,9 @@ import pytest
 import yaml
 
 from hudi_cdc.config import load_pipeline
-from hudi_cdc.core import render
 from hudi_cdc.jobs import streamer
 from hudi_cdc.lake.reader import read_table
-from tests.jobs.test_types_real import _connect, _sql
+from tests.jobs.test_types_real import _connect, _sql, streamer_targets
 from tests.plugins.hudi_readers import runtime, start_reads
 
 pytestmark = [pytest.mark.postgres, pytest.mark.spark, pytest.mark.hive, pytest.mark.trino, pytest.mark.deltastreamer,
@@ -105,16 +104,7 @@ def _database(db: dict) -> list[dict]:
 
 
 def _run(spark, p, op: str) -> None:
-    props_dir = Path(p.base_dir) / "props"
-    render.write_properties(p, props_dir)
-    targets = []
-    for tt in TYPES:
-        props = props_dir / render.props_filename(p, TABLE, tt)
-        flags = render.streamer_flags(p, render.Job(TABLE, tt, op), f"file://{props}")
-        for kv in render.LOCAL_HOODIE_CONF:
-            flags += ["--hoodie-conf", kv]
-        targets.append(streamer.parse_argv(flags)[0])
-    streamer.run_targets(spark, targets, log=lambda m: None)
+    streamer.run_targets(spark, streamer_targets(p, TABLE, op, Path(p.base_dir) / "props"), log=lambda m: None)
 
 
 def _pipeline(tmp_path, db: dict, metastore_uri: str):

@@ -99,16 +99,22 @@ def _pipeline(base: Path, db: dict, lake: str = "lake", **extra):
     return load_pipeline(path)
 
 
-def _run(spark, p, op: str, log: list[str]):
-    props_dir = Path(p.base_dir) / f"props-{Path(p.lake.root).name}"
+def streamer_targets(p, table: str, op: str, props_dir: Path) -> list:
+    """The streamer's targets of `table` (every table type of the pipeline) as the local runner gives them, its
+    properties rendered into props_dir: for rounds on the shared session (streamer.run_targets)."""
     render.write_properties(p, props_dir)
     targets = []
-    for tt in TYPES:
-        props = props_dir / render.props_filename(p, TABLE, tt)
-        flags = render.streamer_flags(p, render.Job(TABLE, tt, op), f"file://{props}")
+    for tt in p.table(table).table_types:
+        props = props_dir / render.props_filename(p, table, tt)
+        flags = render.streamer_flags(p, render.Job(table, tt, op), f"file://{props}")
         for kv in render.LOCAL_HOODIE_CONF:
             flags += ["--hoodie-conf", kv]
         targets.append(streamer.parse_argv(flags)[0])
+    return targets
+
+
+def _run(spark, p, op: str, log: list[str]):
+    targets = streamer_targets(p, TABLE, op, Path(p.base_dir) / f"props-{Path(p.lake.root).name}")
     return streamer.run_targets(spark, targets, log=log.append)
 
 
