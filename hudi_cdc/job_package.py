@@ -23,7 +23,7 @@ SHARED_MODULES = ("common.causes", "common.checkpoints", "common.instants", "com
                   "common.shaping", "common.spark_conf", "common.storage",
                   "errors")
 # the Python packages the job needs on the cluster (pinned like setup.cfg)
-JOB_REQUIREMENTS = ("fastavro>=1.9", "hudi==0.5.0")
+JOB_REQUIREMENTS = ("fastavro>=1.9", "hudi==0.5.0", "javaproperties>=0.8")  # javaproperties: hoodie.properties (keyloc)
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry can carry
 
 
