@@ -10,6 +10,7 @@ processes whose pid file and command-line marker say this data dir's ``up`` star
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -60,7 +61,7 @@ class StackConfig:
     s3: bool = False
     # `up --trino`: Trino with hive/iceberg/hudi catalogs on the metastore (hudi_cdc/stack/trino.py)
     trino_port: int = 8090
-    trino_version: str = TRINO_VERSION
+    trino_version: str = field(default_factory=lambda: os.environ.get("HUDI_CDC_TRINO_VERSION") or TRINO_VERSION)
     trino_heap: str = "2G"
     trino_query_memory: str = "1GB"
     # user -> (password, role: sr-admin | sr-developer | sr-readonly); empty = no auth

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from hudi_cdc.cli import main
 from hudi_cdc.stack import StackConfig
 from hudi_cdc.stack.local import with_optional
@@ -55,3 +57,31 @@ def test_status_of_trino_that_never_ran(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows == [{"service": "trino", "state": "stopped", "pid": None, "url": "http://127.0.0.1:8090",
                      "log": str(tmp_path.resolve() / "logs" / "trino.log")}]
+
+
+def test_s3_file_system_key_of_each_release(tmp_path):
+    new = catalogs(StackConfig(data_dir=tmp_path, s3=True))  # the default release, 483
+    assert new["hudi"]["fs.s3.enabled"] == "true" and "fs.native-s3.enabled" not in new["hudi"]
+    old = catalogs(StackConfig(data_dir=tmp_path, s3=True, trino_version="476"))
+    assert old["hudi"]["fs.native-s3.enabled"] == "true" and "fs.s3.enabled" not in old["hudi"]
+
+
+def test_releases_after_the_last_tarball_are_assembled_from_modules(tmp_path):
+    from hudi_cdc.errors import EnvironmentProblem
+    from hudi_cdc.stack.trino import java_major
+    from hudi_cdc.stack.trino_modules import MAIN_CLASS, MAIN_JAR, SERVER_PROVIDED, main_class
+
+    assert (java_major("476"), java_major("483")) == (24, 25)
+    with pytest.raises(EnvironmentProblem, match="'latest' is not a release number"):
+        java_major("latest")
+    (tmp_path / "lib").mkdir()
+    assert main_class(tmp_path) == "io.trino.server.TrinoServer"  # an unpacked tarball
+    (tmp_path / "lib" / MAIN_JAR).write_bytes(b"")
+    assert main_class(tmp_path) == MAIN_CLASS
+    # the jars a plugin folder leaves to the server (Trino's plugin class loader takes them from it)
+    names = ["trino-spi-483.jar", "slice-2.8.jar", "jackson-annotations-2.22.jar", "opentelemetry-api-1.64.0.jar",
+             "opentelemetry-context-1.64.0.jar", "opentelemetry-api-incubator-1.64.0-alpha.jar",
+             "trino-hudi-483.jar", "hudi-common-1.2.0.jar", "jackson-databind-2.22.0.jar"]
+    assert [n for n in names if not SERVER_PROVIDED.match(n)] == [
+        "opentelemetry-api-incubator-1.64.0-alpha.jar", "trino-hudi-483.jar", "hudi-common-1.2.0.jar",
+        "jackson-databind-2.22.0.jar"]
