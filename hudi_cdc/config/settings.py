@@ -16,13 +16,14 @@ SEED_HUDI = "0.9.0"
 V014_HUDI = "0.14.0"  # EMR 6.15's Hudi: its real HoodieDeltaStreamer also runs locally
 SUPPORTED_HUDI = (SEED_HUDI, V014_HUDI, CURRENT_HUDI)
 # The Hudi table versions Hudi 1.2.0 writes (hoodie.write.table.version). 6 is the default: the version
-# Athena (Hudi 0.14/0.15 readers), Trino 476, EMR's Hudi 0.15/1.0.2 and hudi-rs all read (docs/query-the-lake.md).
+# Athena (Hudi 0.14/0.15 readers), Trino (476 and 483), EMR's Hudi 0.15/1.0.2 and hudi-rs all read (docs/query-the-lake.md).
 TableVersion = Literal[6, 8, 9]
 TABLE_VERSIONS: tuple[int, ...] = (6, 8, 9)
 DEFAULT_TABLE_VERSION: TableVersion = 6
 # What `init` writes above the setting: who reads which version.
 TABLE_VERSION_COMMENT = ("# table_version: 6 is read by Athena (Hudi 0.14/0.15), Trino, EMR's Hudi (0.15, 1.0.2) and "
-                         "hudi-rs; 8 by Hudi 1.0+ (EMR 7.11+); 9 by Hudi 1.1+ only (docs/query-the-lake.md)")
+                         "hudi-rs; 8 by Hudi 1.0+ (EMR 7.11+) and Trino 483; 9 by Hudi 1.1+ and Trino 483 "
+                         "(docs/query-the-lake.md)")
 # What a release writes whatever the setting: 0.14.0 writes 6, the seed's 0.9.0 writes 2.
 FIXED_TABLE_VERSION = {V014_HUDI: 6, SEED_HUDI: 2}
 

@@ -1,10 +1,11 @@
 """Every reader a user has, side by side on one lake (issue 37, item 3): a typed table from a real
-PostgreSQL 15 (real Debezium capture, hudi-cdc's streamer on the shared SparkSession, its own Hive sync to
+PostgreSQL 15, as a new user makes it (`hudi-cdc init --from-database`, `capture --once` with real Debezium,
+`bootstrap`, `stream --all --once`: hudi-cdc's streamer on the shared SparkSession, its own Hive sync to
 the stack's real metastore), CoW and MoR on the pipeline's default table version (6), after a bootstrap, a
 round with a TRUNCATE, and a round with ADD COLUMN, updates, a partition move and deletes. Read by hudi-rs,
 Spark + Hudi 1.2.0 (the shared session), Spark 3.5 + Hudi 1.0.2 (EMR 7's) and Spark 3.4 + Hudi 0.14.0
 (Athena's) (one spark-submit each, tests/plugins/hudi_readers.py), HiveServer2 (the stack's Spark Thrift
-Server) and Trino 476, value by value against the database in the types each reader gives: the snapshot
+Server) and Trino 483, value by value against the database in the types each reader gives: the snapshot
 (CoW, MoR `_rt`) equals the database, the MoR read-optimized view (`_ro`) the base files' state. What a
 reader cannot show is asserted as it is (docs/query-the-lake.md): Trino's `_rt` is the read-optimized view,
 its timestamps are milliseconds. The Hive and Trino column types are checked too."""
@@ -22,9 +23,9 @@ import pytest
 import yaml
 
 from hudi_cdc.config import load_pipeline
-from hudi_cdc.jobs import streamer
 from hudi_cdc.lake.reader import read_table
-from tests.jobs.test_types_real import _connect, _sql, streamer_targets
+from tests.cli import run_main
+from tests.jobs.test_types_real import _connect, _sql
 from tests.plugins.hudi_readers import runtime, start_reads
 
 pytestmark = [pytest.mark.postgres, pytest.mark.spark, pytest.mark.hive, pytest.mark.trino, pytest.mark.deltastreamer,
@@ -103,23 +104,24 @@ def _database(db: dict) -> list[dict]:
         return [dict(zip(cols, r, strict=True)) for r in rows.fetchall()]
 
 
-def _run(spark, p, op: str) -> None:
-    streamer.run_targets(spark, streamer_targets(p, TABLE, op, Path(p.base_dir) / "props"), log=lambda m: None)
-
-
 def _pipeline(tmp_path, db: dict, metastore_uri: str):
-    from hudi_cdc.capture.capture import capture_once
-
-    hive_db = f"tq_{RUN}"
-    cfg = {"pipeline": "tq", "source": {"root": "landing", "database": {**db, "flush_size": 100}},
-           "lake": {"root": "lake", "hive_database": hive_db, "hive_metastore": metastore_uri},
-           "spark": {"shuffle_partitions": 2},
-           "tables": {TABLE: {"topic": f"{db['name']}.public.{TABLE}", "record_key": "id", "partition_field": "grp",
-                              "table_types": list(TYPES)}}}  # no table version: hudi.table_version's default
-    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
-    assert p.hudi.writes_table_version == 6
-    return p, lambda: capture_once(p, progress=lambda m: None, timeout_seconds=300)
+    """The pipeline file as a new user gets it, `hudi-cdc init --from-database` (the table version left at
+    its default, with init's comment on who reads what); then this test's choices: both table types, its
+    own metastore database, small Spark settings."""
+    d = tmp_path / "p"
+    run_main("init", str(d), "--from-database", "--dbname", db["name"], "--user", db["user"], "--host", db["host"],
+             "--port", str(db["port"]), "--password-env", db["password_env"], "--metastore", metastore_uri,
+             "--table", TABLE, "--partition-field", f"{TABLE}=grp", cwd=tmp_path)
+    text = (d / "hudi-cdc.yaml").read_text()
+    assert "table_version: 6" in text and "Athena" in text, text  # the default, and who reads it
+    doc = yaml.safe_load(text)
+    doc["lake"]["hive_database"] = f"tq_{RUN}"
+    doc["spark"] = {"master": "local[2]", "driver_memory": "1g", "shuffle_partitions": 2}
+    doc["tables"][TABLE]["table_types"] = list(TYPES)
+    (d / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    p = load_pipeline(d / "hudi-cdc.yaml")
+    assert p.hudi.writes_table_version == 6 and p.tables[TABLE].partition_field == "grp"
+    return p, lambda *args: run_main("-c", str(d / "hudi-cdc.yaml"), *args, cwd=d)
 
 
 def _spark_rows(spark, path: str, query_type: str) -> list[dict]:
@@ -174,22 +176,23 @@ def _read_in_process(spark, hive_stack, trino, p, paths: dict) -> dict[tuple[str
     return seen
 
 
-def test_every_reader_reads_the_lake_equal_to_the_database(tmp_path, pg_database, spark, hive_stack, trino):
+def test_every_reader_reads_the_lake_equal_to_the_database(tmp_path, pg_database, spark, hive_stack, trino,
+                                                           inprocess_jobs):
     for version in ("1.0.2", "0.14.0"):
         runtime(version)  # a missing reader runtime is named (and skipped, or failed under CI) before any work
     db = pg_database("types_query")
     _sql(db, DDL, *[f"INSERT INTO {TABLE} VALUES {r}" for r in ROWS],
          f"INSERT INTO {TABLE} (id, grp, n122) VALUES (5, 'b', 5)", tz="America/New_York")
-    p, capture = _pipeline(tmp_path, db, hive_stack.metastore_uri)
-    capture()
-    _run(spark, p, "BULK_INSERT")
+    p, cli = _pipeline(tmp_path, db, hive_stack.metastore_uri)
+    cli("capture", "--once", "--timeout", "300")
+    cli("bootstrap")
 
     # TRUNCATE: what was before it goes (key 5, the update), what comes after it stays
     _sql(db, f"UPDATE {TABLE} SET n122 = 6 WHERE id = 5", f"TRUNCATE {TABLE}",
          *[f"INSERT INTO {TABLE} VALUES {r}" for r in ROWS], f"INSERT INTO {TABLE} (id, grp, d) VALUES (4, 'a', "
          "'2024-02-29')", tz="America/New_York")
-    capture()
-    _run(spark, p, "UPSERT")
+    cli("capture", "--once", "--timeout", "300")
+    cli("stream", "--all", "--once")
     truncated = _database(db)
     assert sorted(r["id"] for r in truncated) == [1, 2, 3, 4]
     for tt in TYPES:
@@ -201,8 +204,8 @@ def test_every_reader_reads_the_lake_equal_to_the_database(tmp_path, pg_database
          f"UPDATE {TABLE} SET grp = 'b', ts = '2001-01-01 00:00:00.000001' WHERE id = 2",
          f"DELETE FROM {TABLE} WHERE id = 3",
          f"INSERT INTO {TABLE} (id, grp, d, added) VALUES (6, 'b', '2024-02-29', '1970-01-01')")
-    capture()
-    _run(spark, p, "UPSERT")
+    cli("capture", "--once", "--timeout", "300")
+    cli("stream", "--all", "--once")
     final = _database(db)
     # the round after a TRUNCATE is an ordinary one (it once re-read the truncate round's files and overwrote
     # the table again: the checkpoint of a replacecommit went unread): MoR changes wait in log files
@@ -214,6 +217,7 @@ def test_every_reader_reads_the_lake_equal_to_the_database(tmp_path, pg_database
         config = (Path(p.base_path(TABLE, tt).removeprefix("file://")) / ".hoodie" / "hoodie.properties").read_text()
         assert all(kv in config.splitlines() for kv in ("hoodie.table.version=6", "hoodie.table.precombine.field=__lsn",
                                                          "hoodie.table.ordering.fields=__lsn")), config
+    assert inprocess_jobs == ["session"] * 3  # the bootstrap and two rounds, on the shared session
     seen = _read_all(tmp_path, spark, hive_stack, trino, p)
     report = "\n".join(f"{k}: {sorted(map(repr, v.elements())) if isinstance(v, Counter) else v}"
                        for k, v in seen.items())
