@@ -27,7 +27,7 @@ SEED_UNPARSED = {("redshift", "create_stage"), ("redshift", "create_target")}
 def pipeline(tmp_path, **table):
     spec = {"topic": "moma.public.artists", "record_key": "artist_id", "partition_field": "nationality", **table}
     return parse_pipeline({"pipeline": "t", "source": {"root": str(tmp_path / "landing")},
-                           "lake": {"root": str(tmp_path / "lake"), "hive_database": "moma"},
+                           "lake": {"root": str(tmp_path / "lake"), "hive_database": db},
                            "tables": {"artists": spec}}, "t.yaml", str(tmp_path))
 
 
@@ -216,15 +216,14 @@ def test_seed_001_athena_latest_state_is_the_seed_query(tmp_path):
 
 # ---- a shaped table (docs/shaping.md): the same rows as the Hudi table -----------------------------
 
-SHAPE = {"columns": {"exclude": ["gender"]}, "mask_in": "streamer", "filter": "nationality <> 'French'",
-         "derive": {"label": "upper(nationality)"}, "types": {"label": "string", "birth_year": "decimal(10,2)"}}
+def shaped_pipeline(tmp_path, mask: str = "redact", db: str = "moma", **extra):
+    """The artists table shaped as tests/sinks/sink_stream.py's SHAPE says."""
+    from tests.sinks.sink_stream import SHAPE
 
-
-def shaped_pipeline(tmp_path, mask: str = "redact", **extra):
     spec = {"topic": "moma.public.artists", "record_key": "artist_id", "ordering_field": "__lsn",
             "partition_field": "label", **SHAPE, "mask": {"name": mask}, **extra}
     return parse_pipeline({"pipeline": "t", "source": {"root": str(tmp_path / "landing"), "mask_salt_env": "T_SALT"},
-                           "lake": {"root": str(tmp_path / "lake"), "hive_database": "moma"},
+                           "lake": {"root": str(tmp_path / "lake"), "hive_database": db},
                            "tables": {"artists": spec}}, "t.yaml", str(tmp_path))
 
 
