@@ -23,7 +23,7 @@ from hudi_cdc.common.spark_conf import local_conf
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline, is_s3_uri
 from hudi_cdc.core import lock
-from hudi_cdc.errors import JobError
+from hudi_cdc.errors import ConfigError, JobError
 from hudi_cdc.sinks.base import Statement, render_sql
 from hudi_cdc.spark import launch
 from hudi_cdc.toolchain import jars as jarcache
@@ -88,8 +88,22 @@ def _writer_lock(pipeline: Pipeline, table: str, progress: Progress):
     return lock.table_lock(pipeline, table, lock.ICEBERG, "apply --engine iceberg", progress)
 
 
+def _check_salt(pipeline: Pipeline, table: str) -> None:
+    """A hash the job computes (mask_in: streamer) reads the salt through Spark's ${env:...} inside a SQL
+    string literal (sinks/shaped.py): set, and holding no quote or backslash (a literal would end or
+    unescape there, and the hash would silently differ from the streamer's)."""
+    shape = pipeline.shape(table)
+    if shape.mask_in != "streamer" or not shape.hashed:
+        return
+    salt = pipeline.mask_salt(table) or ""
+    if "'" in salt or "\\" in salt:
+        raise ConfigError(f"source.mask_salt_env: the salt in {shape.salt_env} holds a quote or backslash, which "
+                          f"Spark SQL's string literal would not keep as is; table {table} hashes with it in SQL")
+
+
 def apply(pipeline: Pipeline, table: str, progress: Progress = log_progress) -> dict:
     """Apply the landed files not applied yet to the Iceberg table; returns the job's counts."""
+    _check_salt(pipeline, table)
     java = find_java(17, "Spark")
     jar_paths = [str(jarcache.ensure(a, progress)) for a in (runtime(), jarcache.spark_avro())]
     work = pipeline.work_dir

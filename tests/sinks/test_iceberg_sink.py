@@ -13,8 +13,16 @@ import pytest
 
 from hudi_cdc.sinks import iceberg
 from tests.jobs.test_cdc_semantics import Lake
-from tests.sinks.sink_stream import (ALL_COLS, ROUNDS, SHAPE, SHAPED_COLS, SHAPED_ROUNDS, check_round,
-                                     check_shaped_round, shaped_expected)
+from tests.sinks.sink_stream import (
+    ALL_COLS,
+    ROUNDS,
+    SHAPE,
+    SHAPED_COLS,
+    SHAPED_ROUNDS,
+    check_round,
+    check_shaped_round,
+    shaped_expected,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
 

@@ -29,8 +29,15 @@ from hudi_cdc import sample
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.sinks import Statement, render_sql
 from hudi_cdc.sinks.columns import columns_of
-from tests.sinks.sink_stream import (ALL_COLS, ROUNDS, SHAPED_COLS, SHAPED_ROUNDS, check_round, check_shaped_round,
-                                     shaped_expected)
+from tests.sinks.sink_stream import (
+    ALL_COLS,
+    ROUNDS,
+    SHAPED_COLS,
+    SHAPED_ROUNDS,
+    check_round,
+    check_shaped_round,
+    shaped_expected,
+)
 from tests.sinks.test_sinks_sql import procedure_body, shaped_pipeline
 
 pytestmark = pytest.mark.postgres

@@ -27,7 +27,7 @@ SEED_UNPARSED = {("redshift", "create_stage"), ("redshift", "create_target")}
 def pipeline(tmp_path, **table):
     spec = {"topic": "moma.public.artists", "record_key": "artist_id", "partition_field": "nationality", **table}
     return parse_pipeline({"pipeline": "t", "source": {"root": str(tmp_path / "landing")},
-                           "lake": {"root": str(tmp_path / "lake"), "hive_database": db},
+                           "lake": {"root": str(tmp_path / "lake"), "hive_database": "moma"},
                            "tables": {"artists": spec}}, "t.yaml", str(tmp_path))
 
 
@@ -293,3 +293,15 @@ def test_shaping_every_engine_refuses(tmp_path):
                                  if f["name"] == "birth_year" else f for f in typed["fields"]]}
     with pytest.raises(ConfigError, match=r"^tables\.artists\.types\.birth_year: birth_year lands as io\.debezium"):
         render_sql(shaped_pipeline(tmp_path), "spark", schema=typed)
+
+
+def test_iceberg_apply_checks_the_salt_before_spark(tmp_path, monkeypatch):
+    from hudi_cdc.sinks import iceberg
+
+    p = shaped_pipeline(tmp_path, "hash")
+    monkeypatch.delenv("T_SALT", raising=False)
+    with pytest.raises(ConfigError, match=r"^source\.mask_salt_env: environment variable T_SALT is not set"):
+        iceberg.apply(p, "artists")
+    monkeypatch.setenv("T_SALT", "it's")
+    with pytest.raises(ConfigError, match=r"^source\.mask_salt_env: the salt in T_SALT holds a quote or backslash"):
+        iceberg.apply(p, "artists")
