@@ -34,10 +34,12 @@ if TYPE_CHECKING:
 ENGINE_NAMES = {"trino": "Trino", "spark": "Spark SQL", "redshift": "Redshift", "athena": "Athena"}
 # (landed Avro type, lake type) CASTs whose result differs between Spark (the streamer) and Trino,
 # Redshift or Athena: a fraction to an integer (Spark truncates, they round), a narrowing (Spark wraps),
-# a fraction or timestamp to text (each engine writes its own digits and format), bytes
+# a fraction or timestamp to text (each engine writes its own digits and format), text to anything else
+# (Spark trims, and takes '12.5' as an int and 'yes' as a boolean; they give NULL), bytes
 _CAST_DIFFERS = {("float", "int"), ("float", "bigint"), ("double", "int"), ("double", "bigint"),
                  ("long", "int"), ("float", "string"), ("double", "string"), ("timestamp-millis", "string"),
-                 ("timestamp-micros", "string")}
+                 ("timestamp-micros", "string"),
+                 *(("string", t) for t in ("double", "float", "bigint", "int", "boolean", "date", "timestamp"))}
 
 
 def _bq(name: str) -> str:
@@ -179,7 +181,8 @@ class Shaping:
         if self.engine != "spark":
             for col, lake in s.types.items():
                 c = by_name.get(col)
-                if c is not None and ((c.avro, lake) in _CAST_DIFFERS or c.avro == "bytes"):
+                text_to = c is not None and c.avro == "string" and lake.startswith("decimal")
+                if c is not None and ((c.avro, lake) in _CAST_DIFFERS or c.avro == "bytes" or text_to):
                     raise ConfigError(f"{self._where('types.' + col)}: {engine} casts a {c.avro} to {lake} "
                                       "differently from Spark (the Hudi table's); not rendered")
         for name, text in [*s.derive.items(), ("filter", s.filter or "")]:

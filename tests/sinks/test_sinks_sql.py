@@ -276,6 +276,9 @@ def test_shaping_an_engine_cannot_match_is_refused(tmp_path, engine):
                                    for f in schema["fields"]]}
     with pytest.raises(ConfigError, match=r"^tables\.artists\.types\.birth_year: .* casts a double to bigint"):
         render_sql(p, engine, schema=schema)
+    text = shaped_pipeline(tmp_path, types={"label": "string", "nationality": "int"})
+    with pytest.raises(ConfigError, match=r"^tables\.artists\.types\.nationality: .* casts a string to int"):
+        statements(text, engine)
     odd = shaped_pipeline(tmp_path, derive={"label": "soundex_x(nationality)"})
     with pytest.raises(ConfigError, match=r"^tables\.artists\.derive\.label: soundex_x\(\) is not a function"):
         statements(odd, engine)
