@@ -159,6 +159,9 @@ class Shaping:
         if s.filter is not None and self.delete_field not in by_name:
             raise ConfigError(f"{self._where('filter')}: the landed events have no {self.delete_field} field "
                               "to mark rows leaving the filter as deletes")
+        if self.delete_field in s.types:
+            raise ConfigError(f"{self._where('types.' + self.delete_field)}: the apply logic reads the delete "
+                              "field as Debezium writes it ('true'/'false'); not rendered with another type")
         for name in s.derive:
             if name not in s.types:
                 raise ConfigError(f"{self._where('derive.' + name)}: render-sql needs its lake type for the "

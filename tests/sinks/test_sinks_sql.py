@@ -291,6 +291,8 @@ def test_shaping_every_engine_refuses(tmp_path):
             statements(untyped, engine)
         with pytest.raises(ConfigError, match=r"^tables\.artists: --seed renders the seed recipes' own"):
             render_sql(shaped_pipeline(tmp_path), engine, seed=True, schema=sample.schema("artists"))
+        with pytest.raises(ConfigError, match=r"^tables\.artists\.types\.__deleted: the apply logic reads"):
+            statements(shaped_pipeline(tmp_path, types={"label": "string", "__deleted": "boolean"}), engine)
     typed = sample.schema("artists")
     typed = {**typed, "fields": [{**f, "type": ["null", {"type": "int", "connect.name": "io.debezium.time.Date"}]}
                                  if f["name"] == "birth_year" else f for f in typed["fields"]]}
