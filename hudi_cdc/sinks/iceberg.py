@@ -69,8 +69,10 @@ def session_conf(pipeline: Pipeline) -> dict[str, str]:
 def plan(pipeline: Pipeline, table: str, statements: list[Statement] | None = None) -> dict:
     sts = statements if statements is not None else render_sql(pipeline, "spark", table)
     ns = f"{CATALOG}.`{pipeline.lake.hive_database}`"
+    shape = pipeline.shape(table)
+    salt_env = shape.salt_env if shape.mask_in == "streamer" and shape.hashed else None
     return {"table": table, "statements": [{"name": s.name, "sql": s.sql} for s in sts],
-            "report": {"stage": f"{ns}.`{table}__stage`", "target": f"{ns}.`{table}`"}}
+            "report": {"stage": f"{ns}.`{table}__stage`", "target": f"{ns}.`{table}`"}, "salt_env": salt_env}
 
 
 def argv(pipeline: Pipeline, plan_file: str, jar_paths: list[str]) -> list[str]:

@@ -84,3 +84,5 @@ def test_shaped_iceberg_apply_equals_hudi_cow(tmp_path, spark, monkeypatch):
         check_shaped_round(i, ice)
     plan = iceberg.plan(lake.pipeline, "artists")
     assert "${env:HUDI_CDC_TEST_SALT}" in json.dumps(plan) and salt not in json.dumps(plan)
+    logs = list((lake.pipeline.work_dir / "logs").glob("*iceberg*.log"))
+    assert logs and not [p for p in logs if salt in p.read_text(errors="replace")], "the salt is in a job's log"

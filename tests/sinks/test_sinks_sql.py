@@ -310,3 +310,12 @@ def test_iceberg_apply_checks_the_salt_before_spark(tmp_path, monkeypatch):
     monkeypatch.setenv("T_SALT", "it's")
     with pytest.raises(ConfigError, match=r"^source\.mask_salt_env: the salt in T_SALT holds a quote or backslash"):
         iceberg.apply(p, "artists")
+
+
+def test_the_iceberg_job_scrubs_the_salt_from_its_errors(monkeypatch):
+    from hudi_cdc.jobs.iceberg_apply import scrub
+
+    monkeypatch.setenv("T_SALT", "pepper-77")
+    got = scrub("== SQL ==\n... ELSE 'pepper-77' END ...", {"salt_env": "T_SALT"})
+    assert got == "== SQL ==\n... ELSE '<salt>' END ..."
+    assert scrub("pepper-77", {"salt_env": None}) == "pepper-77"
