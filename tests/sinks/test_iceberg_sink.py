@@ -86,3 +86,14 @@ def test_shaped_iceberg_apply_equals_hudi_cow(tmp_path, spark, monkeypatch):
     assert "${env:HUDI_CDC_TEST_SALT}" in json.dumps(plan) and salt not in json.dumps(plan)
     logs = list((lake.pipeline.work_dir / "logs").glob("*iceberg*.log"))
     assert logs and not [p for p in logs if salt in p.read_text(errors="replace")], "the salt is in a job's log"
+
+
+def test_an_unset_salt_stops_the_spark_statement(spark):
+    """The rendered hash's salt reference (sinks/shaped.py's salt_sql) on real Spark: a variable the
+    driver's environment does not hold stops the statement rather than hash with the reference's text."""
+    from hudi_cdc.sinks.shaped import salt_sql
+
+    with pytest.raises(Exception, match="HUDI_CDC_TEST_NEVER_SET .*is not set or empty"):
+        spark.sql(f"SELECT sha2(concat({salt_sql('HUDI_CDC_TEST_NEVER_SET')}, 'x'), 256) AS h").collect()
+    home = spark.sql(f"SELECT {salt_sql('HOME')} AS s").first().s  # set in the driver's environment: its value
+    assert home and "${" not in home
