@@ -2,7 +2,8 @@
 (hudi_cdc/sinks, templates/sql/spark) in order on a session with Iceberg's runtime.
 
 spark-submit runs this file with one argument, a JSON file:
-  {"table": T, "statements": [{"name": N, "sql": S}, ...], "report": {"stage": ..., "target": ...}}
+  {"table": T, "statements": [{"name": N, "sql": S}, ...], "report": {"stage": ..., "target": ...},
+   "salt_env": the variable a shaped table's hash reads through Spark's ${env:...}, or null}
 and it prints one RESULT line (counts of the staged events, files and target rows) or ERROR line.
 Light on purpose: stdlib + pyspark + hudi_cdc's stdlib-only modules.
 """
@@ -10,8 +11,10 @@ Light on purpose: stdlib + pyspark + hudi_cdc's stdlib-only modules.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
+import traceback
 
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.errors import ExitCode
@@ -41,6 +44,12 @@ def run(spark, plan: dict, log=print) -> dict:
     return result
 
 
+def scrub(text: str, plan: dict) -> str:
+    """``text`` without the hash salt (plan's salt_env: the variable a shaped table's hash reads, if any)."""
+    salt = os.environ.get(plan.get("salt_env") or "")
+    return text.replace(salt, "<salt>") if salt else text
+
+
 def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
@@ -52,8 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = run(spark, plan, log=lambda m: print("hudi-cdc: " + m, flush=True))
     except Exception as exc:
-        _mark(ERROR_MARK, {"message": root_cause(exc), "kind": "job"})
-        raise
+        _mark(ERROR_MARK, {"message": scrub(root_cause(exc), plan), "kind": "job"})
+        if not plan.get("salt_env"):
+            raise
+        # Spark's errors quote the statement after its ${env:...} substitution: the salt stays out of the log
+        print(scrub(traceback.format_exc(), plan), file=sys.stderr, flush=True)
+        return ExitCode.JOB
     _mark(RESULT_MARK, result)
     spark.stop()
     return ExitCode.OK

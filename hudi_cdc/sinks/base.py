@@ -18,6 +18,7 @@ import jinja2
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import ConfigError, DataError
 from hudi_cdc.sinks.columns import Column, columns_of
+from hudi_cdc.sinks.shaped import Shaping, shaping_for
 
 ENGINES = ("trino", "spark", "redshift", "athena")
 DIALECTS = {"trino": "trino", "spark": "spark", "redshift": "redshift", "athena": "athena"}
@@ -65,8 +66,22 @@ class TableContext:
     pipeline: Pipeline
     table: str
     dialect: str
-    columns: list[Column]
+    columns: list[Column]  # the target's (shaped) columns
     q: Quote = field(repr=False)
+    source_columns: list[Column] = field(default_factory=list)  # the landed ones (the same when not shaped)
+    shaping: Shaping | None = None
+
+    @property
+    def shaped(self) -> bool:
+        return self.shaping is not None
+
+    def project(self, alias: str, fold_filter: bool = True) -> str:
+        """The SELECT list from a landed row to a target row (sinks/shaped.py); only for a shaped table."""
+        assert self.shaping is not None
+        return self.shaping.project(alias, fold_filter)
+
+    def keep(self, alias: str) -> str | None:
+        return self.shaping.keep(alias) if self.shaping is not None else None
 
     @property
     def settings(self):
@@ -175,7 +190,9 @@ class TemplateSink:
         except ValueError as exc:
             raise DataError(f"table {table}: {exc}") from None
         dialect = DIALECTS[self.engine]
-        return TableContext(pipeline, table, dialect, cols, QUOTES[dialect])
+        shaping = shaping_for(pipeline, table, self.engine, dialect, cols, self.seed)
+        return TableContext(pipeline, table, dialect, shaping.columns if shaping else cols, QUOTES[dialect], cols,
+                            shaping)
 
     def render(self, pipeline: Pipeline, table: str) -> list[Statement]:
         ctx = self.context(pipeline, table)

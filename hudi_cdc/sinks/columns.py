@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,14 +23,25 @@ _TYPES: dict[str, dict[str, str]] = {
                "timestamp-micros": "TIMESTAMP"},
 }
 _TYPES["postgres"] = {**_TYPES["redshift"], "string": "TEXT", "bytes": "BYTEA"}
+# a lake type (config/shape.py's types:, Spark SQL names) -> the Avro-like name _TYPES maps per dialect
+_LAKE = {"string": "string", "double": "double", "float": "float", "bigint": "long", "int": "int",
+         "boolean": "boolean", "date": "date", "timestamp": "timestamp-micros"}
+_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
 
 @dataclass(frozen=True)
 class Column:
     name: str
     avro: str  # the Avro primitive or logical type name
+    semantic: str | None = None  # Debezium's/Kafka Connect's semantic type (connect.name), when the field has one
+    lake: str | None = None  # a lake type (shaping's types:, or string for a masked column): the type it lands in
 
     def sql_type(self, dialect: str) -> str:
+        m = _DECIMAL.match(self.lake or "")
+        if m:
+            return f"DECIMAL({m.group(1)},{m.group(2)})"
+        if self.lake:
+            return _TYPES[dialect][_LAKE[self.lake]]
         try:
             return _TYPES[dialect][self.avro]
         except KeyError:
@@ -47,12 +59,18 @@ def _avro_type(t: Any) -> str:
     return str(t)
 
 
+def _semantic(t: Any) -> str | None:
+    if isinstance(t, list):
+        return next((s for s in map(_semantic, t) if s), None)
+    return str(t["connect.name"]) if isinstance(t, dict) and t.get("connect.name") else None
+
+
 def columns_of(schema: dict[str, Any]) -> list[Column]:
     """Every field of a flattened (ExtractNewRecordState) value schema, in schema order."""
     out = []
     for f in schema.get("fields", []):
         try:
-            out.append(Column(f["name"], _avro_type(f["type"])))
+            out.append(Column(f["name"], _avro_type(f["type"]), _semantic(f["type"])))
         except ValueError as exc:
             raise ValueError(f"field {f['name']}: {exc}") from None
     return out

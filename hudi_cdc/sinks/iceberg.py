@@ -23,7 +23,7 @@ from hudi_cdc.common.spark_conf import local_conf
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline, is_s3_uri
 from hudi_cdc.core import lock
-from hudi_cdc.errors import JobError
+from hudi_cdc.errors import ConfigError, JobError
 from hudi_cdc.sinks.base import Statement, render_sql
 from hudi_cdc.spark import launch
 from hudi_cdc.toolchain import jars as jarcache
@@ -69,8 +69,10 @@ def session_conf(pipeline: Pipeline) -> dict[str, str]:
 def plan(pipeline: Pipeline, table: str, statements: list[Statement] | None = None) -> dict:
     sts = statements if statements is not None else render_sql(pipeline, "spark", table)
     ns = f"{CATALOG}.`{pipeline.lake.hive_database}`"
+    shape = pipeline.shape(table)
+    salt_env = shape.salt_env if shape.mask_in == "streamer" and shape.hashed else None
     return {"table": table, "statements": [{"name": s.name, "sql": s.sql} for s in sts],
-            "report": {"stage": f"{ns}.`{table}__stage`", "target": f"{ns}.`{table}`"}}
+            "report": {"stage": f"{ns}.`{table}__stage`", "target": f"{ns}.`{table}`"}, "salt_env": salt_env}
 
 
 def argv(pipeline: Pipeline, plan_file: str, jar_paths: list[str]) -> list[str]:
@@ -88,8 +90,22 @@ def _writer_lock(pipeline: Pipeline, table: str, progress: Progress):
     return lock.table_lock(pipeline, table, lock.ICEBERG, "apply --engine iceberg", progress)
 
 
+def _check_salt(pipeline: Pipeline, table: str) -> None:
+    """A hash the job computes (mask_in: streamer) reads the salt through Spark's ${env:...} inside a SQL
+    string literal (sinks/shaped.py): set, and holding no quote or backslash (a literal would end or
+    unescape there, and the hash would silently differ from the streamer's)."""
+    shape = pipeline.shape(table)
+    if shape.mask_in != "streamer" or not shape.hashed:
+        return
+    salt = pipeline.mask_salt(table) or ""
+    if "'" in salt or "\\" in salt:
+        raise ConfigError(f"source.mask_salt_env: the salt in {shape.salt_env} holds a quote or backslash, which "
+                          f"Spark SQL's string literal would not keep as is; table {table} hashes with it in SQL")
+
+
 def apply(pipeline: Pipeline, table: str, progress: Progress = log_progress) -> dict:
     """Apply the landed files not applied yet to the Iceberg table; returns the job's counts."""
+    _check_salt(pipeline, table)
     java = find_java(17, "Spark")
     jar_paths = [str(jarcache.ensure(a, progress)) for a in (runtime(), jarcache.spark_avro())]
     work = pipeline.work_dir

@@ -34,7 +34,7 @@ class Lake:
 
     def __init__(self, tmp: Path, spark, deletes="hard", types=("COPY_ON_WRITE", "MERGE_ON_READ"), hudi_options=None,
                  table_version: int | None = None, table_options: dict | None = None,
-                 history: str | None = None):
+                 history: str | None = None, source_options: dict | None = None):
         self.tmp, self.spark = tmp, spark
         self.root = tmp / "landing"
         self.dir = self.root / TOPIC / "partition=0"
@@ -42,7 +42,7 @@ class Lake:
         self.pipeline = parse_pipeline({
             "pipeline": "t",
             **({"hudi": {"table_version": table_version}} if table_version else {}),
-            "source": {"root": str(self.root)},
+            "source": {"root": str(self.root), **(source_options or {})},
             "lake": {"root": str(tmp / "lake"), "hive_database": "t"},
             "spark": {"shuffle_partitions": 2},
             "tables": {"artists": {"topic": TOPIC, "record_key": "artist_id", "ordering_field": "__lsn",

@@ -48,3 +48,44 @@ def check_round(i: int, rows: dict, previous: dict) -> None:
         assert rows == previous, "a redelivery, an older or a stale event changed the table"
     if i in (3, 4):
         assert rows[3]["name"] == "three-back" and 8 not in rows
+
+
+# ---- the same stream into a shaped table (docs/shaping.md) -------------------------------------------
+# gender excluded; name masked (mask_in: streamer: hash or redact); rows of French artists filtered out;
+# label = upper(nationality) derived; birth_year as decimal(10,2). Round 1 also moves key 2 out of the
+# filter (an update to French) while key 1 moves in (French -> German), and deletes key 10, a row the
+# target never held (French since the snapshot).
+SHAPE = {"columns": {"exclude": ["gender"]}, "mask_in": "streamer", "filter": "nationality <> 'French'",
+         "derive": {"label": "upper(nationality)"}, "types": {"label": "string", "birth_year": "decimal(10,2)"}}
+SHAPED_COLS = ["artist_id", "name", "nationality", "birth_year", "death_year", "__op", "__db", "__table", "__schema",
+               "__lsn", "__source_ts_ms", "__deleted", "label"]
+SHAPED_ROUNDS: list[list[dict]] = [ROUNDS[0], ROUND_1 + [ev(2, 250, nat="French", name="two-out"),
+                                                         ev(10, 260, deleted=True)], *ROUNDS[2:]]
+
+
+def shaped_expected(events: list[dict], mask) -> dict:
+    """The shaped table's rows, from the state replayed from the events: the filter holds for the latest
+    change of each key (a change leaving it is a delete of the key)."""
+    from decimal import Decimal
+
+    from hudi_cdc import sample
+
+    out = {}
+    for k, e in sample.replay(events, "artist_id").items():
+        if e["nationality"] in (None, "French"):
+            continue
+        by = e["birth_year"]
+        out[k] = {**{c: e[c] for c in SHAPED_COLS if c in e}, "name": mask(e["name"]),
+                  "birth_year": None if by is None else Decimal(by).quantize(Decimal("0.01")),
+                  "label": e["nationality"].upper()}
+    return out
+
+
+def check_shaped_round(i: int, rows: dict) -> None:
+    if i == 0:
+        assert 2 in rows and 1 not in rows and 10 not in rows
+    if i == 1:
+        assert 1 in rows and rows[1]["label"] == "GERMAN", "an update moving a row into the filter inserts it"
+        assert 2 not in rows, "an update moving a row out of the filter deletes it"
+        assert 10 not in rows
+    assert all("gender" not in r for r in rows.values())

@@ -29,8 +29,16 @@ from hudi_cdc import sample
 from hudi_cdc.config import parse_pipeline
 from hudi_cdc.sinks import Statement, render_sql
 from hudi_cdc.sinks.columns import columns_of
-from tests.sinks.sink_stream import ALL_COLS, ROUNDS, check_round
-from tests.sinks.test_sinks_sql import procedure_body
+from tests.sinks.sink_stream import (
+    ALL_COLS,
+    ROUNDS,
+    SHAPED_COLS,
+    SHAPED_ROUNDS,
+    check_round,
+    check_shaped_round,
+    shaped_expected,
+)
+from tests.sinks.test_sinks_sql import procedure_body, shaped_pipeline
 
 pytestmark = pytest.mark.postgres
 
@@ -50,6 +58,8 @@ def _pipeline(tmp_path):
 def _fix(node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, (exp.SortKeyProperty, exp.AutoRefreshProperty)):
         return None  # physical layout / Redshift's own refresh: no PostgreSQL meaning
+    if isinstance(node, exp.DataType) and any(e.name.upper() == "MAX" for e in node.expressions):
+        return exp.DataType.build("text")  # Redshift's VARCHAR(MAX) (a shaped table's string casts)
     if isinstance(node, exp.Column) and node.table == "payload" and node.args.get("db") is not None:
         # SUPER navigation m.payload."col" -> m.payload ->> 'col' (json, as JSON_PARSE made it)
         return exp.JSONExtractScalar(this=exp.column("payload", node.args["db"].name),
@@ -62,16 +72,16 @@ def to_postgres(sql: str, dialect: str) -> str:
     return tree.transform(_fix).sql(dialect="postgres")
 
 
-def postgres_statements(st: Statement) -> list[str]:
+def postgres_statements(st: Statement, schema: str = SCHEMA) -> list[str]:
     """One rendered Redshift/Athena statement as the PostgreSQL statements that run it."""
     if st.name == "create_external_schema":  # the MSK topic's stand-in
-        return [f'CREATE SCHEMA IF NOT EXISTS "{SCHEMA}_kafka"',
-                f'CREATE TABLE "{SCHEMA}_kafka"."{TOPIC}" (kafka_partition INTEGER, kafka_offset BIGINT, '
+        return [f'CREATE SCHEMA IF NOT EXISTS "{schema}_kafka"',
+                f'CREATE TABLE "{schema}_kafka"."{TOPIC}" (kafka_partition INTEGER, kafka_offset BIGINT, '
                 'refresh_time TIMESTAMP, kafka_value TEXT)']
     if st.name == "create_changes":  # Athena's Hive table over the landed Avro files
         cols = ", ".join(f'"{c.name}" {c.sql_type("postgres")}' for c in columns_of(sample.schema("artists")))
-        return [f'CREATE SCHEMA IF NOT EXISTS "{SCHEMA}"',
-                f'CREATE TABLE "{SCHEMA}"."artists_changes" ({cols}, "$path" TEXT)']
+        return [f'CREATE SCHEMA IF NOT EXISTS "{schema}"',
+                f'CREATE TABLE "{schema}"."artists_changes" ({cols}, "$path" TEXT)']
     if st.name == "create_procedure":
         body = procedure_body(st.sql)
         pg = [to_postgres(s, "redshift") for s in body]
@@ -93,9 +103,9 @@ def conn(postgres):
         yield c
 
 
-def _rows(conn, relation: str) -> dict:
-    cur = conn.execute(f"SELECT {', '.join(f'{chr(34)}{c}{chr(34)}' for c in ALL_COLS)} FROM {relation}")
-    rows = [dict(zip(ALL_COLS, r, strict=True)) for r in cur.fetchall()]
+def _rows(conn, relation: str, cols: list[str] = ALL_COLS) -> dict:
+    cur = conn.execute(f"SELECT {', '.join(f'{chr(34)}{c}{chr(34)}' for c in cols)} FROM {relation}")
+    rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
     out = {r["artist_id"]: r for r in rows}
     assert len(out) == len(rows), f"a key is in {relation} twice"
     return out
@@ -148,20 +158,57 @@ def test_redshift_staged_merge_runs_on_postgres(tmp_path, conn):
 def test_athena_latest_view_runs_on_postgres(tmp_path, conn):
     sts = render_sql(_pipeline(tmp_path), "athena", "artists", schema=sample.schema("artists"))
     assert [s.name for s in sts] == ["create_changes", "create_latest_view"]
-    columns = [c.name for c in columns_of(sample.schema("artists"))]
     for st in sts:
         for sql in postgres_statements(st):
             conn.execute(sql)
     events: list[dict] = []
     rows: dict = {}
     for i, rnd in enumerate(ROUNDS):
-        path = f"s3://landing/topics/{TOPIC}/partition=0/{sample.file_name(TOPIC, len(events))}"
-        names = ", ".join(f'"{c}"' for c in [*columns, "$path"])
-        with conn.cursor() as cur:
-            cur.executemany(f'INSERT INTO "{SCHEMA}"."artists_changes" ({names}) VALUES '
-                            f'({", ".join(["%s"] * (len(columns) + 1))})',
-                            [[e[c] for c in columns] + [path] for e in rnd])
+        _land_athena(conn, SCHEMA, len(events), rnd)
         events += rnd
         previous, rows = rows, _rows(conn, f'"{SCHEMA}"."artists_latest"')
         assert rows == _expected(events), f"round {i}: the Athena view differs from the replay"
         check_round(i, rows, previous)
+
+
+def _land_athena(conn, schema: str, events_before: int, rnd: list[dict]) -> None:
+    """One landed file's events into the stand-in of Athena's changes table, with the file as "$path"."""
+    columns = [c.name for c in columns_of(sample.schema("artists"))]
+    path = f"s3://landing/topics/{TOPIC}/partition=0/{sample.file_name(TOPIC, events_before)}"
+    names = ", ".join(f'"{c}"' for c in [*columns, "$path"])
+    with conn.cursor() as cur:
+        cur.executemany(f'INSERT INTO "{schema}"."artists_changes" ({names}) VALUES '
+                        f'({", ".join(["%s"] * (len(columns) + 1))})', [[e[c] for c in columns] + [path] for e in rnd])
+
+
+def test_shaped_table_on_postgres(tmp_path, conn):
+    """A shaped table (docs/shaping.md; tests/sinks/sink_stream.py's SHAPE: an excluded and a redacted
+    column, a filter rows move in and out of, a derived column, a decimal cast): the Redshift target and
+    the Athena view after every round equal the shaped replayed state, value by value."""
+    db = "shaped"
+    sts = {e: render_sql(shaped_pipeline(tmp_path, "redact", db=db), e, "artists", schema=sample.schema("artists"))
+           for e in ("redshift", "athena")}
+    conn.execute(CAN_JSON_PARSE)
+    for st in sts["redshift"] + sts["athena"]:
+        if st.kind == "ddl":
+            for sql in postgres_statements(st, db):
+                conn.execute(sql)
+    target = conn.execute(f"SELECT column_name FROM information_schema.columns WHERE table_schema = '{db}' "
+                          "AND table_name = 'artists_target'").fetchall()
+    assert {r[0] for r in target} == set(SHAPED_COLS)
+    call = next(s for s in sts["redshift"] if s.name == "call_procedure")
+    events: list[dict] = []
+    for i, rnd in enumerate(SHAPED_ROUNDS):
+        with conn.cursor() as cur:
+            cur.executemany(f'INSERT INTO "{db}_kafka"."{TOPIC}" VALUES (0, %s, now(), %s)',
+                            [(len(events) + n, json.dumps(e)) for n, e in enumerate(rnd)])
+        _land_athena(conn, db, len(events), rnd)
+        events += rnd
+        conn.execute(f'REFRESH MATERIALIZED VIEW "{db}"."artists_debezium"')
+        for sql in postgres_statements(call, db):
+            conn.execute(sql)
+        want = shaped_expected(events, lambda v: "****")
+        for relation in (f'"{db}"."artists_target"', f'"{db}"."artists_latest"'):
+            rows = _rows(conn, relation, SHAPED_COLS)
+            assert rows == want, f"round {i}: {relation} differs from the shaped replay"
+            check_shaped_round(i, rows)

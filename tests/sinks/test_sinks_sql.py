@@ -212,3 +212,110 @@ def test_seed_001_athena_latest_state_is_the_seed_query(tmp_path):
     got = render_sql(p, "athena", seed=True, schema=schema)[0].sql.replace("pagila_query_changes", "pagila_query")
     # the seed's query, up to the example filter it adds for the post (address_id BETWEEN ...)
     assert want.startswith(norm(got)) and want[len(norm(got)):].strip().startswith("and address_id between")
+
+
+# ---- a shaped table (docs/shaping.md): the same rows as the Hudi table -----------------------------
+
+def shaped_pipeline(tmp_path, mask: str = "redact", db: str = "moma", **extra):
+    """The artists table shaped as tests/sinks/sink_stream.py's SHAPE says."""
+    from tests.sinks.sink_stream import SHAPE
+
+    spec = {"topic": "moma.public.artists", "record_key": "artist_id", "ordering_field": "__lsn",
+            "partition_field": "label", **SHAPE, "mask": {"name": mask}, **extra}
+    return parse_pipeline({"pipeline": "t", "source": {"root": str(tmp_path / "landing"), "mask_salt_env": "T_SALT"},
+                           "lake": {"root": str(tmp_path / "lake"), "hive_database": db},
+                           "tables": {"artists": spec}}, "t.yaml", str(tmp_path))
+
+
+def statements(p, engine) -> dict[str, str]:
+    return {s.name: s.sql for s in render_sql(p, engine, schema=sample.schema("artists"))}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_shaped_statements_parse_and_shape(tmp_path, engine, monkeypatch):
+    monkeypatch.setenv("T_SALT", "pepper-77")
+    sts = render_sql(shaped_pipeline(tmp_path, "hash" if engine == "spark" else "redact"), engine,
+                     schema=sample.schema("artists"))
+    for s in sts:
+        trees = parse(s.sql, s.dialect)
+        assert len(trees) == 1 and ((engine, s.name) in OPAQUE or trees[0].find(exp.Command) is None), s.name
+        for inner in procedure_body(s.sql) if s.name == "create_procedure" else []:
+            assert isinstance(parse(inner, "redshift")[0], (exp.Delete, exp.Insert)), inner
+        assert "pepper-77" not in s.sql, f"{engine} {s.name}: the salt is in the text"
+    sql = {s.name: s.sql for s in sts}
+    # where the events enter: one projection, the filter folded into the delete field (or the view's WHERE)
+    entry = {"trino": "stage", "spark": "stage", "redshift": "create_procedure", "athena": "create_latest_view"}
+    text = sql[entry[engine]]
+    q = "`" if engine == "spark" else '"'
+    assert f"{q}gender{q}" not in text.split("FROM (")[0]  # the projection, before the landed rows
+    assert "'French'" in text and ("UPPER(" in text) and "DECIMAL(10, 2)" in text
+    if engine == "athena":
+        assert "AND COALESCE((\"x\".\"nationality\" <> 'French'), FALSE)" in text
+        assert sql["create_changes"].count("`gender`") == 1  # the landed files keep every column
+    else:
+        alias = "x" if engine == "redshift" else "c"
+        assert f"THEN {q}{alias}{q}.{q}__deleted{q} ELSE 'true' END AS {q}__deleted{q}" in text
+        target = sql["create_target"]
+        assert f"{q}gender{q}" not in target and f"{q}label{q}" in target
+        assert "DECIMAL(10,2)" in target
+    if engine == "spark":
+        assert "SHA2(CONCAT((CASE WHEN '${env:T_SALT}' = CONCAT('$', '{env:T_SALT}')" in text
+        assert "PARTITIONED BY (`label`)" in sql["create_target"]
+    else:
+        assert "'****' AS \"name\"" in text
+
+
+@pytest.mark.parametrize("engine", ["trino", "redshift", "athena"])
+def test_shaping_an_engine_cannot_match_is_refused(tmp_path, engine):
+    with pytest.raises(ConfigError, match=r"^tables\.artists\.mask\.name: \w+ SQL would need the hash salt"):
+        render_sql(shaped_pipeline(tmp_path, "hash"), engine, schema=sample.schema("artists"))
+    p = shaped_pipeline(tmp_path, types={"label": "string", "birth_year": "bigint"})
+    statements(p, engine)  # int -> bigint is the same everywhere
+    schema = sample.schema("artists")
+    schema = {**schema, "fields": [{**f, "type": ["null", "double"]} if f["name"] == "birth_year" else f
+                                   for f in schema["fields"]]}
+    with pytest.raises(ConfigError, match=r"^tables\.artists\.types\.birth_year: .* casts a double to bigint"):
+        render_sql(p, engine, schema=schema)
+    text = shaped_pipeline(tmp_path, types={"label": "string", "nationality": "int"})
+    with pytest.raises(ConfigError, match=r"^tables\.artists\.types\.nationality: .* casts a string to int"):
+        statements(text, engine)
+    odd = shaped_pipeline(tmp_path, derive={"label": "soundex_x(nationality)"})
+    with pytest.raises(ConfigError, match=r"^tables\.artists\.derive\.label: soundex_x\(\) is not a function"):
+        statements(odd, engine)
+
+
+def test_shaping_every_engine_refuses(tmp_path):
+    untyped = shaped_pipeline(tmp_path, types={"birth_year": "decimal(10,2)"})
+    for engine in ENGINES:
+        with pytest.raises(ConfigError, match=r"^tables\.artists\.derive\.label: render-sql needs its lake type"):
+            statements(untyped, engine)
+        with pytest.raises(ConfigError, match=r"^tables\.artists: --seed renders the seed recipes' own"):
+            render_sql(shaped_pipeline(tmp_path), engine, seed=True, schema=sample.schema("artists"))
+        with pytest.raises(ConfigError, match=r"^tables\.artists\.types\.__deleted: the apply logic reads"):
+            statements(shaped_pipeline(tmp_path, types={"label": "string", "__deleted": "boolean"}), engine)
+    typed = sample.schema("artists")
+    typed = {**typed, "fields": [{**f, "type": ["null", {"type": "int", "connect.name": "io.debezium.time.Date"}]}
+                                 if f["name"] == "birth_year" else f for f in typed["fields"]]}
+    with pytest.raises(ConfigError, match=r"^tables\.artists\.types\.birth_year: birth_year lands as io\.debezium"):
+        render_sql(shaped_pipeline(tmp_path), "spark", schema=typed)
+
+
+def test_iceberg_apply_checks_the_salt_before_spark(tmp_path, monkeypatch):
+    from hudi_cdc.sinks import iceberg
+
+    p = shaped_pipeline(tmp_path, "hash")
+    monkeypatch.delenv("T_SALT", raising=False)
+    with pytest.raises(ConfigError, match=r"^source\.mask_salt_env: environment variable T_SALT is not set"):
+        iceberg.apply(p, "artists")
+    monkeypatch.setenv("T_SALT", "it's")
+    with pytest.raises(ConfigError, match=r"^source\.mask_salt_env: the salt in T_SALT holds a quote or backslash"):
+        iceberg.apply(p, "artists")
+
+
+def test_the_iceberg_job_scrubs_the_salt_from_its_errors(monkeypatch):
+    from hudi_cdc.jobs.iceberg_apply import scrub
+
+    monkeypatch.setenv("T_SALT", "pepper-77")
+    got = scrub("== SQL ==\n... ELSE 'pepper-77' END ...", {"salt_env": "T_SALT"})
+    assert got == "== SQL ==\n... ELSE '<salt>' END ..."
+    assert scrub("pepper-77", {"salt_env": None}) == "pepper-77"
