@@ -16,7 +16,8 @@ SEED_HUDI = "0.9.0"
 V014_HUDI = "0.14.0"  # EMR 6.15's Hudi: its real HoodieDeltaStreamer also runs locally
 SUPPORTED_HUDI = (SEED_HUDI, V014_HUDI, CURRENT_HUDI)
 # The Hudi table versions Hudi 1.2.0 writes (hoodie.write.table.version). 6 is the default: the version
-# Athena (Hudi 0.14/0.15 readers), Trino (476 and 483), EMR's Hudi 0.15/1.0.2 and hudi-rs all read (docs/query-the-lake.md).
+# Athena (Hudi 0.14/0.15 readers), Trino (476 and 483), EMR's Hudi 0.15/1.0.2 and hudi-rs all read
+# (docs/query-the-lake.md).
 TableVersion = Literal[6, 8, 9]
 TABLE_VERSIONS: tuple[int, ...] = (6, 8, 9)
 DEFAULT_TABLE_VERSION: TableVersion = 6
@@ -47,7 +48,7 @@ class HudiSettings(Model):
     # version (profiles.engine_for; docs/streamers.md).
     engine: Literal["hoodiestreamer", "hudi-cdc"] | None = None
     # The Hudi table version 1.2.0 writes (hoodie.write.table.version, never auto-upgraded): 6 (default,
-    # every reader), 8 (EMR 7.11+'s Hudi 1.0.2 and newer), 9 (Hudi 1.1+ only). Moot below 1.2.0.
+    # every reader), 8 (EMR 7.11+'s Hudi 1.0.2 and newer), 9 (Hudi 1.1+, Trino 483). Moot below 1.2.0.
     table_version: TableVersion = DEFAULT_TABLE_VERSION
 
     @field_validator("table_version", mode="before")
