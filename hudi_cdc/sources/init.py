@@ -96,16 +96,22 @@ def _table_name(t: DbTable, taken: set[str], tables: list[DbTable]) -> str:
     return name
 
 
-def _new_file(db: DatabaseSettings, pipeline_name: str, entries: str) -> str:
+def _new_file(db: DatabaseSettings, pipeline_name: str, entries: str, registry: str = "", metastore: str = "") -> str:
     lines = [f"pipeline: {pipeline_name}", TABLE_VERSION_COMMENT,
              f'hudi: {{version: "{CURRENT_HUDI}", table_version: {DEFAULT_TABLE_VERSION}}}',
-             "source:", "  root: landing/topics", "  database:"]
+             "source:", "  root: landing/topics"]
+    if registry:
+        lines.append(f"  schema_registry: {registry}")
+    lines.append("  database:")
     if db.kind != DatabaseSettings.model_fields["kind"].default:  # the default kind goes unsaid
         lines.append(f"    kind: {db.kind}")
     lines += [f"    host: {db.host}", f"    port: {db.port}", f"    name: {db.name}", f"    user: {db.user}"]
     if db.password_env:
         lines.append(f"    password_env: {db.password_env}  # the name of an env var, never the value")
-    lines += ["lake:", "  root: lake", f"  hive_database: {pipeline_name}", "tables:"]
+    lines += ["lake:", "  root: lake", f"  hive_database: {pipeline_name}"]
+    if metastore:
+        lines.append(f"  hive_metastore: {metastore}")
+    lines.append("tables:")
     return "\n".join(lines) + "\n" + entries
 
 
@@ -133,12 +139,17 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
                        schemas: list[str] | None = None, tables: list[str] | None = None,
                        partition_fields: dict[str, str] | None = None, ordering_field: str = "__lsn",
                        prefix: str | None = None, pipeline_name: str | None = None,
-                       progress=None) -> InitResult:
+                       registry: str = "", metastore: str = "", progress=None) -> InitResult:
     """The resulting pipeline file (not written: see write()). With an existing file, its
-    source.database is used and `db` must be None."""
+    source.database is used and `db` must be None; `registry` / `metastore` (a new file's
+    source.schema_registry / lake.hive_metastore) are refused there rather than ignored."""
     path = directory / PIPELINE_FILE
     partition_fields = dict(partition_fields or {})
     existing: Pipeline | None = load_pipeline(path) if path.exists() else None
+    if existing is not None and (registry or metastore):
+        key = "source.schema_registry" if registry else "lake.hive_metastore"
+        raise ConfigError(f"init --from-database: --{'registry' if registry else 'metastore'} is for a new pipeline "
+                          f"file; {path} exists: set {key} in it")
     if existing is not None:
         if existing.source.database is None:
             raise ConfigError(f"{path}: has no source.database block; add it (or init into a new directory)")
@@ -205,7 +216,7 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         if not entries:
             raise ConfigError(f"no table with a primary key or unique index in schema(s) {', '.join(schemas)} "
                               f"of database {db.name}")
-        result.text = _new_file(db, pipeline_name or re.sub(r"[^A-Za-z0-9_]", "_", db.name), entries)
+        result.text = _new_file(db, pipeline_name or re.sub(r"[^A-Za-z0-9_]", "_", db.name), entries, registry, metastore)
     result.changed = bool(entries)
     parse_pipeline(yaml.safe_load(result.text), str(path), str(directory))  # what we write must load
     return result

@@ -23,6 +23,27 @@ def test_entries_go_to_the_end_of_the_tables_block():
     assert _insert_entries("pipeline: p\ntables: {}\n", "  b: {}\n") == "pipeline: p\ntables:\n  b: {}\n"
 
 
+def test_a_new_file_carries_the_registry_and_metastore(tmp_path):
+    """`init --from-database --registry/--metastore` puts them in the new file (they were once ignored:
+    a pipeline with no Hive sync); for an existing file they are refused, naming the key to edit."""
+    import yaml
+
+    from hudi_cdc.config.settings import DatabaseSettings
+    from hudi_cdc.demo.workspace import sample_pipeline_text
+    from hudi_cdc.errors import ConfigError
+    from hudi_cdc.sources.init import _new_file, init_from_database
+
+    db = DatabaseSettings.model_validate({"host": "db", "name": "shop", "user": "u"})
+    doc = yaml.safe_load(_new_file(db, "shop", "  t: {topic: shop.public.t, record_key: id}\n",
+                                   "http://r:8080/apis/ccompat/v7", "thrift://m:9083"))
+    assert doc["source"]["schema_registry"] == "http://r:8080/apis/ccompat/v7"
+    assert doc["lake"]["hive_metastore"] == "thrift://m:9083" and doc["source"]["database"]["name"] == "shop"
+    assert "schema_registry" not in yaml.safe_load(_new_file(db, "shop", ""))["source"]
+    (tmp_path / "hudi-cdc.yaml").write_text(sample_pipeline_text())
+    with pytest.raises(ConfigError, match="--metastore is for a new pipeline file; .* set lake.hive_metastore"):
+        init_from_database(tmp_path, None, None, metastore="thrift://m:9083")
+
+
 def _sql(postgres, db, *statements):
     import psycopg
 

@@ -52,7 +52,7 @@ def init_cmd(directory, registry, metastore, force, from_db, kind, host, port, d
     result = init_from_database(Path(directory), db, password, schemas=list(schemas) or None,
                                 tables=list(tables) or None,
                                 partition_fields=partition_fields(partitions), ordering_field=ordering_field,
-                                prefix=topic_prefix, progress=progress)
+                                prefix=topic_prefix, registry=registry, metastore=metastore, progress=progress)
     if dry_run:
         click.echo(result.text, nl=False)
     elif result.changed:
