@@ -96,7 +96,8 @@ def _table_name(t: DbTable, taken: set[str], tables: list[DbTable]) -> str:
     return name
 
 
-def _new_file(db: DatabaseSettings, pipeline_name: str, entries: str, registry: str = "", metastore: str = "") -> str:
+def _new_file(db: DatabaseSettings, pipeline_name: str, entries: str, registry: str = "",
+              metastore: str = "") -> str:
     lines = [f"pipeline: {pipeline_name}", TABLE_VERSION_COMMENT,
              f'hudi: {{version: "{CURRENT_HUDI}", table_version: {DEFAULT_TABLE_VERSION}}}',
              "source:", "  root: landing/topics"]
@@ -216,7 +217,8 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         if not entries:
             raise ConfigError(f"no table with a primary key or unique index in schema(s) {', '.join(schemas)} "
                               f"of database {db.name}")
-        result.text = _new_file(db, pipeline_name or re.sub(r"[^A-Za-z0-9_]", "_", db.name), entries, registry, metastore)
+        name = pipeline_name or re.sub(r"[^A-Za-z0-9_]", "_", db.name)
+        result.text = _new_file(db, name, entries, registry, metastore)
     result.changed = bool(entries)
     parse_pipeline(yaml.safe_load(result.text), str(path), str(directory))  # what we write must load
     return result
