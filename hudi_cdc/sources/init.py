@@ -136,6 +136,16 @@ def _indent_of(text: str) -> str:
     return m.group(1) if m else "  "
 
 
+def _existing(path: Path, registry: str, metastore: str) -> Pipeline | None:
+    """The pipeline file already there, if any; --registry / --metastore are for a new file only."""
+    existing = load_pipeline(path) if path.exists() else None
+    if existing is not None and (registry or metastore):
+        key = "source.schema_registry" if registry else "lake.hive_metastore"
+        raise ConfigError(f"init --from-database: --{'registry' if registry else 'metastore'} is for a new pipeline "
+                          f"file; {path} exists: set {key} in it")
+    return existing
+
+
 def init_from_database(directory: Path, db: DatabaseSettings | None, password: str | None, *,
                        schemas: list[str] | None = None, tables: list[str] | None = None,
                        partition_fields: dict[str, str] | None = None, ordering_field: str = "__lsn",
@@ -146,11 +156,7 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
     source.schema_registry / lake.hive_metastore) are refused there rather than ignored."""
     path = directory / PIPELINE_FILE
     partition_fields = dict(partition_fields or {})
-    existing: Pipeline | None = load_pipeline(path) if path.exists() else None
-    if existing is not None and (registry or metastore):
-        key = "source.schema_registry" if registry else "lake.hive_metastore"
-        raise ConfigError(f"init --from-database: --{'registry' if registry else 'metastore'} is for a new pipeline "
-                          f"file; {path} exists: set {key} in it")
+    existing = _existing(path, registry, metastore)
     if existing is not None:
         if existing.source.database is None:
             raise ConfigError(f"{path}: has no source.database block; add it (or init into a new directory)")
