@@ -136,6 +136,9 @@ def _indent_of(text: str) -> str:
     return m.group(1) if m else "  "
 
 
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_]")  # a database name's characters a pipeline name cannot have
+
+
 def _existing(path: Path, registry: str, metastore: str) -> Pipeline | None:
     """The pipeline file already there, if any; --registry / --metastore are for a new file only."""
     existing = load_pipeline(path) if path.exists() else None
@@ -151,9 +154,8 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
                        partition_fields: dict[str, str] | None = None, ordering_field: str = "__lsn",
                        prefix: str | None = None, pipeline_name: str | None = None,
                        registry: str = "", metastore: str = "", progress=None) -> InitResult:
-    """The resulting pipeline file (not written: see write()). With an existing file, its
-    source.database is used and `db` must be None; `registry` / `metastore` (a new file's
-    source.schema_registry / lake.hive_metastore) are refused there rather than ignored."""
+    """The resulting pipeline file (not written: see write()). With an existing file, its source.database
+    is used and `db` must be None; `registry` / `metastore` go into a new file only (_existing)."""
     path = directory / PIPELINE_FILE
     partition_fields = dict(partition_fields or {})
     existing = _existing(path, registry, metastore)
@@ -223,8 +225,7 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         if not entries:
             raise ConfigError(f"no table with a primary key or unique index in schema(s) {', '.join(schemas)} "
                               f"of database {db.name}")
-        name = pipeline_name or re.sub(r"[^A-Za-z0-9_]", "_", db.name)
-        result.text = _new_file(db, name, entries, registry, metastore)
+        result.text = _new_file(db, pipeline_name or _NOT_NAME.sub("_", db.name), entries, registry, metastore)
     result.changed = bool(entries)
     parse_pipeline(yaml.safe_load(result.text), str(path), str(directory))  # what we write must load
     return result
