@@ -1,12 +1,25 @@
-"""PostgreSQL ``numeric`` NaN, Infinity and -Infinity, which Debezium sends as NULL: specials.py's lookup."""
+"""PostgreSQL ``numeric`` NaN, Infinity and -Infinity, which Debezium sends as NULL (in a ``numeric[]``, as a
+NULL element): specials.py's lookup. For an array the database's text of the whole array is kept."""
 
 from __future__ import annotations
+
+import re
 
 from hudi_cdc.capture.specials import LazyConnection
 from hudi_cdc.sources.tables import lake_name
 
 NUMERIC_NAMES = ("io.debezium.data.VariableScaleDecimal", "org.apache.kafka.connect.data.Decimal")
 SPECIAL_TEXTS = ("NaN", "Infinity", "-Infinity")
+# an array's text holding one of them as an element: {1.5,NaN,NULL}, {{-Infinity}}
+SPECIAL_ELEMENT = r"(^|[{,])(NaN|-?Infinity)([,}]|$)"
+
+
+def _numeric(schema) -> bool:
+    return schema is not None and str(schema.name()) in NUMERIC_NAMES
+
+
+def _is_array(schema) -> bool:
+    return str(schema.type().getName()).upper() == "ARRAY"
 
 
 class PgNumerics(LazyConnection):
@@ -17,9 +30,12 @@ class PgNumerics(LazyConnection):
         self._columns: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}  # lake name -> (name, type)
 
     def fields(self, schema) -> list:
-        return [f for f in schema.fields() if str(f.schema().name()) in NUMERIC_NAMES]
+        return [f for f in schema.fields()
+                if _numeric(f.schema()) or (_is_array(f.schema()) and _numeric(f.schema().valueSchema()))]
 
     def suspect(self, field, value) -> bool:
+        if _is_array(field.schema()):  # a NULL element may be a NaN (a NULL array is just NULL)
+            return value is not None and any(e is None for e in value)
         return value is None
 
     def table_of(self, source) -> tuple[str, str]:
@@ -43,8 +59,11 @@ class PgNumerics(LazyConnection):
         if not all(n in known for n in key_fields):
             return []
         cols = [c for c in cols if c in known]
+        arrays = {c for c in cols if known[c][1].endswith("[]")}
         text = [sql.SQL("t.{}::text").format(sql.Identifier(known[c][0])) for c in cols]
         specials = sql.SQL(", ").join(sql.Literal(s) for s in SPECIAL_TEXTS)
+        special = [sql.SQL("{} ~ {}").format(t, sql.Literal(SPECIAL_ELEMENT)) if c in arrays
+                   else sql.SQL("{} IN ({})").format(t, specials) for c, t in zip(cols, text, strict=True)]
         on = sql.SQL(" AND ").join(sql.SQL("t.{} = v.{}::" + known[k][1]).format(
             sql.Identifier(known[k][0]), sql.Identifier(f"k{i}")) for i, k in enumerate(key_fields))
         rows = sql.SQL(", ").join(sql.SQL("({})").format(sql.SQL(", ").join(
@@ -53,10 +72,11 @@ class PgNumerics(LazyConnection):
                     "WHERE {any}").format(
             cols=sql.SQL(", ").join(text), table=sql.Identifier(schema, table), rows=rows,
             kn=sql.SQL(", ").join(sql.Identifier(f"k{i}") for i in range(len(key_fields))), on=on,
-            any=sql.SQL(" OR ").join(sql.SQL("{} IN ({})").format(t, specials) for t in text))
+            any=sql.SQL(" OR ").join(special))
         out = []
         for i, *values in self._db().execute(q).fetchall():
-            got = {c: v for c, v in zip(cols, values, strict=True) if v in SPECIAL_TEXTS}
+            got = {c: v for c, v in zip(cols, values, strict=True)
+                   if v in SPECIAL_TEXTS or (c in arrays and v is not None and re.search(SPECIAL_ELEMENT, v))}
             if got:
                 out.append((keys[i], got))
         return out

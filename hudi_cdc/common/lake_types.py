@@ -51,6 +51,8 @@ SOURCE_VALUE_REASONS = {  # lake kind -> why a value in __source_values has no v
     "date": f"a zero date has no date value (Debezium sends NULL, a default or the epoch; {_READ})",
     "timestamp": f"a zero date has no timestamp value (Debezium sends NULL, a default or the epoch; {_READ})",
     "timestamptz": f"a zero date has no timestamp value (Debezium sends NULL, a default or the epoch; {_READ})",
+    "array<numeric>": f"a numeric[] element NaN/Infinity has no decimal value (Debezium sends a NULL element; {_READ})",
+    "array<decimal>": f"a numeric[] element NaN/Infinity has no decimal value (Debezium sends a NULL element; {_READ})",
 }
 
 DEFAULT_NUMERIC_SCALE = 18
@@ -291,7 +293,8 @@ def with_source_values(c: ColumnType) -> ColumnType:
     refused = f"({sv} IS NOT NULL)" + (f" OR ({r.refused})" if r else "")
     exact = f"coalesce({sv}, {r.exact})" if r else sv
     why = f"CASE WHEN {sv} IS NOT NULL THEN {sql_text(reason)}" + (f" ELSE {r.reason_expr()} END" if r else " END")
-    # a NOT NULL zero date comes as the column's default or the epoch: NULL in the lake
+    # a NOT NULL zero date comes as the column's default or the epoch: NULL in the lake (a numeric[] with a
+    # NaN element too, as any array with an element its lake type cannot hold)
     expr = f"CASE WHEN {sv} IS NOT NULL THEN NULL ELSE {c.expr or quote(c.name)} END"
     return replace(c, expr=expr, refusal=Refusal(refused, exact, r.reason if r else reason, why))
 
