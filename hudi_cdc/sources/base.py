@@ -88,6 +88,8 @@ class CapturePart(Protocol):
 class SnapshotSignals(Protocol):
     """Incremental snapshots on the pipeline's own stream (`capture snapshot`): the database's side."""
 
+    once_finishes: bool  # a --once run goes on past its end until the snapshots it carries out complete
+
     def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> bool:
         """The signal table and the table readied for a request; True when a capture reads the stream now."""
 

@@ -63,6 +63,10 @@ def test_engine_properties_of_a_binlog_source(tmp_path):
     assert hist.parent == Path(props["offset.storage.file.filename"]).parent  # beside the offsets
     assert props["transforms.unwrap.add.fields"] == "op,db,table,file,pos,row,source.ts_ms"
     assert "slot.name" not in props and "publication.name" not in props
+    # incremental snapshots (`capture snapshot`, sources/mysql/signals.py): signals read from the binlog
+    assert props["signal.enabled.channels"] == "source" and props["signal.data.collection"] == "shop.hudi_cdc_shop_signal"
+    assert props["notification.enabled.channels"] == "sink"
+    assert props["notification.sink.topic.name"] == "shop.hudi_cdc_notifications"
     assert props["driver.yearIsDateType"] == "false"  # YEAR 0000 read as a number (docs/types.md, edge values)
     db["kind"] = "mysql"
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict(db)))
