@@ -133,8 +133,9 @@ class Source(Protocol):
         """capture --drop-slot: what capture created on the server and beside the offsets, removed."""
 
     def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
-        """(tables of the pipeline the database no longer has: renamed or dropped; tables it has that the
-        publication does not publish: dropped and created again, or new), by pipeline name; capture/tablelife.py."""
+        """(tables of the pipeline the database no longer has: renamed or dropped; tables dropped and created
+        again: PostgreSQL's publication does not publish them, MySQL's schema history has their DROP), by pipeline
+        name; capture/tablelife.py."""
 
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         """Connects to the database for what Debezium's events cannot carry (PostgreSQL's numeric NaN/Infinity,

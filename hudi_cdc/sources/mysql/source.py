@@ -11,7 +11,7 @@ from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.sources.base import UNWRAP, Check, Progress, SnapshotSignals, good_copy, offsets_file, work_dir
 from hudi_cdc.sources.comparison import VerifyResult
 from hudi_cdc.sources.db_tables import DbTable
-from hudi_cdc.sources.mysql import binlog, catalog, check, connector, defaults, init, verify
+from hudi_cdc.sources.mysql import binlog, catalog, check, connector, defaults, init, tablelife, verify
 from hudi_cdc.sources.mysql.signals import BinlogSignals, properties as signal_properties
 from hudi_cdc.sources.tables import SourceTable
 
@@ -38,7 +38,7 @@ class MySqlFamily:
         return binlog.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), good_copy(pipeline), progress)
 
     def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
-        return [], []  # no publication: the binlog carries every table
+        return tablelife.gaps(pipeline, binlog.history_file(pipeline, work_dir(pipeline)))  # the schema history
 
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         return lambda: binlog.connect(pipeline)  # zero dates (capture/zerodates.py)
