@@ -64,7 +64,8 @@ def test_engine_properties_of_a_binlog_source(tmp_path):
     assert props["transforms.unwrap.add.fields"] == "op,db,table,file,pos,row,source.ts_ms"
     assert "slot.name" not in props and "publication.name" not in props
     # incremental snapshots (`capture snapshot`, sources/mysql/signals.py): signals read from the binlog
-    assert props["signal.enabled.channels"] == "source" and props["signal.data.collection"] == "shop.hudi_cdc_shop_signal"
+    assert props["signal.enabled.channels"] == "source"
+    assert props["signal.data.collection"] == "shop.hudi_cdc_shop_signal"
     assert props["notification.enabled.channels"] == "sink"
     assert props["notification.sink.topic.name"] == "shop.hudi_cdc_notifications"
     assert props["driver.yearIsDateType"] == "false"  # YEAR 0000 read as a number (docs/types.md, edge values)

@@ -12,7 +12,8 @@ from hudi_cdc.sources.base import UNWRAP, Check, Progress, SnapshotSignals, good
 from hudi_cdc.sources.comparison import VerifyResult
 from hudi_cdc.sources.db_tables import DbTable
 from hudi_cdc.sources.mysql import binlog, catalog, check, connector, defaults, init, tablelife, verify
-from hudi_cdc.sources.mysql.signals import BinlogSignals, properties as signal_properties
+from hudi_cdc.sources.mysql.signals import BinlogSignals
+from hudi_cdc.sources.mysql.signals import properties as signal_properties
 from hudi_cdc.sources.tables import SourceTable
 
 
