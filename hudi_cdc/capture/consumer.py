@@ -65,6 +65,14 @@ class Consumer:
             out = self.textforms.apply(out)
         return out
 
+    def _verdict(self, record, topic: str, value) -> str:
+        """The source's verdict; past a --once run's end, one that carries out snapshots finishes them first
+        (Snapshots.under_way): its changes land, its end is not reached."""
+        verdict = self.source.verdict(record, topic, value, self.landing.topic_dirs, self.continuous)
+        if verdict in ("before", "reached") and self.snapshots is not None and self.snapshots.under_way():
+            return "land" if verdict == "before" else "other"
+        return verdict
+
     def _handle_batch(self, records, committer) -> None:
         if self.done.is_set():
             return  # after the marker: leave the rest unmarked, the next run gets it again
@@ -79,9 +87,7 @@ class Consumer:
                 value = record.value()
                 if self.cuts is not None:
                     self.cuts.observe(record, topic, value)
-                verdict = self.source.verdict(record, topic, value, landing.topic_dirs, self.continuous)
-                if verdict in ("before", "reached") and self.snapshots is not None and self.snapshots.under_way():
-                    verdict = "land" if verdict == "before" else "other"  # a --once run finishes its snapshots
+                verdict = self._verdict(record, topic, value)
                 if verdict == "before":  # committed after the run started: unmarked, the next run's
                     landing.flush_all()
                     reached = True
