@@ -97,14 +97,16 @@ class NewColumns:
             t = self.tables.get(topic)
             if t is None:
                 continue
+            filled: list[str] = []
             try:
                 filled = self.source.added_defaults(self.pipeline, t, added)
                 if filled:
                     self._give_existing_rows(t, filled)
             except HudiCdcError as exc:  # the database went away, a table without a key: said, capture goes on
-                self.progress(f"WARNING {t.name}: new column(s) {', '.join(added)}: could not give the rows that "
-                              f"existed their value (the lake holds NULL there until a row changes; `verify` names "
-                              f"them; `hudi-cdc capture snapshot --table {t.name}` once fixed): {exc}")
+                cols = ", ".join(filled or added)
+                self.progress(f"WARNING {t.name}: new column(s) {cols}: could not give the rows that existed their "
+                              "value (the lake holds NULL there until a row changes; `verify` names them; "
+                              f"`hudi-cdc capture snapshot --table {t.name}` once fixed): {exc}")
 
     def _give_existing_rows(self, t, filled: list[str]) -> None:
         cols = ", ".join(filled)
