@@ -49,6 +49,7 @@ from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.base import INCREMENTAL, NOTIFICATIONS, SnapshotSignals
 
 Progress = Callable[[str], None]
+STALLED_SECONDS = 120  # a --once run that finishes its snapshots (under_way) ends when none moved this long
 
 
 def _dir(pipeline: Pipeline) -> Path:
@@ -134,6 +135,8 @@ class Snapshots:
         self.warned: set[str] = set()
         self._last_save = 0.0
         self._under_way = (float("-inf"), False)  # (when, under_way()) looked at last
+        self.moved = time.monotonic()  # when a snapshot last moved (a request begun, signalled, a row, an end)
+        self.holding = False  # a --once run past its end, held by under_way
 
     # -------------------------------------------------------------- main loop
     def poll(self, consumer) -> bool:
@@ -197,6 +200,7 @@ class Snapshots:
             self.by_qualified[t.qualified] = table
         self.save()
         self.waiting[table] = {"request": doc["id"], "xmax": xmax, "since": time.monotonic(), "noted": False}
+        self.moved = time.monotonic()
 
     def _ended(self, table: str, w: dict) -> bool:
         """Has every transaction running at R ended? (a note after 30 s names the oldest one)"""
@@ -214,6 +218,7 @@ class Snapshots:
         self.db.signal(self.pipeline, t.qualified, doc["id"])
         with self.lock:
             self.state[table]["state"] = "signalled"
+        self.moved = time.monotonic()
         self.save()
         (self.dir / f"{table}.json").unlink(missing_ok=True)
         self.waiting.pop(table, None)
@@ -253,6 +258,7 @@ class Snapshots:
             value.put("__lsn", JClass("java.lang.Long")(JLong(s["floor"])))
             s["rows"] = s.get("rows", 0) + 1
             self.dirty = True
+            self.moved = time.monotonic()
 
     def under_way(self) -> bool:
         """Must a --once run go on past its end (the source's once_finishes): a table it captures has a
@@ -262,6 +268,14 @@ class Snapshots:
         now = time.monotonic()
         if now - self._under_way[0] >= 0.5:  # asked for every record past the run's end: looked at twice a second
             self._under_way = (now, self._look_under_way())
+        if self._under_way[1] and not self.holding:  # the run's end reached: the stall clock starts here
+            self.holding, self.moved = True, max(self.moved, now)
+        if self._under_way[1] and now - self.moved > STALLED_SECONDS:  # never hold a --once run for ever
+            if "stalled" not in self.warned:
+                self.warned.add("stalled")
+                self.progress(f"capture snapshot: no snapshot row for {STALLED_SECONDS} s: this --once run ends, the "
+                              "next capture goes on with the snapshot (`capture snapshot --status`)")
+            return False
         return self._under_way[1]
 
     def _look_under_way(self) -> bool:
