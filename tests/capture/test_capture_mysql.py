@@ -460,7 +460,8 @@ def _facts(pipeline, **kw):
     base = {"user": "'cdc'@'%'", "rds": False,
             "settings": {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL", "server_id": "1",
                          "binlog_expire_logs_seconds": "604800"},
-            "grants": ["GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO `cdc`@`%`"],
+            "grants": ["GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO `cdc`@`%`",
+                       "GRANT INSERT ON `shop`.`hudi_cdc_shop_signal` TO `cdc`@`%`"],
             "tables": [check_mysql.TableFacts(t, True, "InnoDB", ["item_id"])]}
     base.update(kw)
     return check_mysql.Facts(**base)
@@ -486,6 +487,10 @@ def test_mysql_source_check_names_each_fix(tmp_path):
     assert checks["select:shop"].fix == "GRANT SELECT ON `shop`.* TO 'cdc'@'%';"
     assert "--drop-slot" in checks["capture_position"].fix
     assert {checks["gtid_mode"].status, checks["reload"].status, checks["engine:shop.items"].status} == {"warn"}
+    # incremental snapshots write the signal table: a warning with both ways to allow it
+    assert checks["signal_table"].status == "warn"
+    assert checks["signal_table"].fix.startswith("GRANT CREATE, INSERT ON `shop`.* TO 'cdc'@'%'; (or, as an admin: "
+                                                 "CREATE TABLE IF NOT EXISTS shop.hudi_cdc_shop_signal (")
 
 
 @pytest.mark.mariadb
