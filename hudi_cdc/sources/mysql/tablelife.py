@@ -49,7 +49,7 @@ def gaps(pipeline: Pipeline, history: Path) -> tuple[list[str], list[str]]:
     capture looked), by pipeline name."""
     tables = src.source_tables(pipeline)
     existing = set(catalog.table_names(pipeline))
-    gone = [t.name for t in tables if t.qualified not in existing]
+    gone = list(dict.fromkeys(t.name for t in tables if t.qualified not in existing))  # a routed table: its shards
     marks_file = history.with_name(f"recreated-{pipeline.slot_name}.json")
     try:
         marks = json.loads(marks_file.read_text())
@@ -63,4 +63,4 @@ def gaps(pipeline: Pipeline, history: Path) -> tuple[list[str], list[str]]:
         tmp = marks_file.with_name(f".{marks_file.name}.tmp")
         tmp.write_text(json.dumps(marks, indent=1, sort_keys=True))
         os.replace(tmp, marks_file)
-    return gone, [t.name for t in again]
+    return gone, list(dict.fromkeys(t.name for t in again))
