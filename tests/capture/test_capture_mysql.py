@@ -103,6 +103,25 @@ def test_a_once_run_finishes_the_snapshots_it_carries_out(tmp_path, monkeypatch)
     assert said[-1].startswith("capture snapshot: no snapshot row for -1 s: this --once run ends")
 
 
+def test_a_table_dropped_and_created_again_is_read_from_the_schema_history(tmp_path):
+    """A DROP table change read from the binlog (not the snapshot's DROP TABLE IF EXISTS) is what names a table
+    dropped and created again (sources/mysql/tablelife.py): its newest one per table, a partial line skipped."""
+    from hudi_cdc.sources.mysql import tablelife
+
+    def rec(position, ddl, change):
+        return json.dumps({"position": position, "ddl": ddl, "tableChanges": [{"type": change, "id": '"shop"."dr"'}]})
+
+    hist = tmp_path / "schema-history.dat"
+    hist.write_text("\n".join([
+        rec({"file": "b.000001", "pos": 4, "snapshot": "INITIAL"}, "DROP TABLE IF EXISTS `shop`.`dr`", "DROP"),
+        rec({"file": "b.000001", "pos": 4, "snapshot": "INITIAL"}, "CREATE TABLE dr (id INT)", "CREATE"),
+        rec({"file": "b.000001", "pos": 900}, "DROP TABLE `shop`.`dr`", "DROP"),
+        rec({"file": "b.000002", "pos": 77}, "DROP TABLE `shop`.`dr`", "DROP"), '{"position": {"file": "b.0'])
+                    )
+    assert tablelife._dropped(hist) == {"shop.dr": json.dumps({"file": "b.000002", "pos": 77}, sort_keys=True)}
+    assert tablelife._dropped(tmp_path / "none.dat") == {}
+
+
 def test_binlog_ordering_value_increases_along_the_binlog():
     # row events at 5641 (two rows) and 5886, then the next file
     values = [mysql.lsn("mariadb-bin.000001", 5641, 0), mysql.lsn("mariadb-bin.000001", 5641, 1),
