@@ -112,12 +112,12 @@ def test_a_table_dropped_and_created_again_is_read_from_the_schema_history(tmp_p
         return json.dumps({"position": position, "ddl": ddl, "tableChanges": [{"type": change, "id": '"shop"."dr"'}]})
 
     hist = tmp_path / "schema-history.dat"
-    hist.write_text("\n".join([
-        rec({"file": "b.000001", "pos": 4, "snapshot": "INITIAL"}, "DROP TABLE IF EXISTS `shop`.`dr`", "DROP"),
-        rec({"file": "b.000001", "pos": 4, "snapshot": "INITIAL"}, "CREATE TABLE dr (id INT)", "CREATE"),
-        rec({"file": "b.000001", "pos": 900}, "DROP TABLE `shop`.`dr`", "DROP"),
-        rec({"file": "b.000002", "pos": 77}, "DROP TABLE `shop`.`dr`", "DROP"), '{"position": {"file": "b.0'])
-                    )
+    lines = [rec({"file": "b.000001", "pos": 4, "snapshot": "INITIAL"}, "DROP TABLE IF EXISTS `shop`.`dr`", "DROP"),
+             rec({"file": "b.000001", "pos": 4, "snapshot": "INITIAL"}, "CREATE TABLE dr (id INT)", "CREATE"),
+             rec({"file": "b.000001", "pos": 900}, "DROP TABLE `shop`.`dr`", "DROP"),
+             rec({"file": "b.000002", "pos": 77}, "DROP TABLE `shop`.`dr`", "DROP"),
+             '{"position": {"file": "b.0']  # a partial last line
+    hist.write_text("\n".join(lines))
     assert tablelife._dropped(hist) == {"shop.dr": json.dumps({"file": "b.000002", "pos": 77}, sort_keys=True)}
     assert tablelife._dropped(tmp_path / "none.dat") == {}
 
