@@ -492,7 +492,7 @@ def test_mysql_source_check_names_each_fix(tmp_path):
     p = parse_pipeline(_pipeline_dict({"kind": "mysql", "name": "shop", "user": "u"}), "x.yaml", str(tmp_path))
     assert all(c.status == "ok" for c in check_mysql.evaluate(p, _facts(p))), check_mysql.evaluate(p, _facts(p))
     bad = _facts(p, settings={"log_bin": "ON", "binlog_format": "MIXED", "binlog_row_image": "MINIMAL",
-                              "server_id": "0", "gtid_mode": "OFF"},
+                              "server_id": "0", "gtid_mode": "OFF", "binlog_order_commits": "OFF"},
                  grants=["GRANT SELECT ON `other`.* TO `cdc`@`%`"], rds=True, rds_retention_hours=None,
                  binlogs=["mysql-bin-changelog.000009"], offsets_file="mysql-bin-changelog.000003",
                  tables=[check_mysql.TableFacts(_facts(p).tables[0].table, True, "MyISAM", [])])
@@ -505,7 +505,8 @@ def test_mysql_source_check_names_each_fix(tmp_path):
     assert checks["replication_slave"].fix == "GRANT REPLICATION SLAVE ON *.* TO 'cdc'@'%';"
     assert checks["select:shop"].fix == "GRANT SELECT ON `shop`.* TO 'cdc'@'%';"
     assert "--drop-slot" in checks["capture_position"].fix
-    assert {checks["gtid_mode"].status, checks["reload"].status, checks["engine:shop.items"].status} == {"warn"}
+    assert {checks["gtid_mode"].status, checks["reload"].status, checks["engine:shop.items"].status,
+            checks["binlog_order_commits"].status} == {"warn"}
     # incremental snapshots write the signal table: a warning with both ways to allow it
     assert checks["signal_table"].status == "warn"
     assert checks["signal_table"].fix.startswith("GRANT CREATE, INSERT ON `shop`.* TO 'cdc'@'%'; (or, as an admin: "

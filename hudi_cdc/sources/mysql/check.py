@@ -129,6 +129,11 @@ def _server_checks(f: Facts) -> list[Check]:
         gtid_ok = gtid.upper() == "ON"
         out.append(Check("gtid_mode", "ok" if gtid_ok else "warn", f"gtid_mode = {gtid}",
                          None if gtid_ok else gtid_fix))
+    order = s.get("binlog_order_commits")  # MySQL's; MariaDB's group commit always commits in binlog order
+    if order is not None and order.upper() != "ON":  # what orders incremental snapshots (sources/mysql/signals.py)
+        out.append(Check("binlog_order_commits", "warn", f"binlog_order_commits = {order}: a transaction may become "
+                         "visible after a later one of the binlog, and an incremental snapshot's chunk miss it",
+                         "SET GLOBAL binlog_order_commits = ON (its default)"))
     return out
 
 

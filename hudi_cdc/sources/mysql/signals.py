@@ -16,7 +16,8 @@ has a value below R - 2 (an event's header alone is 19 bytes and each row takes 
   ordered below R is in the binlog before R was read: its transaction committed before the signal row was
   inserted (which is after R), so before Debezium read the signal from the binlog and queried any chunk
   (the storage engine commits in binlog order: MariaDB's group commit always, MySQL with
-  binlog_order_commits, its default). The chunk row reflects that change, and, ordered after it, wins.
+  binlog_order_commits, its default; `source check` warns when it is off). The chunk row reflects that
+  change, and, ordered after it, wins.
 * A change ordered at or after R was written to the binlog after R, so it is streamed (the table is
   captured before R) and wins over the chunk row; per key the newest binlog position is the newest change
   (commit order, and row locks serialise the changes of one row). A transaction open at R writes nothing to
