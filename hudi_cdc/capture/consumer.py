@@ -33,7 +33,7 @@ class Consumer:
         # set as the engine is closed (a stop): the close interrupts a batch in flight, which is no failure (its
         # offsets are not committed and its records still in open files are dropped: the next run gets them again)
         self.stopping = False
-        self.snapshots: signals.Snapshots | None = None  # incremental snapshots (PostgreSQL)
+        self.snapshots: signals.Snapshots | None = None  # incremental snapshots (capture/signals.py)
         self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
         self.oldkeys: OldKeys | None = None  # a key change's old key beside a TOAST placeholder (oldkey.py)
         self.specials: SourceValues | None = None  # values the events cannot carry (NaN, zero dates): specials.py
@@ -65,6 +65,14 @@ class Consumer:
             out = self.textforms.apply(out)
         return out
 
+    def _verdict(self, record, topic: str, value) -> str:
+        """The source's verdict; past a --once run's end, one that carries out snapshots finishes them first
+        (Snapshots.under_way): its changes land, its end is not reached."""
+        verdict = self.source.verdict(record, topic, value, self.landing.topic_dirs, self.continuous)
+        if verdict in ("before", "reached") and self.snapshots is not None and self.snapshots.under_way():
+            return "land" if verdict == "before" else "other"
+        return verdict
+
     def _handle_batch(self, records, committer) -> None:
         if self.done.is_set():
             return  # after the marker: leave the rest unmarked, the next run gets it again
@@ -79,7 +87,7 @@ class Consumer:
                 value = record.value()
                 if self.cuts is not None:
                     self.cuts.observe(record, topic, value)
-                verdict = self.source.verdict(record, topic, value, landing.topic_dirs, self.continuous)
+                verdict = self._verdict(record, topic, value)
                 if verdict == "before":  # committed after the run started: unmarked, the next run's
                     landing.flush_all()
                     reached = True
@@ -112,9 +120,10 @@ class Consumer:
                     if value is not None:
                         out = self._landed_form(record)
                         if out is not None and out.value() is not None:
+                            schema, landed = self.source.rewrite(out.valueSchema(), out.value())
                             if self.snapshots is not None:
-                                self.snapshots.rewrite(record, out)
-                            landing.append(self.seq, topic, *self.source.rewrite(out.valueSchema(), out.value()))
+                                self.snapshots.rewrite(record, landed)  # its __lsn: the request's floor
+                            landing.append(self.seq, topic, schema, landed)
                         if self.cuts is not None:
                             self.cuts.landed(record, value)
                 elif verdict == "reached":

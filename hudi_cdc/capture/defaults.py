@@ -11,13 +11,14 @@ on its main loop, asks the source which of them the existing rows read a value f
 (``Source.added_defaults``: a default or generated column in the catalog). For those it requests an
 incremental snapshot of the table (capture/signals.py, what ``capture snapshot --table T`` does): the
 snapshot's rows carry every column as the database reads it, ordered below every change streamed after
-the request, so nothing newer is overwritten. A default set later (``SET DEFAULT``) adds no column:
-no snapshot, no row changes (as in the database). A source without incremental snapshots (MySQL,
-MariaDB) gets a warning naming the table and columns (``verify`` names the rows).
+the request, so nothing newer is overwritten (PostgreSQL's slot and MySQL / MariaDB's binlog alike:
+sources/postgres/signals.py, sources/mysql/signals.py). A default set later (``SET DEFAULT``) adds no
+column: no snapshot, no row changes (as in the database). A request that cannot be made (the capture
+user may not write the signal table) is one line naming the table, the columns and why; capture goes on.
 
 The first change of the table after the DDL is what shows the new schema (PostgreSQL sends a table's
-new shape with its next change), so a table nobody writes after the ALTER gets the snapshot with its
-next change.
+new shape with its next change; the binlog connectors decode the next row event with the new schema),
+so a table nobody writes after the ALTER gets the snapshot with its next change.
 """
 
 from __future__ import annotations
@@ -96,23 +97,19 @@ class NewColumns:
             t = self.tables.get(topic)
             if t is None:
                 continue
+            filled: list[str] = []
             try:
                 filled = self.source.added_defaults(self.pipeline, t, added)
                 if filled:
                     self._give_existing_rows(t, filled)
             except HudiCdcError as exc:  # the database went away, a table without a key: said, capture goes on
-                self.progress(f"{t.name}: new column(s) {', '.join(added)}: could not give the rows that existed "
-                              f"their value: {exc}")
+                cols = ", ".join(filled or added)
+                self.progress(f"WARNING {t.name}: new column(s) {cols}: could not give the rows that existed their "
+                              "value (the lake holds NULL there until a row changes; `verify` names them; "
+                              f"`hudi-cdc capture snapshot --table {t.name}` once fixed): {exc}")
 
     def _give_existing_rows(self, t, filled: list[str]) -> None:
         cols = ", ".join(filled)
-        if self.source.signals is None:
-            self.progress(f"WARNING {t.name}: new column(s) {cols} have a default (or are generated) in "
-                          f"{t.qualified}: the rows that existed before the ALTER TABLE read it in the database, "
-                          f"and no change event carried it; {self.source.kind} sources take no incremental "
-                          "snapshot, so the lake holds NULL there until a row changes (`verify` names them; "
-                          f"re-take the table, or `UPDATE {t.qualified} SET {filled[0]} = {filled[0]}`)")
-            return
         self.progress(f"{t.name}: new column(s) {cols} have a default (or are generated) in {t.qualified}: the rows "
                       "that existed before the ALTER TABLE get it through an incremental snapshot of the table")
         signals.request_snapshot(self.pipeline, t.name, progress=self.progress)

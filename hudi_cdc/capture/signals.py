@@ -49,6 +49,7 @@ from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.base import INCREMENTAL, NOTIFICATIONS, SnapshotSignals
 
 Progress = Callable[[str], None]
+STALLED_SECONDS = 120  # a --once run that finishes its snapshots (under_way) ends when none moved this long
 
 
 def _dir(pipeline: Pipeline) -> Path:
@@ -81,8 +82,8 @@ def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
                           "tables block), then ask again") from None
     signals = sources.for_pipeline(pipeline).signals
     if signals is None:
-        raise ConfigError(f"capture snapshot: incremental snapshots are for PostgreSQL sources; {table} is captured "
-                          f"from {src.database(pipeline).kind} ({pipeline.source_file})")
+        raise ConfigError(f"capture snapshot: {src.database(pipeline).kind} sources take no incremental snapshots; "
+                          f"{table} is captured from one ({pipeline.source_file})")
     running = signals.prepare(pipeline, table, progress)
     doc = {"table": table, "replace": replace, "id": uuid.uuid4().hex, "requested_at": time.time()}
     _write_json(_dir(pipeline) / f"{table}.json", doc)
@@ -114,7 +115,7 @@ def snapshot_status(pipeline: Pipeline) -> list[dict[str, Any]]:
 class Snapshots:
     """What a capture does for incremental snapshots: carries out requests (poll, from its main loop),
     orders the snapshot rows (rewrite, from the consumer) and notes completions; the database's side is
-    the source's (base.SnapshotSignals: PostgreSQL's)."""
+    the source's (base.SnapshotSignals: sources/postgres/signals.py, sources/mysql/signals.py)."""
 
     def __init__(self, pipeline: Pipeline, progress: Progress, reloadable: bool = False):
         db = sources.for_pipeline(pipeline).signals
@@ -133,6 +134,9 @@ class Snapshots:
         self.lock = threading.Lock()
         self.warned: set[str] = set()
         self._last_save = 0.0
+        self._under_way = (float("-inf"), False)  # (when, under_way()) looked at last
+        self.moved = time.monotonic()  # when a snapshot last moved (a request begun, signalled, a row, an end)
+        self.holding = False  # a --once run past its end, held by under_way
 
     # -------------------------------------------------------------- main loop
     def poll(self, consumer) -> bool:
@@ -196,6 +200,7 @@ class Snapshots:
             self.by_qualified[t.qualified] = table
         self.save()
         self.waiting[table] = {"request": doc["id"], "xmax": xmax, "since": time.monotonic(), "noted": False}
+        self.moved = time.monotonic()
 
     def _ended(self, table: str, w: dict) -> bool:
         """Has every transaction running at R ended? (a note after 30 s names the oldest one)"""
@@ -213,6 +218,7 @@ class Snapshots:
         self.db.signal(self.pipeline, t.qualified, doc["id"])
         with self.lock:
             self.state[table]["state"] = "signalled"
+        self.moved = time.monotonic()
         self.save()
         (self.dir / f"{table}.json").unlink(missing_ok=True)
         self.waiting.pop(table, None)
@@ -227,16 +233,17 @@ class Snapshots:
         refill.land_truncate(consumer, self.pipeline, t, lsn, self.progress, "capture snapshot --replace")
 
     # -------------------------------------------------------------- the engine's thread
-    def rewrite(self, record, out) -> None:
-        """An incremental-snapshot row of a requested table is ordered at the request's floor."""
-        value = out.value()
+    def rewrite(self, record, value) -> None:
+        """An incremental-snapshot row of a requested table (`value`, as it lands: with its __lsn) is ordered
+        at the request's floor."""
         schema = value.schema()
         if schema.field("__op") is None or schema.field("__lsn") is None or str(value.get("__op")) != "r":
             return
         source = record.value().getStruct("source")
         if str(source.get("snapshot")) != INCREMENTAL:
             return
-        qualified = f"{source.getString('schema')}.{source.getString('table')}"
+        space = "schema" if source.schema().field("schema") is not None else "db"  # PostgreSQL | MySQL, MariaDB
+        qualified = f"{source.getString(space)}.{source.getString('table')}"
         table = self.by_qualified.get(qualified)
         if table is None:
             if qualified not in self.warned:
@@ -251,6 +258,36 @@ class Snapshots:
             value.put("__lsn", JClass("java.lang.Long")(JLong(s["floor"])))
             s["rows"] = s.get("rows", 0) + 1
             self.dirty = True
+            self.moved = time.monotonic()
+
+    def under_way(self) -> bool:
+        """Must a --once run go on past its end (the source's once_finishes): a table it captures has a
+        snapshot requested, waiting for its signal, or signalled and not completed?"""
+        if not self.db.once_finishes:
+            return False
+        now = time.monotonic()
+        if now - self._under_way[0] >= 0.5:  # asked for every record past the run's end: looked at twice a second
+            self._under_way = (now, self._look_under_way())
+        if self._under_way[1] and not self.holding:  # the run's end reached: the stall clock starts here
+            self.holding, self.moved = True, max(self.moved, now)
+        if self._under_way[1] and now - self.moved > STALLED_SECONDS:  # never hold a --once run for ever
+            if "stalled" not in self.warned:
+                self.warned.add("stalled")
+                self.progress(f"capture snapshot: no snapshot row for {STALLED_SECONDS} s: this --once run ends, the "
+                              "next capture goes on with the snapshot (`capture snapshot --status`)")
+            return False
+        return self._under_way[1]
+
+    def _look_under_way(self) -> bool:
+        with self.lock:
+            if any(s.get("state") in ("waiting", "signalled") for name, s in self.state.items()
+                   if name in self.pipeline.tables):
+                return True
+        try:
+            names = [f[:-len(".json")] for f in os.listdir(self.dir) if f.endswith(".json") and f != "state.json"]
+        except FileNotFoundError:
+            return False
+        return any(n in self.pipeline.tables for n in names)
 
     def observe(self, topic: str, value) -> None:
         """A record of another topic than the tables': Debezium's notifications are looked at."""
@@ -273,6 +310,7 @@ class Snapshots:
                 with self.lock:
                     self.state[table]["state"] = "completed" if what == "TABLE_SCAN_COMPLETED" else "aborted"
                     self.dirty = True
+                    self._under_way = (float("-inf"), False)
                 self.progress(f"capture snapshot: {table}: {self.state[table]['state']} "
                               f"({self.state[table].get('rows', 0)} rows)")
 

@@ -1,17 +1,19 @@
 """A table renamed, dropped or dropped and created again never stops capture of the others.
 
-Before the engine starts, capture compares the pipeline's tables with the database and the publication
-(PostgreSQL; source.publication_gaps):
+Before the engine starts, capture compares the pipeline's tables with the database (source.publication_gaps:
+PostgreSQL's publication, MySQL / MariaDB's schema history, sources/mysql/tablelife.py):
 
 * a table the database no longer has (``ALTER TABLE ... RENAME TO``, ``DROP TABLE``): one line names it
   and the way forward, and this run captures the other tables (the publication follows a renamed table
   by its oid: its changes come under the new name, which the pipeline does not land until it lists it);
-* a table the database has, the publication does not publish and capture landed before (dropped and
-  created again under the same name: the publication lost it with the drop): published again and its
-  lake copy re-taken by an incremental snapshot on the slot, as ``hudi-cdc capture snapshot --table T
-  --replace`` would (the dropped table's rows go, the rows written before it is published again come
-  from the snapshot, the changes after it stream). A table never landed is left to the publication
-  check (one line: a publication the user named may leave it out on purpose).
+* a table dropped and created again under the same name that capture landed before (PostgreSQL: the
+  publication lost it with the drop; MySQL / MariaDB: the schema history has a DROP of it read from the
+  binlog, once): its lake copy re-taken by an incremental snapshot on the stream, as ``hudi-cdc capture
+  snapshot --table T --replace`` would (published again on PostgreSQL; the dropped table's rows go, the
+  rows written before the request come from the snapshot, the changes after it stream). A table never
+  landed is left to the publication check (one line: a publication the user named may leave it out on
+  purpose). A re-take that cannot be requested (the signal table not writable) is one line naming the
+  command to run once fixed; the other tables are captured.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from hudi_cdc import sources
 from hudi_cdc.capture import signals
 from hudi_cdc.common import storage
 from hudi_cdc.config import Pipeline
-from hudi_cdc.errors import SourceError
+from hudi_cdc.errors import HudiCdcError, SourceError
 from hudi_cdc.sources import tables as src
 
 
@@ -32,10 +34,13 @@ def runnable(pipeline: Pipeline, progress: Callable[[str], None]) -> Pipeline:
     gone, unpublished = sources.for_pipeline(pipeline).publication_gaps(pipeline)
     by_name = {t.name: t for t in src.source_tables(pipeline)}
     for name in [n for n in unpublished if _landed(pipeline, n)]:  # never captured: capture refuses as before
-        progress(f"table {by_name[name].qualified} is not in publication {pipeline.publication_name} (dropped and "
-                 "created again?): published again, its lake copy re-taken by an incremental snapshot on the slot "
-                 f"(as hudi-cdc capture snapshot --table {name} --replace)")
-        signals.request_snapshot(pipeline, name, replace=True, progress=progress)
+        progress(f"table {by_name[name].qualified} was dropped and created again: its lake copy re-taken by an "
+                 f"incremental snapshot on the stream (as hudi-cdc capture snapshot --table {name} --replace)")
+        try:
+            signals.request_snapshot(pipeline, name, replace=True, progress=progress)
+        except HudiCdcError as exc:  # said, with the way forward; the other tables are captured
+            progress(f"WARNING table {by_name[name].qualified}: its re-take could not be requested: {exc}; once fixed: "
+                     f"hudi-cdc capture snapshot --table {name} --replace")
     if not gone:
         return pipeline
     names = ", ".join(by_name[n].qualified for n in gone)

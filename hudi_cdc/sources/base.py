@@ -88,6 +88,8 @@ class CapturePart(Protocol):
 class SnapshotSignals(Protocol):
     """Incremental snapshots on the pipeline's own stream (`capture snapshot`): the database's side."""
 
+    once_finishes: bool  # a --once run goes on past its end until the snapshots it carries out complete
+
     def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> bool:
         """The signal table and the table readied for a request; True when a capture reads the stream now."""
 
@@ -131,8 +133,9 @@ class Source(Protocol):
         """capture --drop-slot: what capture created on the server and beside the offsets, removed."""
 
     def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
-        """(tables of the pipeline the database no longer has: renamed or dropped; tables it has that the
-        publication does not publish: dropped and created again, or new), by pipeline name; capture/tablelife.py."""
+        """(tables of the pipeline the database no longer has: renamed or dropped; tables dropped and created
+        again: PostgreSQL's publication does not publish them, MySQL's schema history has their DROP), by pipeline
+        name; capture/tablelife.py."""
 
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         """Connects to the database for what Debezium's events cannot carry (PostgreSQL's numeric NaN/Infinity,

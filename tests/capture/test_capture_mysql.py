@@ -63,12 +63,63 @@ def test_engine_properties_of_a_binlog_source(tmp_path):
     assert hist.parent == Path(props["offset.storage.file.filename"]).parent  # beside the offsets
     assert props["transforms.unwrap.add.fields"] == "op,db,table,file,pos,row,source.ts_ms"
     assert "slot.name" not in props and "publication.name" not in props
+    # incremental snapshots (`capture snapshot`, sources/mysql/signals.py): signals read from the binlog
+    assert props["signal.enabled.channels"] == "source"
+    assert props["signal.data.collection"] == "shop.hudi_cdc_shop_signal"
+    assert props["notification.enabled.channels"] == "sink"
+    assert props["notification.sink.topic.name"] == "shop.hudi_cdc_notifications"
     assert props["driver.yearIsDateType"] == "false"  # YEAR 0000 read as a number (docs/types.md, edge values)
     db["kind"] = "mysql"
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict(db)))
     props = engine_properties(load_pipeline(tmp_path / "hudi-cdc.yaml"), None)
     assert props["connector.class"] == "io.debezium.connector.mysql.MySqlConnector"
     assert "database.password" not in props
+
+
+def test_a_once_run_finishes_the_snapshots_it_carries_out(tmp_path, monkeypatch):
+    """No database: a binlog --once run goes on past its end while a table it captures has a snapshot
+    requested, waiting or signalled (its chunk windows are always past that end), not once it completed, and
+    never for ever (a snapshot that does not move for STALLED_SECONDS lets it end, in one line)."""
+    from hudi_cdc.capture import signals
+
+    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict({"kind": "mariadb", "name": "shop",
+                                                                           "user": "u"})))
+    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
+    said: list[str] = []
+    assert not signals.Snapshots(p, said.append).under_way()
+    signals._write_json(signals._dir(p) / "items.json", {"table": "items", "replace": False, "id": "x"})
+    assert signals.Snapshots(p, said.append).under_way()  # requested
+    (signals._dir(p) / "items.json").unlink()
+    state = {"items": {"qualified": "shop.items", "floor": 41, "state": "signalled", "rows": 0, "id": "x"}}
+    signals._write_json(signals._dir(p) / "state.json", state)
+    snaps = signals.Snapshots(p, said.append)
+    assert snaps.under_way()
+    snaps.notification({"aggregate_type": "Incremental Snapshot", "type": "TABLE_SCAN_COMPLETED",
+                        "additional_data": {"data_collection": "shop.items"}})
+    assert not snaps.under_way() and snaps.state["items"]["state"] == "completed"
+    signals._write_json(signals._dir(p) / "state.json", state)
+    monkeypatch.setattr(signals, "STALLED_SECONDS", -1)
+    assert not signals.Snapshots(p, said.append).under_way()
+    assert said[-1].startswith("capture snapshot: no snapshot row for -1 s: this --once run ends")
+
+
+def test_a_table_dropped_and_created_again_is_read_from_the_schema_history(tmp_path):
+    """A DROP table change read from the binlog (not the snapshot's DROP TABLE IF EXISTS) is what names a table
+    dropped and created again (sources/mysql/tablelife.py): its newest one per table, a partial line skipped."""
+    from hudi_cdc.sources.mysql import tablelife
+
+    def rec(position, ddl, change):
+        return json.dumps({"position": position, "ddl": ddl, "tableChanges": [{"type": change, "id": '"shop"."dr"'}]})
+
+    hist = tmp_path / "schema-history.dat"
+    lines = [rec({"file": "b.000001", "pos": 4, "snapshot": "INITIAL"}, "DROP TABLE IF EXISTS `shop`.`dr`", "DROP"),
+             rec({"file": "b.000001", "pos": 4, "snapshot": "INITIAL"}, "CREATE TABLE dr (id INT)", "CREATE"),
+             rec({"file": "b.000001", "pos": 900}, "DROP TABLE `shop`.`dr`", "DROP"),
+             rec({"file": "b.000002", "pos": 77}, "DROP TABLE `shop`.`dr`", "DROP"),
+             '{"position": {"file": "b.0']  # a partial last line
+    hist.write_text("\n".join(lines))
+    assert tablelife._dropped(hist) == {"shop.dr": json.dumps({"file": "b.000002", "pos": 77}, sort_keys=True)}
+    assert tablelife._dropped(tmp_path / "none.dat") == {}
 
 
 def test_binlog_ordering_value_increases_along_the_binlog():
@@ -210,10 +261,12 @@ def test_capture_from_mariadb_snapshot_binlog_restart(tmp_path, mariadb, mariadb
     proc = run_cli("capture", "--once", "--timeout", "300", "-o", "json", cwd=tmp_path, check=True)
     third = json.loads(proc.stdout)
     assert third["events"] == 3 and not third["snapshot"]
-    # the rows that existed read the NOT NULL column's default, which no binlog event carried: no
-    # incremental snapshot for MariaDB, so capture says so, naming exactly that column (issue 36)
-    assert "WARNING items: new column(s) zero_nn have a default (or are generated) in cap_shop.items" in proc.stderr, \
-        proc.stderr
+    # the rows that existed read the NOT NULL column's default, which no binlog event carried: capture asks for
+    # an incremental snapshot of the table (issue 36), naming exactly that column; this capture user may not
+    # create the signal table: one line with the DDL and the GRANT, and capture goes on
+    assert "items: new column(s) zero_nn have a default (or are generated) in cap_shop.items" in proc.stderr
+    assert "WARNING items: new column(s) zero_nn: could not give the rows that existed their value" in proc.stderr
+    assert "cannot create or write the signal table cap_shop.hudi_cdc_cap_shop_signal" in proc.stderr, proc.stderr
     files = _files(p)
     after = _records(files[landed_before:])
     assert [(r["__op"], r["item_id"]) for r in after] == [("u", 5), ("t", 0), ("c", 900)]
@@ -426,7 +479,8 @@ def _facts(pipeline, **kw):
     base = {"user": "'cdc'@'%'", "rds": False,
             "settings": {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL", "server_id": "1",
                          "binlog_expire_logs_seconds": "604800"},
-            "grants": ["GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO `cdc`@`%`"],
+            "grants": ["GRANT SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO `cdc`@`%`",
+                       "GRANT INSERT ON `shop`.`hudi_cdc_shop_signal` TO `cdc`@`%`"],
             "tables": [check_mysql.TableFacts(t, True, "InnoDB", ["item_id"])]}
     base.update(kw)
     return check_mysql.Facts(**base)
@@ -438,7 +492,7 @@ def test_mysql_source_check_names_each_fix(tmp_path):
     p = parse_pipeline(_pipeline_dict({"kind": "mysql", "name": "shop", "user": "u"}), "x.yaml", str(tmp_path))
     assert all(c.status == "ok" for c in check_mysql.evaluate(p, _facts(p))), check_mysql.evaluate(p, _facts(p))
     bad = _facts(p, settings={"log_bin": "ON", "binlog_format": "MIXED", "binlog_row_image": "MINIMAL",
-                              "server_id": "0", "gtid_mode": "OFF"},
+                              "server_id": "0", "gtid_mode": "OFF", "binlog_order_commits": "OFF"},
                  grants=["GRANT SELECT ON `other`.* TO `cdc`@`%`"], rds=True, rds_retention_hours=None,
                  binlogs=["mysql-bin-changelog.000009"], offsets_file="mysql-bin-changelog.000003",
                  tables=[check_mysql.TableFacts(_facts(p).tables[0].table, True, "MyISAM", [])])
@@ -451,7 +505,12 @@ def test_mysql_source_check_names_each_fix(tmp_path):
     assert checks["replication_slave"].fix == "GRANT REPLICATION SLAVE ON *.* TO 'cdc'@'%';"
     assert checks["select:shop"].fix == "GRANT SELECT ON `shop`.* TO 'cdc'@'%';"
     assert "--drop-slot" in checks["capture_position"].fix
-    assert {checks["gtid_mode"].status, checks["reload"].status, checks["engine:shop.items"].status} == {"warn"}
+    assert {checks["gtid_mode"].status, checks["reload"].status, checks["engine:shop.items"].status,
+            checks["binlog_order_commits"].status} == {"warn"}
+    # incremental snapshots write the signal table: a warning with both ways to allow it
+    assert checks["signal_table"].status == "warn"
+    assert checks["signal_table"].fix.startswith("GRANT CREATE, INSERT ON `shop`.* TO 'cdc'@'%'; (or, as an admin: "
+                                                 "CREATE TABLE IF NOT EXISTS shop.hudi_cdc_shop_signal (")
 
 
 @pytest.mark.mariadb

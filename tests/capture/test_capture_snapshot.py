@@ -111,6 +111,8 @@ def _inject(pipeline, table, events):
 
 def test_snapshot_properties_requests_and_refusals(tmp_path):
     """No database: the connector settings, the status of requests, and the one-line refusals."""
+    from types import SimpleNamespace
+
     from hudi_cdc.capture import signals
     from hudi_cdc.capture.capture import engine_properties
     from hudi_cdc.config import parse_pipeline
@@ -131,21 +133,23 @@ def test_snapshot_properties_requests_and_refusals(tmp_path):
         {"table": "b", "state": "completed", "rows": 7, "replace": False, "floor_lsn": 41}]
     with pytest.raises(ConfigError, match="unknown table 'nope'"):
         signals.request_snapshot(p, "nope", progress=lambda m: None)
-    my = parse_pipeline({**d, "source": {**d["source"], "database": {"kind": "mysql", "name": "m", "user": "u"}}},
-                        "x.yaml", str(tmp_path))
-    with pytest.raises(ConfigError, match="incremental snapshots are for PostgreSQL sources"):
-        signals.request_snapshot(my, "a", progress=lambda m: None)
+    no = SimpleNamespace(signals=None)  # a source kind without incremental snapshots
+    with pytest.raises(ConfigError, match="postgresql sources take no incremental snapshots; a is captured from"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(signals.sources, "for_pipeline", lambda _p: no)
+            signals.request_snapshot(p, "a", progress=lambda m: None)
 
 
 def test_new_columns_with_defaults_request_a_snapshot(tmp_path, monkeypatch):
     """No database: a table's landed schema gaining a column the source says has a default (ADD COLUMN
     ... DEFAULT) requests an incremental snapshot of it; a column without one, a schema that gains
-    nothing (SET DEFAULT), a table's first file and capture's own __ fields request nothing; a source
-    without incremental snapshots (MySQL) warns, naming the table and columns."""
+    nothing (SET DEFAULT), a table's first file and capture's own __ fields request nothing; a request
+    that cannot be made is one line naming the table and columns."""
     from types import SimpleNamespace
 
     from hudi_cdc.capture import defaults
     from hudi_cdc.config import parse_pipeline
+    from hudi_cdc.errors import SourceError
 
     p = parse_pipeline(_pipeline({"name": "m", "user": "u", "slot": "s1"}), str(tmp_path / "x.yaml"), str(tmp_path))
     topic = "incsnap.public.a"
@@ -172,11 +176,16 @@ def test_new_columns_with_defaults_request_a_snapshot(tmp_path, monkeypatch):
     nc.poll()
     assert asked == [("a", ["plain", "flag"])] and requested == ["a"]
     assert "a: new column(s) flag have a default (or are generated) in public.a" in said[0]
-    source.signals = None  # MySQL, MariaDB
+
+    def refused(_p, table, progress):  # the request cannot be made (e.g. the signal table is not writable)
+        raise SourceError("cannot create or write the signal table")
+
+    monkeypatch.setattr(defaults.signals, "request_snapshot", refused)
     nc.file_started(topic, schema("id", "grp", "plain", "flag", "score", "__lsn"))
-    nc.poll()
-    assert requested == ["a"] and said[-1].startswith("WARNING a: new column(s) score have a default")
-    assert "UPDATE public.a SET score = score" in said[-1]
+    nc.poll()  # said in one line, capture goes on
+    assert requested == ["a"] and said[-1].startswith("WARNING a: new column(s) score: could not give the rows")
+    assert "hudi-cdc capture snapshot --table a" in said[-1]
+    assert said[-1].endswith("cannot create or write the signal table")
 
 
 @pytest.mark.postgres

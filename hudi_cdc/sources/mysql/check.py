@@ -16,6 +16,7 @@ from hudi_cdc.config import Pipeline
 from hudi_cdc.sources.base import Check
 from hudi_cdc.sources.mysql import binlog as mysql
 from hudi_cdc.sources.mysql import settings as mysql_settings
+from hudi_cdc.sources.mysql.signals import SIGNAL_DDL, signal_table
 from hudi_cdc.sources.tables import SourceTable, source_tables
 
 PARAMETER_GROUP = "on RDS/Aurora: set it in the DB (cluster) parameter group and reboot"
@@ -92,15 +93,16 @@ def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
     return facts
 
 
-def _has(grants: list[str], privilege: str, schema: str | None = None) -> bool:
-    """Is ``privilege`` granted globally (or on ``schema``), directly or through ALL PRIVILEGES?"""
+def _has(grants: list[str], privilege: str, schema: str | None = None, table: str | None = None) -> bool:
+    """Is ``privilege`` granted globally (or on ``schema``, or on ``schema.table``), directly or through ALL
+    PRIVILEGES?"""
     for g in grants:
         m = re.match(r"GRANT (.+?) ON (\S+) TO", g, re.I)
         if not m:
             continue
         privs = [p.strip().upper() for p in m.group(1).split(",")]
         on = m.group(2).replace("`", "")
-        if on != "*.*" and not (schema and on in (f"{schema}.*",)):
+        if on != "*.*" and not (schema and on in (f"{schema}.*", f"{schema}.{table}")):
             continue
         if "ALL PRIVILEGES" in privs or privilege in privs:
             return True
@@ -127,6 +129,11 @@ def _server_checks(f: Facts) -> list[Check]:
         gtid_ok = gtid.upper() == "ON"
         out.append(Check("gtid_mode", "ok" if gtid_ok else "warn", f"gtid_mode = {gtid}",
                          None if gtid_ok else gtid_fix))
+    order = s.get("binlog_order_commits")  # MySQL's; MariaDB's group commit always commits in binlog order
+    if order is not None and order.upper() != "ON":  # what orders incremental snapshots (sources/mysql/signals.py)
+        out.append(Check("binlog_order_commits", "warn", f"binlog_order_commits = {order}: a transaction may become "
+                         "visible after a later one of the binlog, and an incremental snapshot's chunk miss it",
+                         "SET GLOBAL binlog_order_commits = ON (its default)"))
     return out
 
 
@@ -157,7 +164,7 @@ def _retention_checks(f: Facts) -> list[Check]:
     return out
 
 
-def _grant_checks(f: Facts, tables: list[TableFacts]) -> list[Check]:
+def _grant_checks(pipeline: Pipeline, f: Facts, tables: list[TableFacts]) -> list[Check]:
     out = []
     slave = _has(f.grants, "REPLICATION SLAVE") or _has(f.grants, "REPLICATION REPLICA")
     client = any(_has(f.grants, p) for p in ("REPLICATION CLIENT", "BINLOG MONITOR", "SUPER"))
@@ -170,6 +177,13 @@ def _grant_checks(f: Facts, tables: list[TableFacts]) -> list[Check]:
         out.append(Check(f"select:{schema}", "ok" if ok else "fail",
                          f"{f.user} {'can' if ok else 'cannot'} SELECT in {schema}",
                          None if ok else f"GRANT SELECT ON `{schema}`.* TO {f.user};"))
+    if pipeline.tables:  # incremental snapshots (`capture snapshot`, after ADD COLUMN ... DEFAULT)
+        db, signal = signal_table(pipeline)
+        ok = _has(f.grants, "INSERT", db, signal)
+        out.append(Check("signal_table", "ok" if ok else "warn", f"{f.user} {'can' if ok else 'cannot'} write the "
+                         f"signal table {db}.{signal} (capture snapshot; the snapshot after ADD COLUMN ... DEFAULT)",
+                         None if ok else f"GRANT CREATE, INSERT ON `{db}`.* TO {f.user}; (or, as an admin: "
+                         f"{SIGNAL_DDL.format(f'{db}.{signal}')}; GRANT SELECT, INSERT ON {db}.{signal} TO {f.user};)"))
     reload_ = _has(f.grants, "RELOAD")
     out.append(Check("reload", "ok" if reload_ else "warn", f"{f.user} {'has' if reload_ else 'lacks'} RELOAD",
                      None if reload_ else f"GRANT RELOAD ON *.* TO {f.user}; (the snapshot's global read lock; "
@@ -200,7 +214,7 @@ def _table_checks(pipeline: Pipeline, t: TableFacts) -> list[Check]:
 
 
 def evaluate(pipeline: Pipeline, f: Facts) -> list[Check]:
-    checks = _server_checks(f) + _grant_checks(f, f.tables)
+    checks = _server_checks(f) + _grant_checks(pipeline, f, f.tables)
     for t in f.tables:
         checks += _table_checks(pipeline, t)
     return checks + _retention_checks(f)

@@ -18,7 +18,7 @@ FIXES = {
 
 def server_settings(conn) -> dict[str, str]:
     names = ("log_bin", "binlog_format", "binlog_row_image", "server_id", "gtid_mode", "gtid_strict_mode",
-             "binlog_expire_logs_seconds", "expire_logs_days", "version", "basedir")
+             "binlog_expire_logs_seconds", "expire_logs_days", "version", "basedir", "binlog_order_commits")
     with conn.cursor() as cur:
         cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(names)) + ")", names)
         return {str(k).lower(): str(v) for k, v in cur.fetchall()}

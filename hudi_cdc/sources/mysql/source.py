@@ -11,13 +11,14 @@ from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.sources.base import UNWRAP, Check, Progress, SnapshotSignals, good_copy, offsets_file, work_dir
 from hudi_cdc.sources.comparison import VerifyResult
 from hudi_cdc.sources.db_tables import DbTable
-from hudi_cdc.sources.mysql import binlog, catalog, check, connector, defaults, init, verify
+from hudi_cdc.sources.mysql import binlog, catalog, check, connector, defaults, init, tablelife, verify
+from hudi_cdc.sources.mysql.signals import BinlogSignals
+from hudi_cdc.sources.mysql.signals import properties as signal_properties
 from hudi_cdc.sources.tables import SourceTable
 
 
 class MySqlFamily:
     transaction_boundaries = False  # files close by size and time (no transaction metadata)
-    signals: SnapshotSignals | None = None  # incremental snapshots: PostgreSQL's (`capture snapshot` says so)
     seed_sink = False  # seed 004: the MySQL connector alone (Redshift reads MSK)
     toast_placeholders = False  # the binlog's full row image carries every value
     special_values: str | None = "zero_dates"  # zero dates: NULL, a default or the epoch in the events
@@ -25,9 +26,11 @@ class MySqlFamily:
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
+        self.signals: SnapshotSignals | None = BinlogSignals()  # `capture snapshot` (sources/mysql/signals.py)
 
     def engine_properties(self, pipeline: Pipeline, password: str | None) -> dict[str, str]:
-        return binlog.engine_properties(pipeline, password, work_dir(pipeline), offsets_file(pipeline), UNWRAP)
+        return {**binlog.engine_properties(pipeline, password, work_dir(pipeline), offsets_file(pipeline), UNWRAP),
+                **signal_properties(pipeline)}  # incremental snapshots (`capture snapshot`, signals.py)
 
     def capture_part(self, pipeline: Pipeline, run_id: str) -> binlog.BinlogCapture:
         return binlog.BinlogCapture(pipeline, work_dir(pipeline), offsets_file(pipeline))
@@ -36,7 +39,7 @@ class MySqlFamily:
         return binlog.drop_state(pipeline, work_dir(pipeline), offsets_file(pipeline), good_copy(pipeline), progress)
 
     def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
-        return [], []  # no publication: the binlog carries every table
+        return tablelife.gaps(pipeline, binlog.history_file(pipeline, work_dir(pipeline)))  # the schema history
 
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         return lambda: binlog.connect(pipeline)  # zero dates (capture/zerodates.py)

@@ -45,6 +45,8 @@ def _lsn(text: str) -> int:
 class PostgresSignals:
     """base.SnapshotSignals for PostgreSQL."""
 
+    once_finishes = False  # a --once run stops at its marker: the snapshot goes on in the next one
+
     def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> bool:
         """The signal table, and the table and the signal table in the publication; True: the slot is in use."""
         from psycopg import sql
