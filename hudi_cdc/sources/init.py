@@ -139,6 +139,18 @@ def _indent_of(text: str) -> str:
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_]")  # a database name's characters a pipeline name cannot have
 
 
+def _without_signal_tables(found: list[DbTable], result: InitResult) -> list[DbTable]:
+    """The tables but the signal tables of incremental snapshots (`<slot>_signal`, which capture creates beside
+    the first table: Debezium's id/type/data), named in the result's skipped list."""
+    out = []
+    for t in found:
+        if t.table.endswith("_signal") and [c.lower() for c, _ in t.columns] == ["id", "type", "data"]:
+            result.skipped.append(f"{t.qualified}: a signal table of incremental snapshots (capture's own)")
+        else:
+            out.append(t)
+    return out
+
+
 def _existing(path: Path, registry: str, metastore: str) -> Pipeline | None:
     """The pipeline file already there, if any; --registry / --metastore are for a new file only."""
     existing = load_pipeline(path) if path.exists() else None
@@ -172,11 +184,11 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
     prefix = prefix or db.name
     source = sources.get(db.kind)
     schemas = schemas or source.default_schemas(db)  # PostgreSQL: public; MySQL-family: the database
-    found = source.read_tables(db, password, schemas, tables)
+    result = InitResult(path, "", False)
+    found = _without_signal_tables(source.read_tables(db, password, schemas, tables), result)
     known = {(t.schema, t.table) for t in source_tables(existing)} if existing else set()
     taken = set(existing.tables) if existing else set()
     indent = _indent_of(path.read_text()) if existing else "  "
-    result = InitResult(path, "", False)
     entries = ""
     added: list[DbTable] = []
     for t in found:

@@ -18,7 +18,8 @@ def resolved(pipeline: Pipeline, tables: Callable[[], list[str]]) -> Pipeline:
     patterned = {n: t for n, t in pipeline.tables.items() if t.route and t.route.pattern is not None}
     if not patterned:
         return pipeline
-    names = tables()
+    own_signal = f"{pipeline.slot_name[:56]}_signal"  # capture's signal table (incremental snapshots): never a shard
+    names = [q for q in tables() if q.rsplit(".", 1)[-1] != own_signal]
     out = dict(pipeline.tables)
     for name, t in patterned.items():
         assert t.route is not None

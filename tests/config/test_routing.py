@@ -64,6 +64,11 @@ def test_a_pattern_matches_whole_names_and_is_listed_from_the_database():
                                                             "public.orders_2024_01"]
     with pytest.raises(ConfigError, match=r"^tables\.orders\.route\.pattern: .* matches no table"):
         routes.resolved(p, lambda: ["public.items"])
+    # capture's own signal table (incremental snapshots) is never a shard, whatever the pattern
+    wide = pipeline({"pattern": r"public\.(orders|hudi_cdc_.*)", "source_column": "shard"})
+    signal = f"public.{wide.slot_name[:56]}_signal"  # hudi_cdc_p_signal: the pattern covers it
+    assert [t.qualified for t in shards(routes.resolved(wide, lambda: ["public.orders", signal]), "orders")] == [
+        "public.orders"]
     with pytest.raises(ConfigError, match=r"^tables\.orders is routed from several source tables"):
         source_table(p, "orders")
 

@@ -44,6 +44,20 @@ def test_a_new_file_carries_the_registry_and_metastore(tmp_path):
         init_from_database(tmp_path, None, None, metastore="thrift://m:9083")
 
 
+def test_signal_tables_are_not_offered_as_tables(tmp_path):
+    """The signal table capture creates for incremental snapshots (Debezium's id/type/data, `<slot>_signal`)
+    is skipped by init, with a line saying what it is; a user's table of another shape is kept."""
+    from hudi_cdc.sources.db_tables import DbTable
+    from hudi_cdc.sources.init import InitResult, _without_signal_tables
+
+    cols = [("id", "character varying(42)"), ("type", "character varying(32)"), ("data", "character varying(2048)")]
+    signal = DbTable("public", "hudi_cdc_shop_signal", cols, ["id"], "d")
+    mine = DbTable("public", "traffic_signal", [("id", "integer"), ("color", "text")], ["id"], "d")
+    result = InitResult(tmp_path / "hudi-cdc.yaml", "", False)
+    assert _without_signal_tables([signal, mine], result) == [mine]
+    assert result.skipped == ["public.hudi_cdc_shop_signal: a signal table of incremental snapshots (capture's own)"]
+
+
 def _sql(postgres, db, *statements):
     import psycopg
 
