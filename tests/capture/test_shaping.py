@@ -143,6 +143,23 @@ def _routed_stream(spark, p, log: list[str]) -> None:
                                ("public.orders_b", 1): "b1", ("public.orders_c", 2): "c2x"}
 
 
+def _routed_truncate(spark, p, db) -> None:
+    """A TRUNCATE of one shard: its rows go (a row inserted just before it too), a row written after it stays,
+    the other shards' rows stay (shard_truncate.py)."""
+    from hudi_cdc.capture.capture import capture_once
+    from hudi_cdc.sources.verify import verify
+
+    _sql(db, "INSERT INTO orders_b VALUES (3, 'b3', 1, 'n')", "TRUNCATE orders_b",
+         "INSERT INTO orders_b VALUES (2, 'b2new', 1, 'n')", "UPDATE orders_a SET item = 'a3x' WHERE id = 3")
+    capture_once(p, progress=lambda m: None, timeout_seconds=300)
+    for tt in ROUTED:
+        _round(spark, p, "UPSERT", "orders", tt)
+        v = verify(p, "orders", tt)
+        assert v.equal and v.db_rows == 4, v.summary()
+    assert _routed_rows(p) == {("public.orders_a", 1): "a1x", ("public.orders_a", 3): "a3x",
+                               ("public.orders_b", 2): "b2new", ("public.orders_c", 2): "c2x"}
+
+
 def _routed_rows(p) -> dict:
     from hudi_cdc.lake.reader import read_arrow
 
@@ -198,6 +215,7 @@ def test_shaped_capture_bootstrap_stream_verify(tmp_path, pg_database, spark, mo
          "INSERT INTO customers (id, name, tenant, created_at) VALUES (6, 'Nul', 'acme', '2024-03-03 13:00')")
     capture_once(p, progress=_new_shard_rows(db, log), timeout_seconds=300)  # orders_c joins the publication
     _routed_stream(spark, p, log)
+    _routed_truncate(spark, p, db)
     result = _round(spark, p, "UPSERT")[0]
     assert (result.deletes, result.ignored_deletes) == (2, 1)  # id 1 left the filter; id 3 was never in the lake
 

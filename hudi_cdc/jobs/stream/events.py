@@ -10,7 +10,7 @@ import time
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
-from hudi_cdc.jobs.stream import evolve, routed, shape, toast, truncate, typed
+from hudi_cdc.jobs.stream import evolve, routed, shape, shard_truncate, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.errors import JobInputError
 from hudi_cdc.jobs.stream.files import validate_avro_files
@@ -76,7 +76,8 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         raise
     result.records_in = int(counts["n"])
     result.truncate_seen = truncate.newest_truncate(counts, ordering)
-    routed.refuse_truncate(route, result.truncate_seen, t.target_table)
+    if route is not None and result.truncate_seen is not None:  # one shard's TRUNCATE (shard_truncate.py)
+        result.shard_truncates, result.truncate_seen = shard_truncate.cuts(df, route, ordering), None
     if counts["keyless"]:
         name_the_problem()
         raise JobInputError(f"{counts['keyless']} record(s) in {len(files)} file(s) under {root} have no record key: "

@@ -9,7 +9,17 @@ from dataclasses import dataclass, field
 
 from hudi_cdc.common import reader_keys
 from hudi_cdc.common.causes import root_cause
-from hudi_cdc.jobs.stream import compaction, cuts, evolve, keyloc, log_inserts, logkeys, routed, truncate
+from hudi_cdc.jobs.stream import (
+    compaction,
+    cuts,
+    evolve,
+    keyloc,
+    log_inserts,
+    logkeys,
+    routed,
+    shard_truncate,
+    truncate,
+)
 from hudi_cdc.jobs.stream import history_write as history
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
@@ -53,6 +63,7 @@ class RoundResult:
     moves: int = 0  # keys whose partition value changed
     ignored_deletes: int = 0  # deletes of keys the table does not hold, or older than its row
     truncated_at: list | None = None  # the ordering values of the TRUNCATE the round applied (truncate.py)
+    shard_truncates: dict | None = None  # a routed table's: {shard: its newest TRUNCATE} (shard_truncate.py)
     truncate_seen: list | None = None  # the newest TRUNCATE among the round's events
     history: dict | None = None  # the history table's write (history_write.py)
     rejected: int = 0  # rows with a value their lake type cannot hold (NULL there, kept in __rejects)
@@ -123,6 +134,9 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     ordering = fields_of(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
     every_event: list | None = [] if history.enabled(props) else None
     df, record_keys, summary = read_events(spark, t, props, root, files, ordering, result, log, every_event)
+    if result.shard_truncates:  # a TRUNCATE of some of a routed table's source tables
+        df, summary = shard_truncate.apply(spark, df, t.target_base_path, routed.route_of(props), ordering, record_keys,
+                                           result.shard_truncates, existing, log, t.target_table), None
     # A round's changes are cached once: the counts, the lookups and the write all read them. A
     # bootstrap's snapshot is not (caching every row costs more than reading the files again).
     bulk = t.op == "BULK_INSERT"

@@ -90,13 +90,6 @@ def with_source_column(df, route: Route):
     return df.withColumn(route.column, topic.substr(len(route.prefix) + 2, 1 << 20))
 
 
-def refuse_truncate(route: Route | None, truncate_seen: list | None, table: str) -> None:
-    """A TRUNCATE of one shard would empty the whole table (truncate.py): refused in one line."""
-    if route is not None and truncate_seen is not None:
-        raise JobInputError(f"{table}: a TRUNCATE of one of its routed source tables landed; emptying one shard's "
-                            "rows is not built yet: re-bootstrap the table (hudi-cdc bootstrap --force)")
-
-
 def landed_schema(route: Route | None, shaped):
     """evolve.py's landed schema with the source column (it is in the table, not in any landed file);
     ``shaped`` (shape.landed_schema) as it is for an unrouted table."""
