@@ -15,6 +15,7 @@ from hudi_cdc.jobs.stream import history as h
 from hudi_cdc.lake.status import pipeline_status
 from hudi_cdc.query.consistent_sql import consistent_sql
 from hudi_cdc.sources.comparison import _lake_table
+from hudi_cdc.sources.scd2_verify import verify_whole
 from tests.jobs.test_cdc_semantics import Lake, ev
 
 pytestmark = pytest.mark.spark
@@ -105,6 +106,32 @@ def test_history_versions_through_every_kind_of_change(tmp_path, spark):
     for tt in TYPES:
         hist, table = rows[("artists_history", tt)], rows[("artists", tt)]
         assert hist.exists and hist.checkpoint == table.checkpoint and hist.commits >= 4, tt
+        # verify --history --whole: the table equals the replay of every landed event (redelivery included)
+        whole = verify_whole(lake.pipeline, "artists", tt)
+        assert whole.equal and whole.db_rows == whole.lake_rows == len(want), (tt, whole.summary())
+    _corrupt_one_version(lake, "MERGE_ON_READ")
+    whole = verify_whole(lake.pipeline, "artists", "MERGE_ON_READ")
+    assert not whole.equal and whole.different == 1, whole.summary()
+    assert whole.details == ["version artist_id=1 from LSN 200: name: table one-v2!, replay one-v2; "
+                             "__valid_to_lsn: table 311, replay 310"]
+
+
+def _corrupt_one_version(lake, tt):
+    """Key 1's version from LSN 200 rewritten in place (a Hudi upsert): its end and a value changed."""
+    from pyspark.sql import functions as F
+
+    path = lake.pipeline.history_base_path("artists", tt)
+    df = lake.spark.read.format("hudi").load(path)
+    row = df.where((F.col("artist_id") == 1) & (F.col(h.FROM_LSN) == 200))
+    row = row.drop(*[c for c in df.columns if c.startswith("_hoodie") and c != h.DELETED])
+    row = row.withColumn(h.TO_LSN, F.lit(311).cast("long")).withColumn("name", F.lit("one-v2!"))
+    opts = {"hoodie.table.name": "artists_history", "hoodie.datasource.write.operation": "upsert",
+            "hoodie.datasource.write.table.type": tt,
+            "hoodie.datasource.write.recordkey.field": f"artist_id,{h.FROM_LSN}",
+            "hoodie.datasource.write.partitionpath.field": "",
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+            "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.index.type": "SIMPLE"}
+    row.write.format("hudi").options(**opts).mode("append").save(path)
 
 
 def _consistent_points_agree(lake, tt):
