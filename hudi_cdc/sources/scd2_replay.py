@@ -11,11 +11,14 @@ version written twice) or a corrupted version shows as a difference:
   named by capture's `__oldkey_` columns), as the round's fill does; none known: null;
 - an insert or update opens a version when the key has none open or a visible value differs; a delete
   (`__op = d`, or the delete field true) ends the open version; a TRUNCATE (`__op = t`) ends every
-  version open at its LSN; a version ends at the next event that opens a version or deletes.
+  version open at its LSN; a version ends at the next event that opens a version or deletes;
+- each start and end keeps the last commit LSN before its change's transaction (`__sequence`'s first
+  element; a snapshot row or an event without it: its LSN - 1).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -33,8 +36,10 @@ class Version:
     from_lsn: int
     from_ts_ms: int | None
     op: str | None
+    from_prev: int
     to_lsn: int | None = None
     to_ts_ms: int | None = None
+    to_prev: int | None = None
 
     @property
     def current(self) -> bool:
@@ -48,6 +53,7 @@ class _Event:
     ts_ms: int | None
     kind: str
     op: str | None
+    prev: int
     values: dict = field(default_factory=dict)
     old_key: tuple | None = None
 
@@ -62,8 +68,21 @@ def _deleted(record: dict, delete_field: str) -> bool:
         or record.get("_hoodie_is_deleted") is True
 
 
+def prev_commit(record: dict, lsn: int) -> int:
+    """The last commit LSN before the record's transaction (jobs/stream/history.py's rule)."""
+    seq = record.get("__sequence")
+    if seq and record.get("__op") != "r":
+        try:
+            first = json.loads(seq)[0]
+        except (ValueError, TypeError, IndexError):
+            first = None
+        if first is not None:
+            return int(first)
+    return lsn - 1
+
+
 def _events(records: Iterable[dict], keys: Sequence[str], lsn_field: str, delete_field: str
-            ) -> tuple[list[_Event], list[tuple[int, int | None]]]:
+            ) -> tuple[list[_Event], list[tuple[int, int | None, int]]]:
     records = list(records)
     columns: dict[str, None] = {}  # every file's (a column added mid-stream is null in older events)
     for r in records:
@@ -72,11 +91,11 @@ def _events(records: Iterable[dict], keys: Sequence[str], lsn_field: str, delete
     for r in records:
         lsn, ts = int(r[lsn_field]), r.get(TS_FIELD)
         if r.get("__op") == "t":
-            truncates.append((lsn, ts))
+            truncates.append((lsn, ts, prev_commit(r, lsn)))
             continue
         old = tuple(r.get(OLDKEY_PREFIX + k) for k in keys)
         rows.append(_Event(tuple(r.get(k) for k in keys), lsn, ts, END if _deleted(r, delete_field) else OPEN,
-                           r.get("__op"), {c: r.get(c) for c in columns},
+                           r.get("__op"), prev_commit(r, lsn), {c: r.get(c) for c in columns},
                            old if any(v is not None for v in old) else None))
     return rows, sorted(set(truncates), key=lambda t: t[0])
 
@@ -115,7 +134,7 @@ def replay(records: Iterable[dict], keys: Sequence[str], lsn_field: str = "__lsn
         by_key.setdefault(e.key, []).append(e)
     out: list[Version] = []
     for key in sorted(by_key, key=lambda k: tuple((v is None, str(v)) for v in k)):
-        ends = [_Event(key, lsn, ts, END, "t") for lsn, ts in truncates]
+        ends = [_Event(key, lsn, ts, END, "t", prev) for lsn, ts, prev in truncates]
         out.extend(_versions(key, sorted(by_key[key] + ends, key=lambda e: (e.lsn, e.kind != OPEN))))
     return out
 
@@ -126,12 +145,18 @@ def _versions(key: tuple, events: list[_Event]) -> list[Version]:
     for e in events:
         if e.kind == END:
             if open_ is not None:
-                open_.to_lsn, open_.to_ts_ms, open_ = e.lsn, e.ts_ms, None
+                open_.to_lsn, open_.to_ts_ms, open_.to_prev, open_ = e.lsn, e.ts_ms, e.prev, None
             continue
         if open_ is not None and open_.values == e.values:
             continue  # nothing a user sees changed
         if open_ is not None:
-            open_.to_lsn, open_.to_ts_ms = e.lsn, e.ts_ms
-        open_ = Version(key, dict(e.values), e.lsn, e.ts_ms, e.op)
+            open_.to_lsn, open_.to_ts_ms, open_.to_prev = e.lsn, e.ts_ms, e.prev
+        open_ = Version(key, dict(e.values), e.lsn, e.ts_ms, e.op, e.prev)
         out.append(open_)
     return out
+
+
+def valid_at(v: Version, cut_lsn: int) -> bool:
+    """Is the version in the cut at commit LSN `cut_lsn`? (query/consistent_sql.py's WHERE, in Python)"""
+    return v.from_prev < cut_lsn and (v.to_lsn is None or (v.to_prev if v.to_prev is not None else v.to_lsn - 1)
+                                      >= cut_lsn)

@@ -71,7 +71,7 @@ def _lake_versions(pipeline: Pipeline, table: str, table_type: str, keys: list[s
 def _expected(v: Version) -> dict:
     ms = lambda x: None if x is None else int(x) * 1000  # noqa: E731
     return {**v.values, h.TO_LSN: v.to_lsn, h.FROM_TS: ms(v.from_ts_ms), h.TO_TS: ms(v.to_ts_ms),
-            h.CURRENT: v.current, h.OP: v.op}
+            h.CURRENT: v.current, h.OP: v.op, h.FROM_PREV: v.from_prev, h.TO_PREV: v.to_prev}
 
 
 def _version_text(keys: list[str], key: tuple) -> str:
@@ -91,7 +91,7 @@ def verify_whole(pipeline: Pipeline, table: str, table_type: str, samples: int =
             for v in replay(records, keys, t.ordering_fields[0], t.delete_field, placeholder)}
     got = _lake_versions(pipeline, table, table_type, keys)
     value_cols = sorted({c for row in want.values() for c in row} - set(h.COLUMNS) - converted)
-    compared = [*value_cols, h.TO_LSN, h.FROM_TS, h.TO_TS, h.CURRENT, h.OP]
+    compared = [*value_cols, h.TO_LSN, h.FROM_TS, h.TO_TS, h.CURRENT, h.OP, h.FROM_PREV, h.TO_PREV]
     result = VerifyResult(f"{table} history", table_type, equal=False, db_rows=len(want), lake_rows=len(got),
                           columns=compared)
     result.not_compared = sorted(converted)
