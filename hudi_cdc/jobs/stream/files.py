@@ -77,7 +77,10 @@ def read_records(path: str) -> tuple[dict, list[dict]]:
 
     try:
         reader = fastavro.reader(io.BytesIO(landed_bytes(path)))
-        return reader.writer_schema, [r for r in reader if isinstance(r, dict)]  # type: ignore[misc]
+        schema = reader.writer_schema
+        if not isinstance(schema, dict):
+            raise JobInputError(f"the writer schema of {path} is not an Avro record")
+        return schema, [r for r in reader if isinstance(r, dict)]
     except JobInputError:
         raise
     except Exception as exc:  # fastavro raises many types for corrupt input

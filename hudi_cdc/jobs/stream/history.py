@@ -176,7 +176,8 @@ def changes(new, stored, keys: list[str]):
 
     on = [*keys, FROM_LSN]
     old = stored.select(*on, F.col(TO_LSN).alias("__h_old_to"), F.col(TO_TS).alias("__h_old_to_ts"),
-                        _stored_col(stored, FROM_PREV).alias("__h_old_fp"), _stored_col(stored, TO_PREV).alias("__h_old_tp"),
+                        _stored_col(stored, FROM_PREV).alias("__h_old_fp"),
+                        _stored_col(stored, TO_PREV).alias("__h_old_tp"),
                         F.lit(True).alias("__h_was"))
     joined = new.join(old, on, "left")
     same = (F.coalesce(F.col("__h_was"), F.lit(False)) & F.col("__h_old_to").eqNullSafe(F.col(TO_LSN))
