@@ -18,6 +18,7 @@ from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import TableStateError
 from hudi_cdc.jobs.stream import history as h
 from hudi_cdc.jobs.stream.files import list_source_files, read_records
+from hudi_cdc.jobs.stream.table import read_checkpoint
 from hudi_cdc.jobs.stream.toast import PLACEHOLDER_PROP, placeholder_of
 from hudi_cdc.sources.comparison import SAMPLES, VerifyResult, _canon, require_lake_table
 from hudi_cdc.sources.scd2_replay import Version, replay
@@ -25,9 +26,22 @@ from hudi_cdc.sources.scd2_replay import Version, replay
 _EVERY_FILE = 1 << 62  # a source limit no landing folder reaches: every file at once
 
 
-def landed_events(pipeline: Pipeline, table: str) -> tuple[list[dict], set[str]]:
-    """Every landed record of the table, oldest file first, and the columns the lake converts."""
+def _checkpoint(pipeline: Pipeline, table: str, table_type: str) -> int | None:
+    """The newest landed file time the history table holds: the current-state table's checkpoint, or the
+    history table's when newer (a crash between the two commits; a round that changed nothing visible
+    commits no history)."""
+    found = [read_checkpoint(b) for b in (pipeline.base_path(table, table_type),
+                                           pipeline.history_base_path(table, table_type))]
+    times = [int(c) for c in found if c and str(c).isdigit()]
+    return max(times) if times else None
+
+
+def landed_events(pipeline: Pipeline, table: str, table_type: str) -> tuple[list[dict], set[str]]:
+    """Every landed record of the table the stream has read (files up to the checkpoint: a capture and a
+    stream may run beside verify), oldest file first, and the columns the lake converts."""
     files, _ = list_source_files(pipeline.topic_dir(table), None, _EVERY_FILE, missing_ok=True)
+    upto = _checkpoint(pipeline, table, table_type)
+    files = [f for f in files if upto is None or f[1] <= upto]
     records: list[dict] = []
     converted: set[str] = set()
     t = pipeline.table(table)
@@ -85,7 +99,7 @@ def verify_whole(pipeline: Pipeline, table: str, table_type: str, samples: int =
     _refuse_reshaped(pipeline, table)
     t = pipeline.table(table)
     keys = t.record_keys
-    records, converted = landed_events(pipeline, table)
+    records, converted = landed_events(pipeline, table, table_type)
     placeholder = placeholder_of({PLACEHOLDER_PROP: t.hudi_options.get(PLACEHOLDER_PROP, "")})
     want = {(*(_canon(k) for k in v.key), v.from_lsn): _expected(v)
             for v in replay(records, keys, t.ordering_fields[0], t.delete_field, placeholder)}

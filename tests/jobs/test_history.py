@@ -114,6 +114,8 @@ def test_history_versions_through_every_kind_of_change(tmp_path, spark):
     assert not whole.equal and whole.different == 1, whole.summary()
     assert whole.details == ["version artist_id=1 from LSN 200: name: table one-v2!, replay one-v2; "
                              "__valid_to_lsn: table 311, replay 310"]
+    lake.land([ev(2, 400, name="not streamed yet")])  # past the checkpoint: not in the replay
+    assert verify_whole(lake.pipeline, "artists", "MERGE_ON_READ").details == whole.details
 
 
 def _corrupt_one_version(lake, tt):
