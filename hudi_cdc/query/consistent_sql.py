@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from hudi_cdc.config import TYPE_SUFFIX, Pipeline, history_name
 from hudi_cdc.errors import TableStateError
 from hudi_cdc.jobs.stream import cuts
-from hudi_cdc.jobs.stream.history import FROM_LSN, TO_LSN
+from hudi_cdc.jobs.stream.history import FROM_LSN, FROM_PREV, TO_LSN, TO_PREV
 from hudi_cdc.query.consistent import ConsistentPoint, consistent_point
 
 ENGINES = ("trino", "athena", "hive", "spark")
@@ -48,9 +48,13 @@ class ConsistentSql:
 
 
 def validity_where(lsn: int | str) -> str:
-    """The rows of a history table valid at `lsn`: every engine's SQL."""
+    """The rows of a history table valid at the cut at commit LSN `lsn`: every engine's SQL. A version
+    is in the cut when its opening transaction committed at or before it, i.e. the last commit before
+    that transaction is below it (jobs/stream/history.py), and its ending one did not; a version written
+    without those columns falls back to its LSN range (LSN - 1: the same test)."""
     x = int(lsn)
-    return f"{FROM_LSN} <= {x} AND ({TO_LSN} IS NULL OR {TO_LSN} > {x})"
+    return (f"coalesce({FROM_PREV}, {FROM_LSN} - 1) < {x} AND "
+            f"({TO_LSN} IS NULL OR coalesce({TO_PREV}, {TO_LSN} - 1) >= {x})")
 
 
 def _hive_name(pipeline: Pipeline, table: str, table_type: str) -> tuple[str, str]:

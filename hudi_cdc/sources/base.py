@@ -23,13 +23,17 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str], None]
 # The unwrap SMT as the seed's connector: flattened rows, deletes rewritten (Debezium 3.x key; the
-# older delete.handling.mode is silently ignored there), and the fields the pipeline orders by.
+# older delete.handling.mode is silently ignored there), and the fields the pipeline orders by; plus
+# PostgreSQL's source.sequence (`__sequence`: [the last commit LSN before the change's transaction, its
+# LSN]), which puts history versions exactly at the transaction cuts (jobs/stream/history.py). The
+# MySQL family sets its own fields (sources/mysql/binlog.py UNWRAP_FIELDS).
+PG_ADD_FIELDS = "op,db,table,schema,lsn,source.ts_ms,sequence"
 UNWRAP = {
     "transforms": "unwrap",
     "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
     "transforms.unwrap.drop.tombstones": "true",
     "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
-    "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",
+    "transforms.unwrap.add.fields": PG_ADD_FIELDS,
 }
 NOTIFICATIONS = "hudi_cdc_notifications"  # the topic of Debezium's notifications (sink channel)
 INCREMENTAL = "incremental"  # source.snapshot of an incremental-snapshot row

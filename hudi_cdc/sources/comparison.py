@@ -76,6 +76,8 @@ class VerifyResult:
     not_in_lake: list[str] = field(default_factory=list)  # database columns Debezium did not map
     lake_max_lsn: int | None = None
     db_lsn: int | None = None
+    not_compared: list[str] = field(default_factory=list)  # columns left out (verify --whole: typed columns)
+    details: list[str] = field(default_factory=list)  # one line per sampled difference (verify --whole)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -97,8 +99,10 @@ class VerifyResult:
 
     def summary(self) -> str:
         head = f"{self.table} ({self.table_type}): "
+        left_out = f"; not compared: {', '.join(self.not_compared)}" if self.not_compared else ""
         if self.equal:
-            return head + f"equal ({self.db_rows} rows, {len(self.columns)} columns compared)" + self.rejected_line()
+            return (head + f"equal ({self.db_rows} rows, {len(self.columns)} columns compared)" + self.rejected_line()
+                    + left_out)
         parts = []
         for what, n, keys in (("missing in the lake", self.missing, self.missing_keys),
                               ("extra in the lake", self.extra, self.extra_keys),
@@ -107,7 +111,7 @@ class VerifyResult:
                 parts.append(f"{n} {what} (e.g. key {', '.join(keys)})")
         if self.column_differences:
             parts.append("in column(s) " + ", ".join(f"{c} ({n})" for c, n in self.column_differences.items()))
-        return head + "DIFFERS: " + "; ".join(parts) + self.rejected_line() + self.unknown_line()
+        return head + "DIFFERS: " + "; ".join(parts) + self.rejected_line() + self.unknown_line() + left_out
 
 
 def _canon(v) -> str:

@@ -10,8 +10,9 @@ from hudi_cdc import sources
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import ExitCode, HudiCdcError
 from hudi_cdc.sources.comparison import SAMPLES, VerifyResult
+from hudi_cdc.sources.scd2_verify import verify_whole
 
-__all__ = ["SAMPLES", "TablesDiffer", "VerifyResult", "verify", "verify_until_equal"]
+__all__ = ["SAMPLES", "TablesDiffer", "VerifyResult", "verify", "verify_until_equal", "verify_whole"]
 
 
 class TablesDiffer(HudiCdcError):

@@ -76,7 +76,7 @@ def test_engine_properties_follow_the_pipeline(tmp_path, monkeypatch):
     assert props["topic.prefix"] == "moma" and props["slot.name"] == "s1" and props["plugin.name"] == "pgoutput"
     assert props["table.include.list"] == r"public\.artists,public\.artworks"
     assert props["transforms.unwrap.delete.tombstone.handling.mode"] == "rewrite"
-    assert props["transforms.unwrap.add.fields"] == "op,db,table,schema,lsn,source.ts_ms"
+    assert props["transforms.unwrap.add.fields"] == "op,db,table,schema,lsn,source.ts_ms,sequence"
     assert props["publication.autocreate.mode"] == "disabled" and props["offset.flush.interval.ms"] == "0"
     assert props["offset.storage.file.filename"].startswith(str(tmp_path / ".hudi-cdc" / "capture"))
     monkeypatch.delenv("T_PW", raising=False)
@@ -269,14 +269,17 @@ def test_capture_lands_s3_sink_files_and_resumes(tmp_path, pg_database):
     want = sample.schema("artists")
     assert schema["name"] == "moma.public.artists.Value"  # fastavro gives the full name
     assert schema["connect.name"] == want["connect.name"]
-    # the very field types of the real S3-sink files (Debezium 3 puts __deleted before __op)
-    assert {f["name"]: f["type"] for f in schema["fields"]} == {f["name"]: f["type"] for f in want["fields"]}
+    # the very field types of the real S3-sink files (Debezium 3 puts __deleted before __op), and
+    # source.sequence (add.fields: [last commit LSN before the change's transaction, its LSN])
+    got = {f["name"]: f["type"] for f in schema["fields"]}
+    assert got.pop("__sequence") == ["null", "string"]
+    assert got == {f["name"]: f["type"] for f in want["fields"]}
     recs = _records(files)
     assert {r["__op"] for r in recs} == {"r"} and {r["__deleted"] for r in recs} == {"false"}
     assert len({r["artist_id"] for r in recs}) == 250 and all(r["__lsn"] and r["__source_ts_ms"] for r in recs)
 
-    _sql(db, "UPDATE artists SET name = 'renamed' WHERE artist_id = (SELECT min(artist_id) FROM artists)",
-         "DELETE FROM artists WHERE artist_id = (SELECT max(artist_id) FROM artists)")
+    _sql(db, "UPDATE artists SET name = 'renamed' WHERE artist_id = (SELECT min(artist_id) FROM artists)")
+    _sql(db, "DELETE FROM artists WHERE artist_id = (SELECT max(artist_id) FROM artists)")  # a second transaction
     second = capture_once(p, progress=notes.append, timeout_seconds=300)
     assert not second.snapshot and second.events == 2
     files2 = _files(p, "artists")
@@ -286,6 +289,10 @@ def test_capture_lands_s3_sink_files_and_resumes(tmp_path, pg_database):
     assert [(r["__op"], r["__deleted"]) for r in new] == [("u", "false"), ("d", "true")]
     assert new[1]["name"] is None  # key-only delete (REPLICA IDENTITY DEFAULT)
     assert new[0]["__lsn"] < new[1]["__lsn"]
+    # the delete's transaction follows the update's: the last commit before it is the update's commit
+    seq = [json.loads(r["__sequence"]) for r in new]
+    assert [s[1] for s in seq] == [str(r["__lsn"]) for r in new] and int(seq[1][0]) > new[0]["__lsn"]
+    assert seq[0][0] is None or int(seq[0][0]) < new[0]["__lsn"]
 
     third = capture_once(p, progress=notes.append, timeout_seconds=300)
     assert third.events == 0 and third.files == 0 and len(_files(p, "artists")) == 4

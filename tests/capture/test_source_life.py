@@ -80,7 +80,7 @@ def test_capture_keeps_truncates_and_sends_heartbeats(tmp_path):
     engine, smt = split_transforms(props)
     assert not any(k.startswith("transforms") for k in engine)
     assert smt["type"] == "io.debezium.transforms.ExtractNewRecordState"
-    assert smt["add.fields"] == "op,db,table,schema,lsn,source.ts_ms"
+    assert smt["add.fields"] == "op,db,table,schema,lsn,source.ts_ms,sequence"
     q = "UPDATE public.hudi_cdc_heartbeat SET ts = now() WHERE id = 1"
     p2 = parse_pipeline(_pipeline_dict({**db, "heartbeat_interval_ms": 2500, "heartbeat_action_query": q}),
                         "x.yaml", str(tmp_path))

@@ -15,7 +15,8 @@ from hudi_cdc.jobs.stream import history as h
 from hudi_cdc.lake.status import pipeline_status
 from hudi_cdc.query.consistent_sql import consistent_sql
 from hudi_cdc.sources.comparison import _lake_table
-from tests.jobs.test_cdc_semantics import Lake, ev
+from hudi_cdc.sources.scd2_verify import verify_whole
+from tests.jobs.test_cdc_semantics import SCHEMA, Lake, ev
 
 pytestmark = pytest.mark.spark
 TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
@@ -105,17 +106,68 @@ def test_history_versions_through_every_kind_of_change(tmp_path, spark):
     for tt in TYPES:
         hist, table = rows[("artists_history", tt)], rows[("artists", tt)]
         assert hist.exists and hist.checkpoint == table.checkpoint and hist.commits >= 4, tt
+    _interleaved_transactions(lake)
+    for tt in TYPES:
+        # verify --history --whole: the table equals the replay of every landed event (redelivery included)
+        whole = verify_whole(lake.pipeline, "artists", tt)
+        assert whole.equal and whole.db_rows == whole.lake_rows == len(want) + 2, (tt, whole.summary())
+    _corrupt_one_version(lake, "MERGE_ON_READ")
+    whole = verify_whole(lake.pipeline, "artists", "MERGE_ON_READ")
+    assert not whole.equal and whole.different == 1, whole.summary()
+    assert whole.details == ["version artist_id=1 from LSN 200: name: table one-v2!, replay one-v2; "
+                             "__valid_to_lsn: table 311, replay 310"]
+    lake.land([ev(2, 400, name="not streamed yet")])  # past the checkpoint: not in the replay
+    assert verify_whole(lake.pipeline, "artists", "MERGE_ON_READ").details == whole.details
 
 
-def _consistent_points_agree(lake, tt):
+def _interleaved_transactions(lake):
+    """T1 updates key 1 at LSN 390 and commits at 420; T2 updates key 6 at LSN 400 and commits at 410, so
+    capture lands T2 first (commit order), cut 5 at 410, then T1, cut 6 at 420; the events carry Debezium's
+    source.sequence (a column new to the table: the landed schema of an upgraded capture). At cut 5 the
+    WHERE `query consistent` prints shows key 1 before T1 (its LSN range alone would show T1's change)."""
+    from hudi_cdc.query.consistent_sql import validity_where
+
+    schema = {**SCHEMA, "fields": [*SCHEMA["fields"], {"name": h.SEQUENCE, "type": ["null", "string"],
+                                                        "default": None}]}
+    lake.land([{**ev(6, 400, name="six-t2"), h.SEQUENCE: '["360","400"]'}], schema=schema)
+    cut(lake, 5, 410)
+    lake.land([{**ev(1, 390, name="one-t1"), h.SEQUENCE: '["410","390"]'}], schema=schema)
+    cut(lake, 6, 420)
+    lake.run("UPSERT")
+    for tt in TYPES:
+        df = lake.spark.read.format("hudi").load(lake.pipeline.history_base_path("artists", tt))
+        for at, want in ((410, {1: "one-v4", 6: "six-t2"}), (420, {1: "one-t1", 6: "six-t2"})):
+            assert {r.artist_id: r.name for r in df.where(validity_where(at)).collect()} == want, (tt, at)
+        _consistent_points_agree(lake, tt, newest=6, cuts=(6,))
+
+
+def _corrupt_one_version(lake, tt):
+    """Key 1's version from LSN 200 rewritten in place (a Hudi upsert): its end and a value changed."""
+    from pyspark.sql import functions as F
+
+    path = lake.pipeline.history_base_path("artists", tt)
+    df = lake.spark.read.format("hudi").load(path)
+    row = df.where((F.col("artist_id") == 1) & (F.col(h.FROM_LSN) == 200))
+    row = row.drop(*[c for c in df.columns if c.startswith("_hoodie") and c != h.DELETED])
+    row = row.withColumn(h.TO_LSN, F.lit(311).cast("long")).withColumn("name", F.lit("one-v2!"))
+    opts = {"hoodie.table.name": "artists_history", "hoodie.datasource.write.operation": "upsert",
+            "hoodie.datasource.write.table.type": tt,
+            "hoodie.datasource.write.recordkey.field": f"artist_id,{h.FROM_LSN}",
+            "hoodie.datasource.write.partitionpath.field": "",
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+            "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.index.type": "SIMPLE"}
+    row.write.format("hudi").options(**opts).mode("append").save(path)
+
+
+def _consistent_points_agree(lake, tt, newest=4, cuts=(1, 2, 4)):
     """At each cut, `query consistent`'s history SQL on Spark gives what read_consistent() reads from the
     current-state table at the same cut."""
     from hudi_cdc.query.consistent import read_consistent
 
-    assert consistent_sql(lake.pipeline, tt).cut == 4
+    assert consistent_sql(lake.pipeline, tt).cut == newest
     view = f"history_{tt.lower()}"
     lake.spark.read.format("hudi").load(lake.pipeline.history_base_path("artists", tt)).createOrReplaceTempView(view)
-    for n in (1, 2, 4):  # the bootstrap, a round with a delete, the newest (after the late event)
+    for n in cuts:  # the bootstrap, a round with a delete, the newest (after the late event)
         point = consistent_sql(lake.pipeline, tt, cut=n)
         hist = next(t for t in point.tables if t.kind == "history")
         sql = hist.sql["spark"].replace(f"`{hist.hive_table.split('.')[0]}`.`{hist.hive_table.split('.')[1]}`", view)

@@ -32,7 +32,8 @@ def test_sql_per_engine(tmp_path, monkeypatch):
     res = cs.consistent_sql(_pipeline(tmp_path), "MERGE_ON_READ")
     by = {(t.table, t.kind): t for t in res.tables}
     assert sorted(by) == [("accounts", "current"), ("accounts_history", "history"), ("branches", "current")]
-    where = "__valid_from_lsn <= 4242 AND (__valid_to_lsn IS NULL OR __valid_to_lsn > 4242)"
+    where = ("coalesce(__valid_from_prev_commit_lsn, __valid_from_lsn - 1) < 4242 AND (__valid_to_lsn IS NULL OR "
+             "coalesce(__valid_to_prev_commit_lsn, __valid_to_lsn - 1) >= 4242)")
     hist = by[("accounts_history", "history")]
     assert hist.sql == {"trino": f'SELECT * FROM hudi."bank_mor"."accounts_history_ro" WHERE {where}',
                         "athena": f'SELECT * FROM "bank_mor"."accounts_history_rt" WHERE {where}',
@@ -62,3 +63,39 @@ def test_query_consistent_command(tmp_path, monkeypatch):
     text = runner.invoke(cli, ["-c", str(tmp_path / "hudi-cdc.yaml"), "query", "consistent"])
     assert text.exit_code == 0 and "cut 7 of 9, LSN 4242, source time 2023-11-14T22:13:20+00:00" in text.output
     assert 'hudi."bank_cow"."accounts_history" WHERE' in text.output and "(empty at this point)" in text.output
+
+
+def _bank_event(k, balance, lsn, op, last_commit):
+    seq = None if last_commit is None else json.dumps([str(last_commit), str(lsn)])
+    return {"aid": k, "balance": balance, "__op": op, "__lsn": lsn, "__source_ts_ms": lsn, "__deleted": "false",
+            "__sequence": seq}
+
+
+def test_a_transaction_committing_after_the_cut_is_not_in_it():
+    """Two interleaved transactions: T1 updates account 1 at LSN 200 and commits at 400; T2 updates account 2
+    at LSN 300 and commits at 350. PostgreSQL streams them in commit order (T2, then T1), each change with
+    Debezium's source.sequence = [last commit LSN before it, its LSN]. At the cut at T2's commit (350) the
+    database held account 1 at 100 (T1 not committed): the WHERE `query consistent` prints, run on the
+    versions the history replay gives (the streamer's rules), says so; the LSN range alone showed 50."""
+    import sqlite3
+
+    from hudi_cdc.jobs.stream import history as h
+    from hudi_cdc.sources.scd2_replay import replay, valid_at
+
+    landed = [_bank_event(1, 100, 100, "r", None), _bank_event(2, 100, 100, "r", None),  # snapshot, cut at 100
+              _bank_event(2, 150, 300, "u", 100),  # T2, committed at 350: cut
+              _bank_event(1, 50, 200, "u", 350)]  # T1, committed at 400: cut
+    versions = replay(landed, ["aid"])
+    db = sqlite3.connect(":memory:")
+    cols = ["aid", "balance", h.FROM_LSN, h.TO_LSN, h.FROM_PREV, h.TO_PREV]
+    db.execute(f"CREATE TABLE accounts_history ({', '.join(cols)})")
+    db.executemany("INSERT INTO accounts_history VALUES (?, ?, ?, ?, ?, ?)",
+                   [(v.key[0], v.values["balance"], v.from_lsn, v.to_lsn, v.from_prev, v.to_prev) for v in versions])
+    truth = {100: {1: 100, 2: 100}, 350: {1: 100, 2: 150}, 400: {1: 50, 2: 150}}  # what each commit left
+    for cut, want in truth.items():
+        got = dict(db.execute(f"SELECT aid, balance FROM accounts_history WHERE {cs.validity_where(cut)}"))
+        assert got == want, cut
+        assert {v.key[0]: v.values["balance"] for v in versions if valid_at(v, cut)} == want, cut
+    early = dict(db.execute("SELECT aid, balance FROM accounts_history WHERE __valid_from_lsn <= 350 AND "
+                            "(__valid_to_lsn IS NULL OR __valid_to_lsn > 350)"))
+    assert early == {1: 50, 2: 150}  # the limit the commit LSN removes

@@ -53,3 +53,36 @@ def test_an_error_is_not_retried():
     with pytest.raises(RuntimeError, match="database down"):
         verify_until_equal(None, "t", "COPY_ON_WRITE", wait_seconds=30, poll_seconds=0.01, compare=compare)
     assert calls == [1]
+
+
+def test_verify_whole_prints_each_differing_version(tmp_path, monkeypatch):
+    """`verify --history --whole`: the current versions' comparison, then the whole history's (both stood
+    in for here: tests/jobs/test_history.py runs them on real tables); each differing version one line."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hudi_cdc.cli import cli
+    from hudi_cdc.sources import verify as v
+
+    (tmp_path / "hudi-cdc.yaml").write_text(json.dumps({
+        "pipeline": "bank", "source": {"root": str(tmp_path / "landing")},
+        "lake": {"root": str(tmp_path / "lake"), "hive_database": "bank"},
+        "tables": {"accounts": {"topic": "db.public.accounts", "record_key": "aid", "history": "scd2"}}}))
+    monkeypatch.setattr(v, "verify", lambda p, t, tt, history=False: VerifyResult(t, tt, True, 2, 2))
+
+    def whole(p, t, tt):
+        r = VerifyResult(f"{t} history", tt, False, 3, 3, different=1, different_keys=["aid=1 from LSN 200"])
+        r.details = ["version aid=1 from LSN 200: __valid_to_lsn: table 311, replay 310"]
+        return r
+
+    monkeypatch.setattr(v, "verify_whole", whole)
+    runner = CliRunner()
+    args = ["-c", str(tmp_path / "hudi-cdc.yaml"), "verify", "--table", "accounts"]
+    out = runner.invoke(cli, [*args, "--whole"])
+    assert out.exit_code == 2 and "give --history too" in out.output
+    out = runner.invoke(cli, [*args, "--history", "--whole"])
+    assert isinstance(out.exception, v.TablesDiffer) and out.exception.exit_code == 10, out.output
+    assert str(out.exception) == "accounts history (COPY_ON_WRITE): DIFFERS: 1 different (e.g. key aid=1 from LSN 200)"
+    assert "accounts (COPY_ON_WRITE): equal (2 rows" in out.output
+    assert "  version aid=1 from LSN 200: __valid_to_lsn: table 311, replay 310" in out.output

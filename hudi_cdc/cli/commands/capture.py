@@ -89,22 +89,35 @@ def capture_snapshot_cmd(ctx, table, replace, show_status, output):
                    "capture and a stream are catching up)")
 @click.option("--poll", "poll_seconds", type=click.FloatRange(min=0.1), default=5, show_default=True)
 @click.option("--history", is_flag=True, help="the table's history table: its current versions (history: scd2)")
+@click.option("--whole", is_flag=True,
+              help="with --history: also the whole history table against the replay of every landed event of the "
+                   "table (each version's values, range, current flag and operation)")
 @output_option
 @click.pass_context
-def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, history, output):
+def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, history, whole, output):
     """Compare a Hudi table with its database table by keys and row hashes; exit 10 when they differ."""
     from functools import partial
 
-    from hudi_cdc.sources.verify import TablesDiffer, verify, verify_until_equal
+    from hudi_cdc.sources.verify import TablesDiffer, verify, verify_until_equal, verify_whole
 
-    result = verify_until_equal(pipeline_from(ctx), table, TYPES[ttype], wait_seconds, poll_seconds,
+    if whole and not history:
+        raise click.UsageError("--whole checks a history table: give --history too")
+    pipeline = pipeline_from(ctx)
+    result = verify_until_equal(pipeline, table, TYPES[ttype], wait_seconds, poll_seconds,
                                 progress=lambda m: click.echo(m, err=True), compare=partial(verify, history=history))
+    replayed = verify_whole(pipeline, table, TYPES[ttype]) if whole else None
+    differing = [r for r in (result, replayed) if r is not None and not r.equal]
     if output == "json":
-        emit(result.to_dict(), "json")
-    elif result.equal:
-        click.echo(result.summary())
-    if not result.equal:
-        raise TablesDiffer(result.summary())
+        emit(result.to_dict() if replayed is None else {"current": result.to_dict(), "whole": replayed.to_dict()},
+             "json")
+    else:
+        for r in (result, replayed):
+            if r is not None and not (differing and r is differing[0]):  # that one is the error's line
+                click.echo(r.summary())
+            for line in r.details if r is not None else ():
+                click.echo(f"  {line}")
+    if differing:
+        raise TablesDiffer(differing[0].summary())
 
 
 @click.group("source")

@@ -58,6 +58,35 @@ def _missing_key(record: dict, record_keys: list[str]) -> bool:
     return record.get("__op") != "t" and all(record.get(k) in (None, "") for k in record_keys)
 
 
+def landed_bytes(path: str) -> bytes:
+    """A landed file's bytes; a vanished or empty (0-byte) file is one JobInputError naming it."""
+    data = storage.read_bytes(path)
+    if data is None:
+        raise JobInputError(f"landing file {path} vanished between listing and reading (moved or deleted "
+                            "by another process); nothing was written, the next round lists again")
+    if not data:
+        raise JobInputError(f"empty (0-byte) Avro file {path}: not an Avro container file (an upload "
+                            "cut short?); replace or remove it")
+    return data
+
+
+def read_records(path: str) -> tuple[dict, list[dict]]:
+    """A landed file's (writer schema, records), by fastavro (verify's replay of the landed events,
+    sources/history_verify.py); a corrupt file is one JobInputError naming it."""
+    import fastavro
+
+    try:
+        reader = fastavro.reader(io.BytesIO(landed_bytes(path)))
+        schema = reader.writer_schema
+        if not isinstance(schema, dict):
+            raise JobInputError(f"the writer schema of {path} is not an Avro record")
+        return schema, [r for r in reader if isinstance(r, dict)]
+    except JobInputError:
+        raise
+    except Exception as exc:  # fastavro raises many types for corrupt input
+        raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
+
+
 def validate_avro_files(files: list[SourceFile], required_fields: list[str], record_keys: list[str] = (),  # type: ignore[assignment]
                         reader_schema: dict | None = None, every_record: bool = True,
                         groups: dict[str, list[str]] | None = None) -> list[tuple[str, dict]]:
@@ -79,13 +108,7 @@ def validate_avro_files(files: list[SourceFile], required_fields: list[str], rec
     parsed_reader = fastavro.parse_schema(reader_schema) if reader_schema else None
     schemas: dict[str, tuple[str, dict]] = {}
     for path, _, _ in files:
-        data = storage.read_bytes(path)
-        if data is None:
-            raise JobInputError(f"landing file {path} vanished between listing and reading (moved or deleted "
-                                "by another process); nothing was written, the next round lists again")
-        if not data:
-            raise JobInputError(f"empty (0-byte) Avro file {path}: not an Avro container file (an upload "
-                                "cut short?); replace or remove it")
+        data = landed_bytes(path)
         schema = None
         try:
             with io.BytesIO(data) as fh:

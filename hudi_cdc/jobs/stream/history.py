@@ -15,6 +15,13 @@ its place (ranges re-cut). Recomputing is what makes a round idempotent: a rerun
 redelivered file, gives the same versions. The diff against the stored versions is what is written:
 new versions, versions whose end changed, and deletes of versions a late event made redundant.
 
+Each version also keeps, for its start and its end, the LSN of the last transaction commit *before*
+the change's own transaction (PostgreSQL: Debezium's `source.sequence[0]`, landed as `__sequence`):
+transactions stream in commit order, so a cut at commit LSN C holds the version exactly when
+`from_prev < C AND (to_prev IS NULL OR to_prev >= C)` (query/consistent_sql.py), even when a transaction
+committing after C wrote changes at LSNs below C. Without `__sequence` (an older landing, MySQL) it is
+the change's LSN - 1, which makes that the LSN range test.
+
 Spark DataFrames only (no pandas, no UDF): windows over the key ordered by LSN.
 """
 
@@ -26,12 +33,15 @@ FROM_TS = "__valid_from_ts"
 TO_TS = "__valid_to_ts"
 CURRENT = "__is_current"
 OP = "__op"
-COLUMNS = (FROM_LSN, TO_LSN, FROM_TS, TO_TS, CURRENT, OP)
+FROM_PREV = "__valid_from_prev_commit_lsn"
+TO_PREV = "__valid_to_prev_commit_lsn"
+COLUMNS = (FROM_LSN, TO_LSN, FROM_TS, TO_TS, CURRENT, OP, FROM_PREV, TO_PREV)
+SEQUENCE = "__sequence"  # Debezium's source.sequence: ["<last commit LSN>", "<LSN>"] (PostgreSQL)
 DELETED = "_hoodie_is_deleted"
 TRUNCATE_OP = "t"
 
 # the events' working columns
-_LSN, _TS, _KIND, _STORED, _SIG = "__h_lsn", "__h_ts", "__h_kind", "__h_stored", "__h_sig"
+_LSN, _TS, _KIND, _STORED, _SIG, _PREV = "__h_lsn", "__h_ts", "__h_kind", "__h_stored", "__h_sig", "__h_prev"
 OPEN, END = "o", "d"
 
 
@@ -50,6 +60,25 @@ def _ts(df, ts_field: str | None):
     return F.lit(None).cast("timestamp")
 
 
+def _prev(df, lsn_field: str):
+    """The last commit LSN before the event's transaction: `__sequence`'s first element, else (and for a
+    snapshot's row, read at the snapshot's LSN, not in a transaction) LSN - 1."""
+    from pyspark.sql import functions as F
+
+    lsn = F.col(lsn_field).cast("long")
+    if SEQUENCE not in df.columns:
+        return lsn - F.lit(1)
+    snapshot = F.col(OP) == "r" if OP in df.columns else F.lit(False)
+    seq = F.when(~F.coalesce(snapshot, F.lit(False)), F.get_json_object(F.col(SEQUENCE), "$[0]").cast("long"))
+    return F.coalesce(seq, lsn - F.lit(1))
+
+
+def _stored_col(df, name: str):
+    from pyspark.sql import functions as F
+
+    return F.col(name) if name in df.columns else F.lit(None).cast("long")
+
+
 def round_events(df, keys: list[str], lsn_field: str, ts_field: str | None):
     """The round's row events (truncates left out) in the working shape: keys, values, LSN, time,
     kind (open or end), op."""
@@ -63,17 +92,18 @@ def round_events(df, keys: list[str], lsn_field: str, ts_field: str | None):
     values = value_columns(df.columns, keys)
     return rows.select(*values, F.col(lsn_field).cast("long").alias(_LSN), _ts(rows, ts_field).alias(_TS),
                        F.when(deleted, F.lit(END)).otherwise(F.lit(OPEN)).alias(_KIND), op.alias(OP),
-                       F.lit(False).alias(_STORED))
+                       F.lit(False).alias(_STORED), _prev(rows, lsn_field).alias(_PREV))
 
 
-def truncates(df, lsn_field: str, ts_field: str | None) -> list[tuple[int, object]]:
-    """The round's TRUNCATEs: (LSN, source time) each, oldest first."""
+def truncates(df, lsn_field: str, ts_field: str | None) -> list[tuple]:
+    """The round's TRUNCATEs: (LSN, source time, last commit LSN before it) each, oldest first."""
     from pyspark.sql import functions as F
 
     if OP not in df.columns:
         return []
-    rows = df.where(F.col(OP) == TRUNCATE_OP).select(F.col(lsn_field).cast("long"), _ts(df, ts_field)).collect()
-    return sorted({(int(r[0]), r[1]) for r in rows}, key=lambda x: x[0])
+    rows = df.where(F.col(OP) == TRUNCATE_OP).select(F.col(lsn_field).cast("long"), _ts(df, ts_field),
+                                                     _prev(df, lsn_field)).collect()
+    return sorted({(int(r[0]), r[1], r[2]) for r in rows}, key=lambda x: x[0])
 
 
 def stored_events(versions, keys: list[str]):
@@ -82,10 +112,12 @@ def stored_events(versions, keys: list[str]):
 
     values = value_columns([c for c in versions.columns if c not in COLUMNS], keys)
     opens = versions.select(*values, F.col(FROM_LSN).alias(_LSN), F.col(FROM_TS).alias(_TS),
-                            F.lit(OPEN).alias(_KIND), F.col(OP), F.lit(True).alias(_STORED))
+                            F.lit(OPEN).alias(_KIND), F.col(OP), F.lit(True).alias(_STORED),
+                            F.coalesce(_stored_col(versions, FROM_PREV), F.col(FROM_LSN) - 1).alias(_PREV))
     ends = versions.where(F.col(TO_LSN).isNotNull()).select(
         *keys, F.col(TO_LSN).alias(_LSN), F.col(TO_TS).alias(_TS), F.lit(END).alias(_KIND),
-        F.lit("d").alias(OP), F.lit(True).alias(_STORED))
+        F.lit("d").alias(OP), F.lit(True).alias(_STORED),
+        F.coalesce(_stored_col(versions, TO_PREV), F.col(TO_LSN) - 1).alias(_PREV))
     return opens.unionByName(ends, allowMissingColumns=True)
 
 
@@ -96,15 +128,17 @@ def open_at(versions, lsn: int):
     return (F.col(FROM_LSN) < F.lit(lsn)) & (F.col(TO_LSN).isNull() | (F.col(TO_LSN) > F.lit(lsn)))
 
 
-def truncate_events(keys_df, keys: list[str], at: list[tuple[int, object]]):
+def truncate_events(keys_df, keys: list[str], at: list[tuple]):
     """A delete at each TRUNCATE (or truncate floor) for every key in `keys_df` (a key with nothing open
-    there is unaffected: an end opens nothing)."""
+    there is unaffected: an end opens nothing); `at`: (LSN, source time[, last commit LSN before it])."""
     from pyspark.sql import functions as F
 
     out = None
-    for lsn, ts in at:
+    for lsn, ts, *prev in at:
+        before = prev[0] if prev and prev[0] is not None else lsn - 1
         part = keys_df.select(*keys, F.lit(lsn).cast("long").alias(_LSN), F.lit(ts).cast("timestamp").alias(_TS),
-                              F.lit(END).alias(_KIND), F.lit(TRUNCATE_OP).alias(OP), F.lit(False).alias(_STORED))
+                              F.lit(END).alias(_KIND), F.lit(TRUNCATE_OP).alias(OP), F.lit(False).alias(_STORED),
+                              F.lit(before).cast("long").alias(_PREV))
         out = part if out is None else out.unionByName(part)
     return out
 
@@ -115,6 +149,8 @@ def versions(events, keys: list[str]):
     from pyspark.sql import functions as F
 
     values = [c for c in value_columns(events.columns, keys) if c not in keys]
+    if _PREV not in events.columns:
+        events = events.withColumn(_PREV, F.col(_LSN) - 1)
     # one event per key and LSN: an open before an end, a stored one before a redelivered one
     first = Window.partitionBy(*keys, _LSN).orderBy((F.col(_KIND) == OPEN).desc(), F.col(_STORED).desc())
     ev = events.withColumn("__h_rn", F.row_number().over(first)).where("__h_rn = 1").drop("__h_rn")
@@ -125,11 +161,12 @@ def versions(events, keys: list[str]):
     ev = ev.withColumn("__h_opens", opens)
     after = w.rowsBetween(1, Window.unboundedFollowing)
     boundary = F.col("__h_opens") | (F.col(_KIND) == END)
-    ev = ev.withColumn("__h_to", F.min(F.when(boundary, F.struct(F.col(_LSN).alias("l"), F.col(_TS).alias("t"))))
-                       .over(after))
+    ev = ev.withColumn("__h_to", F.min(F.when(boundary, F.struct(F.col(_LSN).alias("l"), F.col(_TS).alias("t"),
+                                                                 F.col(_PREV).alias("p")))).over(after))
     return ev.where("__h_opens").select(
         *keys, *values, F.col(_LSN).alias(FROM_LSN), F.col("__h_to.l").alias(TO_LSN), F.col(_TS).alias(FROM_TS),
-        F.col("__h_to.t").alias(TO_TS), F.col("__h_to").isNull().alias(CURRENT), F.col(OP))
+        F.col("__h_to.t").alias(TO_TS), F.col("__h_to").isNull().alias(CURRENT), F.col(OP),
+        F.col(_PREV).alias(FROM_PREV), F.col("__h_to.p").alias(TO_PREV))
 
 
 def changes(new, stored, keys: list[str]):
@@ -139,10 +176,14 @@ def changes(new, stored, keys: list[str]):
 
     on = [*keys, FROM_LSN]
     old = stored.select(*on, F.col(TO_LSN).alias("__h_old_to"), F.col(TO_TS).alias("__h_old_to_ts"),
+                        _stored_col(stored, FROM_PREV).alias("__h_old_fp"),
+                        _stored_col(stored, TO_PREV).alias("__h_old_tp"),
                         F.lit(True).alias("__h_was"))
     joined = new.join(old, on, "left")
     same = (F.coalesce(F.col("__h_was"), F.lit(False)) & F.col("__h_old_to").eqNullSafe(F.col(TO_LSN))
-            & F.col("__h_old_to_ts").eqNullSafe(F.col(TO_TS)))
-    upserts = joined.where(~same).drop("__h_old_to", "__h_old_to_ts", "__h_was").withColumn(DELETED, F.lit(False))
+            & F.col("__h_old_to_ts").eqNullSafe(F.col(TO_TS)) & F.col("__h_old_fp").eqNullSafe(F.col(FROM_PREV))
+            & F.col("__h_old_tp").eqNullSafe(F.col(TO_PREV)))
+    upserts = joined.where(~same).drop("__h_old_to", "__h_old_to_ts", "__h_old_fp", "__h_old_tp", "__h_was") \
+        .withColumn(DELETED, F.lit(False))
     gone = stored.join(new.select(*on), on, "left_anti").select(*on, F.lit(True).alias(DELETED))
     return upserts.unionByName(gone, allowMissingColumns=True)

@@ -86,7 +86,7 @@ def plan(spark, events, keys: list[str], lsn_field: str, path: str, truncated: l
         keys_df = round_keys
         if truncated:
             open_then = None
-            for lsn, _ in truncated:
+            for lsn, *_ in truncated:
                 cond = h.open_at(hist, lsn)
                 open_then = cond if open_then is None else (open_then | cond)
             keys_df = round_keys.unionByName(hist.where(open_then).select(*keys)).distinct()
@@ -100,12 +100,12 @@ def plan(spark, events, keys: list[str], lsn_field: str, path: str, truncated: l
     return h.changes(versions, stored, keys), False, stored
 
 
-def truncations(events, lsn_field: str, seen: bool, floor: list | None) -> list[tuple[int, object]]:
-    """(LSN, source time) of the round's TRUNCATEs and of the table's truncate floor (an earlier round's:
-    a late event from before it is a version that ended there)."""
+def truncations(events, lsn_field: str, seen: bool, floor: list | None) -> list[tuple]:
+    """(LSN, source time, last commit LSN before it) of the round's TRUNCATEs and of the table's truncate
+    floor (an earlier round's: a late event from before it is a version that ended there)."""
     truncated = h.truncates(events, lsn_field, SOURCE_TS_FIELD) if seen else []
-    if floor is not None and all(lsn != int(floor[0]) for lsn, _ in truncated):
-        truncated = sorted([*truncated, (int(floor[0]), None)], key=lambda x: x[0])
+    if floor is not None and all(t[0] != int(floor[0]) for t in truncated):
+        truncated = sorted([*truncated, (int(floor[0]), None, None)], key=lambda x: x[0])
     return truncated
 
 

@@ -67,6 +67,6 @@ def seed_source_connector(pipeline: Pipeline, converters: dict[str, str]) -> dic
         "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
         "transforms.unwrap.drop.tombstones": "false",
         "transforms.unwrap.delete.handling.mode": "rewrite",  # ignored by Debezium 3.x: no __deleted there
-        "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",
+        "transforms.unwrap.add.fields": "op,db,table,schema,lsn,source.ts_ms",  # seed 001's own
     }
     return {"name": f"source_connector_{pipeline.pipeline}_postgres_kafka", "config": config}
