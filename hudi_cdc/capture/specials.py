@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Protocol
@@ -168,7 +167,7 @@ class SourceValues:
         if key is None:
             if table not in self._unkeyed:  # the value stays NULL: say so, once per table
                 self._unkeyed.add(table)
-                _LOG.warning("%s.%s: key (%s) has no database text: values the events cannot carry (%s) are "
+                _LOG.warning("%s.%s: a key (%s) with no database text: values the events cannot carry (%s) are "
                              "not looked up and land as NULL (docs/types.md)", *table, key_types(record.key()),
                              ", ".join(cols))
             return None
