@@ -59,3 +59,61 @@ def test_mysql_compares_a_key_as_its_column_type():
     assert key_cast("varbinary", "varbinary(16)", None, None).format("'\\x00ff'") == "UNHEX(SUBSTRING('\\x00ff', 3))"
     assert "DATETIME(6)" in key_cast("timestamp", "timestamp(6)", None, None)
     assert key_cast("date", "date", None, None) == key_cast("varchar", "varchar(10)", None, None) == "{}"
+
+
+@pytest.mark.postgres
+def test_postgres_reads_a_row_by_key_texts_of_bytea_times_interval_floats_numeric(postgres):
+    """The lookup's query (pg_numerics.py) finds the row by the texts key_text gives (no Debezium: its key
+    values as JPype yields them)."""
+    import psycopg
+
+    from hudi_cdc.capture.pg_numerics import PgNumerics
+
+    with psycopg.connect(postgres.dsn(), autocommit=True) as c:
+        c.execute("CREATE SCHEMA keytexts")
+        c.execute("CREATE TABLE keytexts.t (b bytea, tm time, tm3 time(3), iv interval, ts3 timestamp(3), f real, "
+                  "u numeric, n numeric, PRIMARY KEY (b, tm, tm3, iv, ts3, f, u))")
+        c.execute("INSERT INTO keytexts.t VALUES ('\\x00ff', '23:59:59.999999', '12:34:56.789', "
+                  "'1 year 2 mons 3 days 04:05:06.78', '2024-01-01 10:00:00.123', 0.1, 1e-30, 'NaN')")
+    f32 = 0.10000000149011612  # real 0.1 as Java's float reaches Python
+    key = (key_text("BYTES", None, b"\x00\xff"), key_text("INT64", T + "MicroTime", 86_399_999_999),
+           key_text("INT32", T + "Time", 45296789), key_text("STRING", T + "Interval", "P1Y2M3DT4H5M6.78S"),
+           key_text("INT64", T + "Timestamp", 1704103200123), key_text("FLOAT32", None, f32),
+           key_text("STRUCT", "io.debezium.data.VariableScaleDecimal", (30, b"\x01")))
+    look = PgNumerics(lambda: psycopg.connect(postgres.dsn(), autocommit=True))
+    try:
+        assert look.query("keytexts", "t", ["b", "tm", "tm3", "iv", "ts3", "f", "u"], [key], ["n"]) == [
+            (key, {"n": "NaN"})]
+    finally:
+        look.close()
+
+
+@pytest.mark.mariadb
+def test_mariadb_reads_a_row_by_key_texts_exactly(mariadb):
+    """zerodates.py's casts: a TIMESTAMP key (UTC text, the row written in another zone), VARBINARY, a negative
+    TIME, BIGINT (UNSIGNED) beyond 2^53 (not as a double: its neighbour is not read) and DECIMAL."""
+    from hudi_cdc.capture.zerodates import ZeroDates
+
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        cur.execute("CREATE DATABASE keytexts")
+        cur.execute("SET SESSION sql_mode = ''")
+        cur.execute("SET time_zone = '+05:00'")
+        cur.execute("CREATE TABLE keytexts.t (ts TIMESTAMP(6) NOT NULL, b VARBINARY(4), tm TIME(6), "
+                    "ub BIGINT UNSIGNED, i BIGINT, dc DECIMAL(30,10), zd DATE, PRIMARY KEY (ts, b, tm, ub, i, dc))")
+        for i in (9007199254740993, 9007199254740992):
+            cur.execute(f"INSERT INTO keytexts.t VALUES ('2024-01-01 15:00:00.5', x'00ff', '-838:59:59', "
+                        f"18446744073709551615, {i}, 12345678901234567890.0123456789, '0000-00-00')")
+    conn.commit()
+    conn.close()
+    key = (key_text("STRING", T + "ZonedTimestamp", "2024-01-01T10:00:00.5Z"), key_text("BYTES", None, b"\x00\xff"),
+           key_text("INT64", T + "MicroTime", -(838 * 3600 + 59 * 60 + 59) * 10**6),
+           key_text("BYTES", "org.apache.kafka.connect.data.Decimal", "18446744073709551615"),
+           key_text("INT64", None, 9007199254740993),
+           key_text("BYTES", "org.apache.kafka.connect.data.Decimal", "12345678901234567890.0123456789"))
+    look = ZeroDates(mariadb.connect)
+    try:
+        assert look.query("keytexts", "t", ["ts", "b", "tm", "ub", "i", "dc"], [key], ["zd"]) == [
+            (key, {"zd": "0000-00-00"})]
+    finally:
+        look.close()
