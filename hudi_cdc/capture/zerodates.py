@@ -76,6 +76,8 @@ def key_cast(data_type, column_type, precision, scale) -> str:
         return f"CAST({{}} AS DECIMAL({int(precision)},{int(scale)}))"
     if data_type in BINARIES:  # the key's text is \\x and hex (specials.key_text)
         return "UNHEX(SUBSTRING({}, 3))"
+    if data_type == "bit":  # BIT(1) comes as a boolean (BIT(n) as Bits: no key text)
+        return "IF(LOWER({}) IN ('true', '1'), 1, 0)"
     if data_type == "timestamp":  # ISO-8601 in UTC; the lookup's session is in UTC
         return "CAST(REPLACE(REPLACE({}, 'T', ' '), 'Z', '') AS DATETIME(6))"
     return "{}"

@@ -58,6 +58,7 @@ def test_mysql_compares_a_key_as_its_column_type():
     assert key_cast("decimal", "decimal(30,10)", 30, 10) == "CAST({} AS DECIMAL(30,10))"
     assert key_cast("varbinary", "varbinary(16)", None, None).format("'\\x00ff'") == "UNHEX(SUBSTRING('\\x00ff', 3))"
     assert "DATETIME(6)" in key_cast("timestamp", "timestamp(6)", None, None)
+    assert key_cast("bit", "bit(1)", None, None).format("'True'") == "IF(LOWER('True') IN ('true', '1'), 1, 0)"
     assert key_cast("date", "date", None, None) == key_cast("varchar", "varchar(10)", None, None) == "{}"
 
 
