@@ -36,6 +36,18 @@ UNWRAP = {
     "transforms.unwrap.add.fields": PG_ADD_FIELDS,
 }
 NOTIFICATIONS = "hudi_cdc_notifications"  # the topic of Debezium's notifications (sink channel)
+
+
+def signal_properties(collection: str, chunk_size: int, topic_prefix: str) -> dict[str, str]:
+    """The connector properties incremental snapshots need, any source kind: signals read from the source's
+    own signal table (``collection``), chunks of ``chunk_size`` rows, notifications on the sink channel."""
+    return {
+        "signal.enabled.channels": "source",
+        "signal.data.collection": collection,
+        "incremental.snapshot.chunk.size": str(chunk_size),
+        "notification.enabled.channels": "sink",
+        "notification.sink.topic.name": f"{topic_prefix}.{NOTIFICATIONS}",
+    }
 INCREMENTAL = "incremental"  # source.snapshot of an incremental-snapshot row
 
 

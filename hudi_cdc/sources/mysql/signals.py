@@ -34,7 +34,7 @@ import json
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import SourceError
 from hudi_cdc.sources import tables as src
-from hudi_cdc.sources.base import INCREMENTAL, NOTIFICATIONS, Progress
+from hudi_cdc.sources.base import INCREMENTAL, Progress, signal_properties
 from hudi_cdc.sources.mysql import binlog
 from hudi_cdc.sources.mysql.catalog import quote
 
@@ -56,13 +56,8 @@ def _name(pipeline: Pipeline) -> str:
 def properties(pipeline: Pipeline) -> dict[str, str]:
     """The connector properties incremental snapshots need (signals read from the binlog)."""
     db, table = signal_table(pipeline)
-    return {
-        "signal.enabled.channels": "source",
-        "signal.data.collection": f"{db}.{table}",
-        "incremental.snapshot.chunk.size": str(src.database(pipeline).snapshot_chunk_size),
-        "notification.enabled.channels": "sink",
-        "notification.sink.topic.name": f"{src.topic_prefix(pipeline)}.{NOTIFICATIONS}",
-    }
+    return signal_properties(f"{db}.{table}", src.database(pipeline).snapshot_chunk_size,
+                             src.topic_prefix(pipeline))
 
 
 def _one_line(exc: Exception) -> str:

@@ -10,7 +10,7 @@ import json
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import SourceError
 from hudi_cdc.sources import tables as src
-from hudi_cdc.sources.base import INCREMENTAL, NOTIFICATIONS, Progress
+from hudi_cdc.sources.base import INCREMENTAL, Progress, signal_properties
 from hudi_cdc.sources.postgres import db
 from hudi_cdc.sources.postgres.catalog import primary_key
 from hudi_cdc.sources.postgres.identity import refuse_unusable
@@ -28,13 +28,8 @@ def signal_table(pipeline: Pipeline) -> tuple[str, str]:
 def properties(pipeline: Pipeline) -> dict[str, str]:
     """The connector properties incremental snapshots need (signals read from the slot)."""
     schema, table = signal_table(pipeline)
-    return {
-        "signal.enabled.channels": "source",
-        "signal.data.collection": f"{schema}.{table}",
-        "incremental.snapshot.chunk.size": str(src.database(pipeline).snapshot_chunk_size),
-        "notification.enabled.channels": "sink",
-        "notification.sink.topic.name": f"{src.topic_prefix(pipeline)}.{NOTIFICATIONS}",
-    }
+    return signal_properties(f"{schema}.{table}", src.database(pipeline).snapshot_chunk_size,
+                             src.topic_prefix(pipeline))
 
 
 def _lsn(text: str) -> int:
