@@ -24,6 +24,8 @@ import pytest
 # JDK_JAVA_OPTIONS (the java launcher's), not JAVA_TOOL_OPTIONS: a JVM embedded in hudi-cdc's own process
 # (capture's Debezium engine, through JPype) would print "Picked up JAVA_TOOL_OPTIONS" into the command's stderr
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
+# Spark's settings for every Spark JVM of the tests: interpreted evaluation (tests/spark-conf/spark-defaults.conf)
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).resolve().parent / "spark-conf"))
 
 _plugins = sorted(p.stem for p in (Path(__file__).parent / "plugins").glob("*.py") if p.stem != "__init__")
 pytest_plugins = [f"tests.plugins.{name}" for name in _plugins]
