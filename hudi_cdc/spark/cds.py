@@ -79,7 +79,7 @@ def plan(env: Mapping[str, str]) -> Plan:
     if out.get("HUDI_CDC_CDS", "1") == "0":
         return Plan(out)
     key = _key(out)
-    if key is None:
+    if key is None or _non_empty_dir_on_class_path(out):
         return Plan(out)
     root = home() / "cds"
     archive = root / f"spark-driver-{key}.jsa"
@@ -98,6 +98,21 @@ def plan(env: Mapping[str, str]) -> Plan:
     building = root / f"spark-driver-{key}.{os.getpid()}.tmp"
     return Plan(_with_option(out, f"-XX:ArchiveClassesAtExit={building}"), building=building, archive=archive,
                 claim=claim)
+
+
+def _non_empty_dir_on_class_path(env: Mapping[str, str]) -> bool:
+    """Spark's launcher puts its conf dir (SPARK_CONF_DIR, else SPARK_HOME/conf) and Hadoop's and YARN's on the
+    driver's class path. The JDK archives no class path holding a non-empty directory: a run asked to dump one
+    ends with "Cannot have non-empty directory in paths" after its work, and its job fails. A user's
+    spark-defaults.conf or log4j2.properties is such a directory: those launches run without an archive."""
+    conf = env.get("SPARK_CONF_DIR") or str(Path(env.get("SPARK_HOME", "")) / "conf")
+    for d in (conf, env.get("HADOOP_CONF_DIR"), env.get("YARN_CONF_DIR")):
+        try:
+            if d and Path(d).is_dir() and any(Path(d).iterdir()):
+                return True
+        except OSError:
+            return True
+    return False
 
 
 def _stale(claim: Path) -> bool:

@@ -80,7 +80,21 @@ def test_another_spark_or_java_is_another_archive(env, tmp_path):
     first.finish(True)
     (Path(env["SPARK_HOME"]) / "jars" / "hudi.jar").write_bytes(b"y")
     assert _option(cds.plan(env).env).startswith("-XX:ArchiveClassesAtExit=")
-    assert _option(cds.plan({**env, "SPARK_CONF_DIR": str(tmp_path)}).env).startswith("-XX:ArchiveClassesAtExit=")
+    (tmp_path / "conf").mkdir()
+    conf = {**env, "SPARK_CONF_DIR": str(tmp_path / "conf")}
+    assert _option(cds.plan(conf).env).startswith("-XX:ArchiveClassesAtExit=")
+
+
+def test_a_non_empty_conf_dir_on_the_class_path_gets_no_archive(env, tmp_path):
+    """The JDK refuses to dump a class path with a non-empty directory, failing the job at its exit."""
+    for var in ("SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_DIR"):
+        d = tmp_path / var
+        d.mkdir()
+        (d / "spark-defaults.conf").write_text("spark.sql.shuffle.partitions 4\n")
+        assert cds.plan({**env, var: str(d)}).env["SPARK_SUBMIT_OPTS"] == "-Dmine=1", var
+    (Path(env["SPARK_HOME"]) / "conf").mkdir()
+    (Path(env["SPARK_HOME"]) / "conf" / "log4j2.properties").write_text("x")
+    assert cds.plan(env).env["SPARK_SUBMIT_OPTS"] == "-Dmine=1"  # SPARK_HOME/conf when SPARK_CONF_DIR is unset
 
 
 def test_off_or_unknown_spark_changes_nothing(env):
