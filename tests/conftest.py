@@ -98,6 +98,14 @@ EXTENDED = (
     "tests/capture/test_capture_snapshot.py::", "tests/capture/test_app_schemas.py::",
     "tests/registry/test_registry_ddl.py::",
     "tests/jobs/test_types_real.py::test_numeric_nan_and_overflow_are_never_silent",  # the edge catalogue's rows
+    # JVM-free inspection against Hudi's own commands on tables Spark writes here (Hudi's sample tables of
+    # versions 6, 8 and 9 stay in the default tier)
+    *(f"tests/inspect/test_inspect_spark.py::{t}[written/" for t in (
+        "test_commits_agree_with_hudi_show_commits", "test_write_amplification_agrees_with_hudi_stats_wa",
+        "test_compactions_agree_with_hudi", "test_compactions_agree_with_hudi_show_compaction")),
+    "tests/inspect/test_inspect_spark.py::test_pipeline_like_tables_have_what_was_written",
+    "tests/jobs/test_async_compaction.py::test_a_run_that_ends_compacts_inline",  # MoR tests compact inline
+    "tests/capture/test_source_life.py::test_truncate_in_bootstrap_and_late_events_after_it",  # TRUNCATE: same file
 )
 
 DURATIONS = Path(__file__).parent / "durations.json"  # seconds per test file, from a measured whole run
