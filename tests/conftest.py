@@ -97,7 +97,6 @@ EXTENDED = (
     "tests/inspect/test_inspect_pipeline.py::test_inspect_commits_of_a_pipeline_table_agree_with_hudi[cow]",
     "tests/capture/test_capture_snapshot.py::", "tests/capture/test_app_schemas.py::",
     "tests/registry/test_registry_ddl.py::",
-    "tests/jobs/test_types_real.py::test_numeric_nan_and_overflow_are_never_silent",  # the edge catalogue's rows
     # JVM-free inspection against Hudi's own commands on tables Spark writes here (Hudi's sample tables of
     # versions 6, 8 and 9 stay in the default tier)
     *(f"tests/inspect/test_inspect_spark.py::{t}[written/" for t in (
