@@ -77,6 +77,8 @@ SERVICE_GROUPS = {
 # README's, the standalone cluster beside the local runner's spark-submit, placement strategies round after
 # round beside the correctness tests of the same rounds. (The machine ran the suite 2-2.4x slower in CPU
 # seconds per test from 2026-11-29 on than on 2026-11-28: 36.6 -> ~88 projected minutes.)
+# A test that reads what an earlier test of its module left (a module-scoped scenario) moves with that test or
+# not at all.
 EXTENDED = (
     "tests/runners/test_cluster.py::",  # executors of a standalone cluster over s3a, EMR steps' argv
     "tests/capture/test_types_pgbench.py::",  # pgbench + every type (types: test_types_real, test_types_query)
