@@ -231,13 +231,33 @@ def _wait(consumer: Consumer, thread: threading.Thread, kind: CapturePart, regis
             last_note = now
 
 
+# Debezium's AsyncEmbeddedEngine refuses close() while its tasks start (the connector connecting, checking
+# its slot): "Cannot stop engine while tasks are starting ... Wait for the tasks to be fully started". A stop
+# (SIGTERM, Ctrl-C) in that window, which under load lasts seconds to minutes, once left the engine running:
+# the capture printed its summary, then hung at exit on the engine's threads
+_STARTING = "tasks are starting"
+
+
+def close_engine(engine, thread: threading.Thread, patience: float = 300.0, pause: float = 0.5) -> None:
+    """Close the engine, asking again while it refuses because its tasks are still starting."""
+    end = time.monotonic() + patience
+    while True:
+        try:
+            engine.close()
+            return
+        except Exception as exc:  # noqa: BLE001 - a refusal, or it stopped by itself (the callback has why)
+            if _STARTING not in str(exc) or not thread.is_alive():
+                return
+            if time.monotonic() >= end:
+                raise SourceError(f"the Debezium engine did not finish starting within {patience:.0f} s, so it "
+                                  "could not be stopped") from None
+        time.sleep(pause)
+
+
 def _stop_engine(engine, thread: threading.Thread, consumer: Consumer) -> None:
     """Close the engine and wait for its thread; files of a run that did not reach its end are dropped."""
     consumer.stopping = True  # the close interrupts a batch in flight: a stop, not a landing failure
-    try:
-        engine.close()
-    except Exception:  # noqa: BLE001 - it stopped by itself (failure): the callback has why
-        pass
+    close_engine(engine, thread)
     thread.join(120)
     locked = consumer.lock.acquire(timeout=30)  # the engine's thread may still be in a batch
     try:

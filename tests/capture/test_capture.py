@@ -156,6 +156,40 @@ def test_an_interrupt_while_the_engine_closes_is_a_stop_not_a_landing_failure():
         assert consumer.done.is_set() and (consumer.error is None) == stopping
 
 
+
+def test_a_stop_while_the_engine_starts_waits_for_it_to_start():
+    """Debezium's engine refuses close() while its tasks start (the text below is AsyncEmbeddedEngine 3.6's);
+    a SIGTERM in that window (seconds to minutes under load) once left the engine running and the capture
+    hanging at exit: the close is asked again until the engine takes it; a refusal for another reason (it
+    stopped by itself) ends the asking; an engine that never finishes starting is a one-line error."""
+    import threading
+
+    from hudi_cdc.capture.capture import close_engine
+    from hudi_cdc.errors import SourceError
+
+    starting = ("java.lang.IllegalStateException: Cannot stop engine while tasks are starting, this may lead to "
+                "leaked resource. Wait for the tasks to be fully started.")
+
+    class Engine:
+        def __init__(self, refusals: list[str]):
+            self.refusals, self.closed = list(refusals), 0
+
+        def close(self):
+            if self.refusals:
+                raise RuntimeError(self.refusals.pop(0))
+            self.closed += 1
+
+    alive = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True)
+    alive.start()
+    engine = Engine([starting] * 3)
+    close_engine(engine, alive, pause=0.01)
+    assert engine.closed == 1 and not engine.refusals
+    engine = Engine(["java.lang.IllegalStateException: Engine has been already shut down.", starting])
+    close_engine(engine, alive, pause=0.01)
+    assert engine.closed == 0 and engine.refusals == [starting]
+    with pytest.raises(SourceError, match="did not finish starting within 0 s"):
+        close_engine(Engine([starting] * 1000), alive, patience=0.05, pause=0.01)
+
 def test_verify_names_rejected_values_apart_from_differences():
     """A value its lake type cannot hold (NULL, the exact value in __rejects) is no difference when the
     exact value is the database's: counted and named as rejected; anything else still differs."""
