@@ -110,6 +110,13 @@ def test_rounds_end_on_the_newest_cut(tmp_path):
     assert cuts.apply(after, new_cp, str(a), new_cp, "a", log.append, now_ms=late) == (after, new_cp, {})
     assert "got no transaction cut" in log[-1]
     assert cuts.apply(files, cp, str(a), None, "a", log.append, now_ms=late) == (files, cp, {})
+    # a --once run of several tables pins the newest cut at its start (main._pin_cut): a cut written while
+    # it runs is not ended on, even by the tables whose rounds start later; its files wait, also when old
+    assert cuts.newest_number(str(a)) == 3
+    cut(4, fa[3].name, "db.public.b+0+0000000000.avro")
+    assert cuts.trim(files, str(a), ceiling=3)[1]["cut"] == 3 and cuts.trim(files, str(a))[1]["cut"] == 4
+    kept, _, meta = cuts.apply(files, cp, str(a), None, "a", log.append, now_ms=late, ceiling=3)
+    assert len(kept) == 3 and meta["streamer.hudi_cdc.cut"] == "3"
 
 
 def test_history_replay_and_key():

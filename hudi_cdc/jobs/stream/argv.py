@@ -31,6 +31,9 @@ class Target:
     failure_window_seconds: float = 3600.0
     max_parallel_rounds: int = 0  # 0: from the cores (schedule.parallel_rounds)
     status_dir: str | None = None
+    # the newest transaction cut a round may end on (cuts.py): a --once run of several tables pins the newest at
+    # its start for all of them (main.run_each), so they end on one cut: a consistent point. Not an argument
+    cut_ceiling: int | None = None
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -65,9 +65,11 @@ def read_cut(folder: str, number: int) -> dict | None:
     return cut
 
 
-def newest_first(folder: str) -> Iterator[dict]:
-    """Every cut, newest first (read one by one: callers stop early)."""
+def newest_first(folder: str, ceiling: int | None = None) -> Iterator[dict]:
+    """Every cut, newest first (read one by one: callers stop early); ``ceiling``: none newer than it."""
     for n in reversed(cut_numbers(folder)):
+        if ceiling is not None and n > ceiling:
+            continue
         cut = read_cut(folder, n)
         if cut is not None:
             yield cut
@@ -78,10 +80,18 @@ def file_offset(name: str) -> int:
     return int(m.group(1)) if m else -1
 
 
-def trim(files: list, dfs_root: str) -> tuple[list, dict | None, bool]:
+def newest_number(dfs_root: str) -> int | None:
+    """The newest cut of the landing a table's source root is in (None: no cuts there)."""
+    where = topic_of_root(dfs_root)
+    numbers = cut_numbers(cuts_dir(where[0])) if where is not None else []
+    return numbers[-1] if numbers else None
+
+
+def trim(files: list, dfs_root: str, ceiling: int | None = None) -> tuple[list, dict | None, bool]:
     """The round's files (oldest first, (path, mtime, size)) cut back to end on the newest cut's file
-    for this table's topic. Returns (files, the cut or None, waiting): waiting when cuts exist for the
-    topic but none ends among the files (they wait for the next cut). No cuts: the files unchanged."""
+    for this table's topic (``ceiling``: the newest cut no newer than it). Returns (files, the cut or None,
+    waiting): waiting when cuts exist for the topic but none ends among the files (they wait for the next
+    cut). No cuts: the files unchanged."""
     where = topic_of_root(dfs_root)
     if not files or where is None:
         return files, None, False
@@ -91,7 +101,7 @@ def trim(files: list, dfs_root: str) -> tuple[list, dict | None, bool]:
     index = {n: i for i, n in enumerate(names)}
     first = min(file_offset(n) for n in names)
     seen_topic = False
-    for cut in newest_first(folder):
+    for cut in newest_first(folder, ceiling):
         if topic not in cut["topics"]:
             continue
         seen_topic = True
@@ -106,17 +116,20 @@ def trim(files: list, dfs_root: str) -> tuple[list, dict | None, bool]:
 
 
 def apply(files: list, new_cp: str | None, dfs_root: str, checkpoint: str | None, table: str,
-          log=print, now_ms: int | None = None, trimmer=None) -> tuple[list, str | None, dict[str, str]]:
+          log=print, now_ms: int | None = None, trimmer=None, ceiling: int | None = None
+          ) -> tuple[list, str | None, dict[str, str]]:
     """The round's hook: its files ending on a cut, its checkpoint, and the commit metadata naming
     the cut (empty when no cut applies). Files past the newest cut that landed NO_CUT_AFTER_MS ago or
     earlier will never get one: the round takes them too, without a cut (capture writes its cut right
     after the files; only a capture that died in between, followed by another writer, leaves them).
-    ``trimmer``: a routed table's trim over its shards' topics (routed.py), in place of ``trim``."""
+    ``trimmer``: a routed table's trim over its shards' topics (routed.py), in place of ``trim``;
+    ``ceiling``: the newest cut the round may end on (a multi-table --once run pins one for all its tables)."""
     from hudi_cdc.common import checkpoints
 
-    kept, cut, waiting = trimmer(files) if trimmer is not None else trim(files, dfs_root)
+    kept, cut, waiting = trimmer(files) if trimmer is not None else trim(files, dfs_root, ceiling)
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    if len(kept) < len(files) and int(files[-1][1]) <= now_ms - NO_CUT_AFTER_MS:
+    if (len(kept) < len(files) and int(files[-1][1]) <= now_ms - NO_CUT_AFTER_MS
+            and (ceiling is None or trimmer is not None or len(trim(files, dfs_root)[0]) < len(files))):
         log(f"{table}: {len(files) - len(kept)} landed file(s) got no transaction cut in "
             f"{NO_CUT_AFTER_MS // 1000} s (a writer that writes no cuts?): applied without one")
         return files, new_cp, {}

@@ -91,11 +91,24 @@ def driver_cores(spark) -> int | None:
     return getattr(sc, "defaultParallelism", None)
 
 
+def _pin_cut(targets: list[Target], props: dict[int, dict[str, str]]) -> None:
+    """Every target's round ends on the newest transaction cut of its landing as this run starts (cuts.py),
+    not on whichever cut is newest when its own round starts: tables whose rounds run one after the other, or
+    two at a time, then end on the same cut, and the run leaves a consistent point (query/consistent.py)."""
+    newest: dict[str, int | None] = {}
+    for t in targets:
+        root = streamer_prop(props[id(t)], "source.dfs.root")
+        if root is not None and root not in newest:
+            newest[root] = cuts.newest_number(root)
+        t.cut_ceiling = newest.get(root) if root is not None else None
+
+
 def run_each(spark, targets: list[Target], log=print) -> list[RoundResult | BaseException]:
     """One round per target (not continuous), every target's round run even when another's failed (issue
     36): each target's result or error, in the targets' order. `stream --all --once` runs them side by
     side, the others (bootstrap, `stream --table T --once`) one after the other."""
     props = {id(t): target_properties(t) for t in targets}
+    _pin_cut(targets, props)
     if len(targets) > 1 and any(t.all_tables for t in targets):
         out = run_once_side_by_side(spark, targets, props, log)
     else:

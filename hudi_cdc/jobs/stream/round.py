@@ -109,7 +109,8 @@ def _pick_files(t: Target, root: str, props: dict[str, str], result: RoundResult
         files, new_cp, cut_meta = routed.pick(root, route, checkpoint, t.source_limit, missing_ok, t.target_table, log)
     else:
         files, new_cp = list_source_files(root, checkpoint, t.source_limit, missing_ok=missing_ok)
-        files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log)  # whole txns
+        files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log,  # whole txns
+                                             ceiling=t.cut_ceiling)
     result.checkpoint = new_cp
     if not files:
         result.skipped = True
