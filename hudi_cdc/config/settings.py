@@ -226,6 +226,10 @@ class StreamSettings(Model):
     # (0: from the cores, one per core, 2 to 8; jobs/stream/schedule.py); a failing table backs off
     # (restart_backoff_*) and is given up past max_restarts within the window
     max_parallel_rounds: int = Field(0, ge=0)
+    # `stream --all` / `run`: the tables' rounds end on the same transaction cut, a generation at a time, so the
+    # pipeline keeps reaching consistent points while it streams (jobs/stream/aligned.py); false: each round
+    # ends on the newest cut at its own start
+    align_cuts: bool = True
 
 
 class TableSettings(ShapeSettings):

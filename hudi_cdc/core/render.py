@@ -214,7 +214,7 @@ def all_tables_flags(pipeline: Pipeline) -> list[str]:
     return ["--all-tables", "--retry-backoff-seconds", str(s.restart_backoff_seconds),
             "--retry-backoff-max-seconds", str(s.restart_backoff_max_seconds), "--max-failures", str(s.max_restarts),
             "--failure-window-seconds", str(s.restart_window_seconds),
-            "--max-parallel-rounds", str(s.max_parallel_rounds)]
+            "--max-parallel-rounds", str(s.max_parallel_rounds), *([] if s.align_cuts else ["--no-align-cuts"])]
 
 
 # The driver JVM's flags. A JVM that runs one stream round and exits (`stream --once`, the supervised

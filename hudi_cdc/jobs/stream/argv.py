@@ -30,6 +30,7 @@ class Target:
     max_failures: int = 5
     failure_window_seconds: float = 3600.0
     max_parallel_rounds: int = 0  # 0: from the cores (schedule.parallel_rounds)
+    align_cuts: bool = True  # `stream --all`: rounds aligned on capture's cuts (aligned.py)
     status_dir: str | None = None
     # the newest transaction cut a round may end on (cuts.py): a --once run of several tables pins the newest at
     # its start for all of them (main.run_each), so they end on one cut: a consistent point. Not an argument
@@ -60,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-failures", type=int, default=5)
     p.add_argument("--failure-window-seconds", type=float, default=3600.0)
     p.add_argument("--max-parallel-rounds", type=int, default=0)
+    p.add_argument("--no-align-cuts", action="store_true")
     p.add_argument("--status-dir", default=None)
     return p
 
@@ -84,6 +86,6 @@ def parse_argv(argv: Sequence[str]) -> list[Target]:
             max_rounds=ns.max_rounds, hoodie_conf=list(ns.hoodie_conf), all_tables=ns.all_tables,
             retry_backoff_seconds=ns.retry_backoff_seconds, retry_backoff_max_seconds=ns.retry_backoff_max_seconds,
             max_failures=ns.max_failures, failure_window_seconds=ns.failure_window_seconds,
-            max_parallel_rounds=ns.max_parallel_rounds, status_dir=ns.status_dir,
+            max_parallel_rounds=ns.max_parallel_rounds, status_dir=ns.status_dir, align_cuts=not ns.no_align_cuts,
         ))
     return out

@@ -23,10 +23,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hudi_cdc.common.causes import root_cause
+from hudi_cdc.jobs.stream.aligned import Generations
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.errors import DiskFull, JobInputError, disk_full_in_round, is_disk_full
 from hudi_cdc.jobs.stream.round import RoundResult
@@ -149,10 +150,12 @@ class AllTables:
     def __init__(self, spark, targets: list[Target], props: dict[int, dict[str, str]], settings: LoopSettings,
                  run_round: Callable, stop_requested: Callable[[], bool], log: Callable[[str], None] = print,
                  clock: Callable[[], float] = time.time, landing: Callable[[Target], Landing | None] | None = None,
-                 checkpoint: Callable[[Target], str | None] | None = None, quiet: dict[str, Quiet] | None = None):
+                 checkpoint: Callable[[Target], str | None] | None = None, quiet: dict[str, Quiet] | None = None,
+                 generations: Generations | None = None):
         """`landing`: each target's landing folder (what is pending); without it every table is always due
         (a round per interval, as tests of the loops want). `checkpoint`: a table's checkpoint read without
-        a round (else, or when it fails, the table's first round reads it)."""
+        a round (else, or when it fails, the table's first round reads it). `generations`: the rounds aligned
+        on capture's cuts (aligned.py)."""
         self.spark, self.settings, self.run_round, self.read_checkpoint = spark, settings, run_round, checkpoint
         self.stop_requested, self.log, self.clock = stop_requested, log, clock
         self.loops = [TableLoop(t) for t in targets]
@@ -165,6 +168,7 @@ class AllTables:
         self._wake = threading.Event()  # a round ended, or a fatal error
         self._lock = threading.Lock()
         self.started_at = clock()
+        self.generations = generations
 
     # ---- the dispatcher ---------------------------------------------------------------------
     def run(self) -> list[dict]:
@@ -174,11 +178,15 @@ class AllTables:
                 now = self.clock()
                 states = [self._waiting(lp) for lp in self.loops]
                 running = sum(1 for lp in self.loops if lp.running)
+                if self.generations is not None:
+                    states = self._aligned(states, running)
                 if running == 0 and all(w.done for w in states):
                     break
                 for key in pick(states, now, self.parallel - running):
                     lp = by_key[key]
                     lp.running = True
+                    if self.generations is not None:
+                        lp.target.cut_ceiling = self.generations.ceiling(key)
                     pool.submit(self._one_round, lp)
                 ready = next_ready(states, now)
                 self._wake.wait(max(0.01, min(TICK, (ready - now) if ready is not None else TICK)))
@@ -189,6 +197,14 @@ class AllTables:
         if self.fatal is not None:
             raise self.fatal
         return [lp.as_dict() for lp in self.loops]
+
+    def _aligned(self, states: list[Waiting], running: int) -> list[Waiting]:
+        """The next generation when this one is done; tables through this one wait for it (aligned.py)."""
+        assert self.generations is not None
+        backing = {lp.key for lp in self.loops if lp.state in ("backing_off", "given_up")}  # never waited for
+        idle = {w.key: w.pending_since is None or w.key in backing for w in states}
+        self.generations.next_generation(idle.__getitem__, running)
+        return [w if self.generations.eligible(w.key) else replace(w, pending_since=None) for w in states]
 
     def _waiting(self, lp: TableLoop) -> Waiting:
         """The table as the pick sees it; its landing looked at only when it is not in a round."""
@@ -245,11 +261,15 @@ class AllTables:
                     self._fail_all(JvmGone(f"{t.target_table}: the Spark driver is gone ({root_cause(exc, 300)})"))
                     return
                 self._failed(lp, exc)
+                if self.generations is not None:
+                    self.generations.finished(lp.key, None, False, failed=True)
                 lp.ready_at = lp.retry_at
                 if lp.state == "given_up":
                     self._check_all_given_up(lp)
             else:
                 self._succeeded(lp, result)
+                if self.generations is not None:
+                    self.generations.finished(lp.key, result.cut, bool(result.files))
                 lp.checked = True
                 lp.ready_at = started + t.min_sync_interval_seconds
                 landing = self.landings.get(lp.key)

@@ -20,6 +20,7 @@ from hudi_cdc.common.routing import ROUTE_KEY
 from hudi_cdc.common.spark_conf import configure
 from hudi_cdc.errors import ExitCode
 from hudi_cdc.jobs.stream import compaction, cuts
+from hudi_cdc.jobs.stream.aligned import Generations
 from hudi_cdc.jobs.stream.argv import Target, parse_argv
 from hudi_cdc.jobs.stream.compaction import Compactor
 from hudi_cdc.jobs.stream.errors import (
@@ -207,9 +208,17 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
         every = compaction.look_every(t.table_type, props[id(t)])
         if every is not None:
             quiet[target_key(t)] = Quiet(every, partial(_overdue, t, props[id(t)]))
+    generations = None
+    if first.align_cuts:
+        folders = {}
+        for t in targets:
+            root = streamer_prop(props[id(t)], "source.dfs.root")
+            found = cuts.topic_of_root(root) if root and ROUTE_KEY not in props[id(t)] else None
+            folders[target_key(t)] = cuts.cuts_dir(found[0]) if found else None
+        generations = Generations(folders)
     try:
         return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log,
-                         landing=landing, checkpoint=stored_checkpoint, quiet=quiet).run()
+                         landing=landing, checkpoint=stored_checkpoint, quiet=quiet, generations=generations).run()
     finally:
         compactor.wait()
 

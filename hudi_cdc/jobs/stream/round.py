@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from hudi_cdc.common import reader_keys
 from hudi_cdc.common.causes import root_cause
+from hudi_cdc.common.checkpoints import CUT_KEY
 from hudi_cdc.jobs.stream import (
     compaction,
     cuts,
@@ -67,6 +68,7 @@ class RoundResult:
     truncate_seen: list | None = None  # the newest TRUNCATE among the round's events
     history: dict | None = None  # the history table's write (history_write.py)
     rejected: int = 0  # rows with a value their lake type cannot hold (NULL there, kept in __rejects)
+    cut: int | None = None  # the transaction cut the round ended on (cuts.py)
     # seconds per phase of the round (Spark is lazy: each phase ends with the action that runs it)
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -112,6 +114,7 @@ def _pick_files(t: Target, root: str, props: dict[str, str], result: RoundResult
         files, new_cp, cut_meta = cuts.apply(files, new_cp, root, checkpoint, t.target_table, log,  # whole txns
                                              ceiling=t.cut_ceiling)
     result.checkpoint = new_cp
+    result.cut = int(cut_meta[CUT_KEY]) if cut_meta.get(CUT_KEY) else None
     if not files:
         result.skipped = True
         log(f"{t.target_table}: no new files under {root} after checkpoint {checkpoint}")
