@@ -6,7 +6,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from hudi_cdc.config import TYPE_SUFFIX, Pipeline
+from hudi_cdc.config import TYPE_SUFFIX, Pipeline, history_name
 from hudi_cdc.lake.status import STATUS_THREADS
 from hudi_cdc.report.data import TableReport, table_report
 from hudi_cdc.report.page import render_page, write_report
@@ -26,8 +26,11 @@ def pipeline_report(pipeline: Pipeline | None, out_dir: str | Path, table: str |
     tables read over `status`'s threads (hudi-rs releases the GIL while it reads)."""
     args: list[tuple[str, str, str | None]] = []
     if pipeline is not None:
-        args += [(f"{name}_{TYPE_SUFFIX[tt]}", pipeline.base_path(name, tt), pipeline.topic_dir(name))
-                 for name, tt in pipeline.targets(table)]
+        for name, tt in pipeline.targets(table):
+            args.append((f"{name}_{TYPE_SUFFIX[tt]}", pipeline.base_path(name, tt), pipeline.topic_dir(name)))
+            if pipeline.table(name).history:  # its history table right after it: versions opened (inserted)
+                args.append((f"{history_name(name)}_{TYPE_SUFFIX[tt]}",  # and ended (updated) per commit
+                             pipeline.history_base_path(name, tt), None))
     for p in paths or []:
         args.append((_label(str(p), {a[0] for a in args}), str(p), None))
     with ThreadPoolExecutor(max_workers=max(1, min(STATUS_THREADS, len(args)))) as pool:

@@ -14,6 +14,7 @@ import pytest
 from hudi_cdc.jobs.stream import history as h
 from hudi_cdc.lake.status import pipeline_status
 from hudi_cdc.query.consistent_sql import consistent_sql
+from hudi_cdc.report import pipeline_report
 from hudi_cdc.sources.comparison import _lake_table
 from hudi_cdc.sources.scd2_verify import verify_whole
 from tests.jobs.test_cdc_semantics import SCHEMA, Lake, ev
@@ -106,6 +107,13 @@ def test_history_versions_through_every_kind_of_change(tmp_path, spark):
     for tt in TYPES:
         hist, table = rows[("artists_history", tt)], rows[("artists", tt)]
         assert hist.exists and hist.checkpoint == table.checkpoint and hist.commits >= 4, tt
+    # `report`: each history table right after its table, its versions opened (inserted) per commit
+    _, reports = pipeline_report(lake.pipeline, tmp_path / "report")
+    labels = [r.label for r in reports]
+    for tt, suffix in (("COPY_ON_WRITE", "cow"), ("MERGE_ON_READ", "mor")):
+        hist = reports[labels.index(f"artists_{suffix}") + 1]
+        assert hist.label == f"artists_history_{suffix}" and hist.error is None, (labels, hist.error)
+        assert [c.inserted for c in hist.commits if not c.compaction][0] == 5, (tt, hist.commits)
     _interleaved_transactions(lake)
     for tt in TYPES:
         # verify --history --whole: the table equals the replay of every landed event (redelivery included)
