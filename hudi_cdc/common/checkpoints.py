@@ -42,6 +42,8 @@ REJECTED_ROWS_KEY = "streamer.hudi_cdc.rejected_rows"
 CUT_KEY = "streamer.hudi_cdc.cut"
 COMPLETE_LSN_KEY = "streamer.hudi_cdc.complete_lsn"
 LAST_FILE_KEY = "streamer.hudi_cdc.last_file"
+# a history table's open (current) versions after the commit (jobs/stream/history_write.py); `status` shows it
+HISTORY_OPEN_KEY = "streamer.hudi_cdc.history.open_versions"
 
 
 @dataclass(frozen=True)

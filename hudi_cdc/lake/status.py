@@ -83,6 +83,7 @@ class TableStatus:
     # rows the commits on the timeline wrote with a value their lake type cannot hold (NULL there, the
     # exact source value in __rejects; hudi-cdc's streamer records the count per commit)
     rejected_rows: int = 0
+    open_versions: int | None = None  # a history table's open (current) versions after its newest commit
     avg_file_bytes: float | None = None
     inflight: list[str] = field(default_factory=list)
     last_failure: dict | None = None
@@ -102,6 +103,8 @@ class TableStatus:
                          if w else "-")
         if self.waiting:
             row["last_commit"] = "- (bootstrapped empty: waits for files)"
+        if self.open_versions is not None:  # a history table
+            row["table"] = f"{self.table} ({self.open_versions} open versions)"
         return row
 
 
@@ -321,6 +324,8 @@ def _commits(tbl: Table, st: TableStatus, now: float) -> tuple[list, list, float
     st.source_ts_from = "commit" if ts else None
     st.source_ordering = checkpoints.newest_value(metas, checkpoints.SOURCE_ORDERING_KEY)
     st.rejected_rows = rejected_rows(metas)
+    opened = checkpoints.newest_value(metas, checkpoints.HISTORY_OPEN_KEY)
+    st.open_versions = int(opened) if opened else None
     if st.source_ts_ms is not None:
         st.freshness_seconds = round(now - st.source_ts_ms / 1000.0, 3)
     _file_figures(tbl, st)

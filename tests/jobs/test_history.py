@@ -107,6 +107,9 @@ def test_history_versions_through_every_kind_of_change(tmp_path, spark):
     for tt in TYPES:
         hist, table = rows[("artists_history", tt)], rows[("artists", tt)]
         assert hist.exists and hist.checkpoint == table.checkpoint and hist.commits >= 4, tt
+        # the open versions, counted commit by commit: the current versions (keys 1..6, 2..5 truncated)
+        assert hist.open_versions == len(current) == 2 and table.open_versions is None, (tt, hist.open_versions)
+        assert hist.text_row()["table"] == "artists_history (2 open versions)"
     # `report`: each history table right after its table, its versions opened (inserted) per commit
     _, reports = pipeline_report(lake.pipeline, tmp_path / "report")
     labels = [r.label for r in reports]

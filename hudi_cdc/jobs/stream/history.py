@@ -169,9 +169,12 @@ def versions(events, keys: list[str]):
         F.col(_PREV).alias(FROM_PREV), F.col("__h_to.p").alias(TO_PREV))
 
 
+WAS_OPEN = "__h_was_open"  # on changes(): the stored version it rewrites or removes was open (not written)
+
+
 def changes(new, stored, keys: list[str]):
     """What to write: versions new or with another end (`_hoodie_is_deleted` false), and stored versions
-    the recomputation no longer has (true)."""
+    the recomputation no longer has (true); WAS_OPEN on each, for the count of open versions."""
     from pyspark.sql import functions as F
 
     on = [*keys, FROM_LSN]
@@ -183,7 +186,9 @@ def changes(new, stored, keys: list[str]):
     same = (F.coalesce(F.col("__h_was"), F.lit(False)) & F.col("__h_old_to").eqNullSafe(F.col(TO_LSN))
             & F.col("__h_old_to_ts").eqNullSafe(F.col(TO_TS)) & F.col("__h_old_fp").eqNullSafe(F.col(FROM_PREV))
             & F.col("__h_old_tp").eqNullSafe(F.col(TO_PREV)))
-    upserts = joined.where(~same).drop("__h_old_to", "__h_old_to_ts", "__h_old_fp", "__h_old_tp", "__h_was") \
-        .withColumn(DELETED, F.lit(False))
-    gone = stored.join(new.select(*on), on, "left_anti").select(*on, F.lit(True).alias(DELETED))
+    was_open = F.coalesce(F.col("__h_was"), F.lit(False)) & F.col("__h_old_to").isNull()
+    upserts = joined.where(~same).withColumn(WAS_OPEN, was_open) \
+        .drop("__h_old_to", "__h_old_to_ts", "__h_old_fp", "__h_old_tp", "__h_was").withColumn(DELETED, F.lit(False))
+    gone = stored.join(new.select(*on), on, "left_anti") \
+        .select(*on, F.lit(True).alias(DELETED), F.col(TO_LSN).isNull().alias(WAS_OPEN))
     return upserts.unionByName(gone, allowMissingColumns=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from hudi_cdc.common.checkpoints import HISTORY_OPEN_KEY, extra_metadata
 from hudi_cdc.jobs.stream import history as h
 from hudi_cdc.jobs.stream import log_inserts
 from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD, has_completed_commit
@@ -27,12 +28,19 @@ _NOT_HERE = ("hoodie.datasource.write.insert.drop.duplicates", "hoodie.datasourc
              "hoodie.table.ordering.fields", "hoodie.datasource.write.precombine.field", log_inserts.INSERTS_KEY)
 
 
+# the open (current) versions after a history commit, in its extra metadata: the previous commit's count plus
+# what the commit opened less what it ended or removed (`hudi-cdc status` shows it without reading the table).
+# A history table written before the count existed has none: it starts at the next bootstrap
+OPEN_KEY = HISTORY_OPEN_KEY
+
+
 @dataclass
 class HistoryWrite:
     base_path: str
     versions: int = 0  # versions written (new, or with a new end)
     removed: int = 0  # versions a late event made redundant
     commit: bool = False
+    open_versions: int | None = None  # open versions after the commit (OPEN_KEY); None: not known
 
 
 def enabled(props: dict[str, str]) -> bool:
@@ -109,6 +117,21 @@ def truncations(events, lsn_field: str, seen: bool, floor: list | None) -> list[
     return truncated
 
 
+def last_open_versions(path: str) -> int | None:
+    """The open versions after the history table's newest commit that counted them (None: none did)."""
+    import json
+
+    from hudi_cdc.jobs.stream.table import hudi_timeline
+
+    tl = hudi_timeline(path, "the history table's open versions")
+    instants = [*tl.get_completed_commits(), *tl.get_completed_deltacommits(), *tl.get_completed_replacecommits()]
+    for inst in sorted(instants, key=lambda i: i.timestamp, reverse=True):
+        value = extra_metadata(json.loads(tl.get_instant_metadata_in_json(inst) or "{}")).get(OPEN_KEY)
+        if value not in (None, ""):
+            return int(value)
+    return None
+
+
 def write_round(spark, events, keys: list[str], lsn_field: str, props: dict[str, str], round_opts: dict[str, str],
                 truncate_seen: bool, floor: list | None, log) -> dict:
     """The round's history commit (none when nothing changed: a redelivery, or a rerun after a crash);
@@ -121,13 +144,20 @@ def write_round(spark, events, keys: list[str], lsn_field: str, props: dict[str,
     rows, new_table, stored = plan(spark, events, keys, lsn_field, path, truncated)
     rows = rows.cache()
     try:
-        counts = rows.agg(F.count(F.lit(1)).alias("n"), F.sum(F.when(F.col(h.DELETED), 1).otherwise(0)).alias("gone")
-                          ).first()
+        was_open = F.col(h.WAS_OPEN).cast("int") if h.WAS_OPEN in rows.columns else F.lit(0)
+        counts = rows.agg(F.count(F.lit(1)).alias("n"), F.sum(F.when(F.col(h.DELETED), 1).otherwise(0)).alias("gone"),
+                          F.sum(F.when(~F.col(h.DELETED) & F.col(h.CURRENT), 1).otherwise(0)).alias("opened"),
+                          F.sum(F.coalesce(was_open, F.lit(0))).alias("closed")).first()
         out.removed = int(counts["gone"] or 0)
         out.versions = int(counts["n"]) - out.removed
         if counts["n"]:
+            before = 0 if new_table else last_open_versions(path)
+            if before is not None:
+                out.open_versions = before + int(counts["opened"] or 0) - int(counts["closed"] or 0)
             opts = history_options(round_opts, props, keys, new_table)
-            rows.write.format("hudi").options(**opts).mode("append").save(path)
+            if out.open_versions is not None:
+                opts[OPEN_KEY] = str(out.open_versions)
+            rows.drop(h.WAS_OPEN).write.format("hudi").options(**opts).mode("append").save(path)
             out.commit = True
     finally:
         rows.unpersist()
