@@ -164,7 +164,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
     if source.transaction_boundaries:
         consumer.cuts = Cuts(landing, storage.local(pipeline.source_root),
-                             transaction_topic(src.topic_prefix(pipeline)), rotate_seconds if continuous else None)
+                             transaction_topic(src.topic_prefix(pipeline)), rotate_seconds if continuous else None,
+                             position=kind.position)
     registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
     new_columns = NewColumns(pipeline, source, landing, progress)  # ADD COLUMN ... DEFAULT (defaults.py)
     landing.on_file_start = new_columns.file_started

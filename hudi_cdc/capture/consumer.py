@@ -34,7 +34,7 @@ class Consumer:
         # offsets are not committed and its records still in open files are dropped: the next run gets them again)
         self.stopping = False
         self.snapshots: signals.Snapshots | None = None  # incremental snapshots (capture/signals.py)
-        self.cuts: Cuts | None = None  # PostgreSQL: all files land together at transaction boundaries (txn.py)
+        self.cuts: Cuts | None = None  # all files land together at transaction boundaries (txn.py)
         self.oldkeys: OldKeys | None = None  # a key change's old key beside a TOAST placeholder (oldkey.py)
         self.specials: SourceValues | None = None  # values the events cannot carry (NaN, zero dates): specials.py
         self.textforms: TextForms | None = None  # types Debezium sends as bytes: their text (textforms.py)
@@ -85,13 +85,18 @@ class Consumer:
                 record = event.sourceRecord()
                 topic = str(record.topic())
                 value = record.value()
-                if self.cuts is not None:
-                    self.cuts.observe(record, topic, value)
                 verdict = self._verdict(record, topic, value)
                 if verdict == "before":  # committed after the run started: unmarked, the next run's
-                    landing.flush_all()
+                    # (a binlog source: the first change of the first transaction after the run's end, so
+                    # every landed transaction is whole: a cut, its position not this change's)
+                    if self.cuts is not None:
+                        self.cuts.cut()
+                    else:
+                        landing.flush_all()
                     reached = True
                     break
+                if self.cuts is not None:
+                    self.cuts.observe(record, topic, value)
                 if topic.endswith("." + signals.NOTIFICATIONS):
                     # Debezium's notifications carry the offset of the moment they are sent (an initial
                     # snapshot's STARTED one: a position with no snapshot in progress); committing it

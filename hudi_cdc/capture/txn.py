@@ -1,17 +1,21 @@
 """Transaction cuts: capture lands every table's files together at source transaction boundaries.
 
 Debezium's transaction metadata (``provide.transaction.metadata``) puts a BEGIN and an END record on
-``<topic prefix>.transaction`` around each transaction's change events; each change's ``source``
-carries its ``txId``, and the snapshot marks its last record (``source.snapshot = last``). From them
-capture knows when it stands between two transactions. Only there does it close files in streaming:
+``<topic prefix>.transaction`` around each transaction's change events; each change carries its
+transaction's id (PostgreSQL: ``source.txId``; the binlog connectors, MySQL and MariaDB: the envelope's
+``transaction.id``, the GTID or ``file=...,pos=...`` of its BEGIN), and the snapshot marks its last record
+(``source.snapshot = last``). From them capture knows when it stands between two transactions. Only
+there does it close files in streaming:
 
 - a file is not closed at ``flush_size`` in the middle of a transaction: it is closed at the next
   boundary (it may hold more than flush_size records by the rest of that transaction); during the
   snapshot flush_size applies as before (no cut falls inside the snapshot anyway);
 - the time rotation (``--rotate-seconds``) and flush_size close *every* open file of the pipeline at
   once, at a boundary, and then write a cut (jobs/stream/cuts.py): one JSON naming, for every topic,
-  the newest landed file, the source LSN through which all tables are then complete, and how many
-  transactions ended since the previous cut;
+  the newest landed file, the source position through which all tables are then complete (the source's
+  ``position`` of the records seen: PostgreSQL's commit LSN; a binlog source's ``__lsn`` of the last
+  change landed, sources/mysql/binlog.py), and how many transactions ended since the previous cut (a
+  binlog source counts every transaction of the server, captured tables or not);
 - a ``--once`` run ends with a cut (its end marker comes after every transaction it waited for).
 
 A table with no change since the last cut names the same file again: it is complete through the new
@@ -24,6 +28,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 
 from hudi_cdc.common import storage
 from hudi_cdc.jobs.stream import cuts
@@ -49,6 +54,18 @@ def record_lsn(record) -> int | None:
         return int(value) if value is not None else None
     except Exception:  # noqa: BLE001 - a record without a PostgreSQL offset (none expected)
         return None
+
+
+def transaction_id(value) -> str | None:
+    """The change's transaction: PostgreSQL's ``source.txId``, else (the binlog connectors) the envelope's
+    ``transaction.id`` (Debezium's transaction block); None outside a transaction (a snapshot row)."""
+    source = value.getStruct("source")
+    if source is not None and source.schema().field("txId") is not None:
+        txid = source.get("txId")
+        return str(txid) if txid is not None else None
+    block = value.getStruct("transaction") if value.schema().field("transaction") is not None else None
+    txid = block.get("id") if block is not None else None
+    return str(txid) if txid is not None else None
 
 
 def stands_on_commit(event) -> bool:
@@ -77,8 +94,12 @@ def initial_snapshot_row(value) -> bool:
 class Cuts:
     """Tracks transaction boundaries in the record stream and cuts the landing there."""
 
-    def __init__(self, landing, landing_root: str, transaction_topic_name: str, rotate_seconds: float | None = None):
+    def __init__(self, landing, landing_root: str, transaction_topic_name: str, rotate_seconds: float | None = None,
+                 position: Callable | None = None):
+        """position(record, value): the record's place in the source's commit order, comparable with the
+        landed __lsn, or None (the source's CapturePart.position; PostgreSQL's offset LSN by default)."""
         self.landing = landing
+        self.position = position or (lambda record, value: record_lsn(record))
         self.flush_size = landing.flush_size
         landing.flush_size = _UNLIMITED  # files close at boundaries (snapshot: flush_size, see observe)
         self.folder = cuts.cuts_dir(landing_root)
@@ -90,7 +111,7 @@ class Cuts:
         self.lsn = int(last["lsn"]) if last and str(last.get("lsn") or "").isdigit() else 0
         self.newest = {t: _newest_file(d, t) for t, d in landing.topic_dirs.items()}
         self.in_txn = False
-        self.txid: int | None = None
+        self.txid: str | None = None
         self.snapshot = False
         self.ended = 0  # transactions ended since the last cut
         self.written = 0  # cuts written by this run
@@ -98,7 +119,7 @@ class Cuts:
     # ------------------------------------------------------------ the record stream
     def observe(self, record, topic: str, value) -> None:
         """Before a record is landed (or passed over): boundaries it reveals, the LSN reached."""
-        lsn = record_lsn(record)
+        lsn = self.position(record, value)
         if topic == self.topic and value is not None:
             status = str(value.getString("status"))
             if status == "BEGIN":
@@ -122,8 +143,7 @@ class Cuts:
             return
         if snap == "incremental":
             return  # read between transactions (an incremental snapshot's chunk)
-        txid = source.getInt64("txId") if source is not None else None
-        txid = int(txid) if txid is not None else None
+        txid = transaction_id(value)
         if self.snapshot:
             self.snapshot = False
             self.landing.flush_size = _UNLIMITED
@@ -140,7 +160,7 @@ class Cuts:
         if source is not None and str(source.getString("snapshot") or "") == "last":
             self.snapshot = False
             self.landing.flush_size = _UNLIMITED
-            self._advance(record_lsn(record))
+            self._advance(self.position(record, value))
             self._boundary(force=True)
 
     def _advance(self, lsn: int | None) -> None:

@@ -100,6 +100,10 @@ class CapturePart(Protocol):
     def rewrite(self, schema: Any, value: Any) -> tuple[Any, Any]:
         """A landed record as the lake gets it (e.g. binlog coordinates as one __lsn)."""
 
+    def position(self, record: Any, value: Any) -> int | None:
+        """The record's place in the source's commit order, comparable with the landed __lsn (what a
+        transaction cut records, capture/txn.py), or None when it has none."""
+
 
 class SnapshotSignals(Protocol):
     """Incremental snapshots on the pipeline's own stream (`capture snapshot`): the database's side."""

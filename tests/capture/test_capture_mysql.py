@@ -69,6 +69,7 @@ def test_engine_properties_of_a_binlog_source(tmp_path):
     assert props["notification.enabled.channels"] == "sink"
     assert props["notification.sink.topic.name"] == "shop.hudi_cdc_notifications"
     assert props["driver.yearIsDateType"] == "false"  # YEAR 0000 read as a number (docs/types.md, edge values)
+    assert props["provide.transaction.metadata"] == "true"  # BEGIN/END records: transaction cuts (capture/txn.py)
     db["kind"] = "mysql"
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict(db)))
     props = engine_properties(load_pipeline(tmp_path / "hudi-cdc.yaml"), None)

@@ -99,3 +99,32 @@ def test_a_transaction_committing_after_the_cut_is_not_in_it():
     early = dict(db.execute("SELECT aid, balance FROM accounts_history WHERE __valid_from_lsn <= 350 AND "
                             "(__valid_to_lsn IS NULL OR __valid_to_lsn > 350)"))
     assert early == {1: 50, 2: 150}  # the limit the commit LSN removes
+
+
+def test_binlog_cuts_at_the_last_change_landed():
+    """A binlog source (MySQL, MariaDB): transactions are in the binlog whole, in commit order, so their
+    changes' __lsn (binlog file, pos, row) never interleave, no __sequence lands, and a cut's position is the
+    __lsn of the last change landed before it (capture/txn.py with sources/mysql/binlog.py change_lsn). The
+    WHERE at each cut gives what each commit left: T1 moves 30 from account 1 to 2 (two rows of one event),
+    T2 updates account 1 and deletes account 2."""
+    import sqlite3
+
+    from hudi_cdc.jobs.stream import history as h
+    from hudi_cdc.sources.mysql.binlog import lsn as binlog_lsn
+    from hudi_cdc.sources.scd2_replay import replay
+
+    snap = binlog_lsn("mariadb-bin.000001", 342, 0)  # the snapshot's binlog position, every row of it
+    t1 = [binlog_lsn("mariadb-bin.000001", 871, 0), binlog_lsn("mariadb-bin.000001", 871, 1)]
+    t2 = [binlog_lsn("mariadb-bin.000002", 256, 0), binlog_lsn("mariadb-bin.000002", 420, 0)]
+    landed = [_bank_event(1, 100, snap, "r", None), _bank_event(2, 100, snap, "r", None),
+              _bank_event(1, 70, t1[0], "u", None), _bank_event(2, 130, t1[1], "u", None),
+              _bank_event(1, 75, t2[0], "u", None), {**_bank_event(2, 130, t2[1], "d", None), "__deleted": "true"}]
+    versions = replay(landed, ["aid"])
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE TABLE accounts_history (aid, balance, {h.FROM_LSN}, {h.TO_LSN}, {h.FROM_PREV}, {h.TO_PREV})")
+    db.executemany("INSERT INTO accounts_history VALUES (?, ?, ?, ?, ?, ?)",
+                   [(v.key[0], v.values["balance"], v.from_lsn, v.to_lsn, v.from_prev, v.to_prev) for v in versions])
+    truth = {snap: {1: 100, 2: 100}, t1[1]: {1: 70, 2: 130}, t2[1]: {1: 75}}  # each cut: its last change
+    for cut, want in truth.items():
+        got = dict(db.execute(f"SELECT aid, balance FROM accounts_history WHERE {cs.validity_where(cut)}"))
+        assert got == want, cut

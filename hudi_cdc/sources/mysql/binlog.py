@@ -7,15 +7,21 @@
   Central (``MARIADB_STACK``, cached under ~/.cache/hudi-cdc/debezium) in a JVM of its own: one
   process captures from one kind of stack (engine.start_jvm says so when it cannot).
 - The schema history Debezium's binlog connectors need (every DDL since the snapshot, to decode the
-  row events) is a file beside the offsets (FileSchemaHistory), guarded like the offsets: a kill
-  while Debezium appends to it leaves a partial last line, which is cut (that DDL's offsets were never
-  committed: it is read again from the binlog).
+  row events) is a file beside the offsets (FileSchemaHistory), guarded like the offsets
+  (schema_history.py).
 - Ordering without an LSN: ``__lsn`` is filled from the binlog coordinates of the event,
   ``(binlog file number << 32) + position of the row event + row within the event``. Row events
   are at least one byte per row, so the next event starts past every row of this one: the value
   strictly increases along the binlog of one server, and a snapshot's rows carry the binlog position
   the snapshot was taken at (below every change after it). Positions of another server (a failover
   to a replica) are not comparable: re-bootstrap after one.
+- Transaction cuts (capture/txn.py), as for PostgreSQL: ``provide.transaction.metadata`` gives a BEGIN
+  (MariaDB: at the transaction's GTID event; MySQL: its BEGIN query) and an END (its XID or COMMIT)
+  record around every transaction of the server, each change carries ``transaction.id`` (the GTID, else
+  ``file=...,pos=...`` of the BEGIN). The binlog holds committed transactions only, whole and in commit
+  order, so a cut between two transactions stands after every change landed so far and before every
+  later one: its position is the ``__lsn`` of the last change landed (``position``), and a history
+  version is in it exactly when its ``__lsn`` is at or below that (no ``__sequence`` needed).
 - ``--once``: the server's binlog end (SHOW MASTER STATUS / SHOW BINARY LOG STATUS) and GTID position
   are read before the engine starts; the run stops at the first streamed change or heartbeat whose
   offset is at or past them. Debezium emits heartbeats on the server's own heartbeat events, which
@@ -33,6 +39,7 @@ from hudi_cdc.config import Pipeline
 from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import SourceError
 from hudi_cdc.sources import tables as src
+from hudi_cdc.sources.mysql.schema_history import guard_history, history_file
 from hudi_cdc.sources.mysql.settings import check_binlog_settings
 from hudi_cdc.sources.shaping import debezium_properties
 from hudi_cdc.toolchain.maven import Artifact
@@ -78,10 +85,6 @@ def server_id(pipeline: Pipeline) -> int:
     return 5400 + zlib.crc32(pipeline.slot_name.encode()) % 1_000_000
 
 
-def history_file(pipeline: Pipeline, work_dir: Path) -> Path:
-    return work_dir / f"schema-history-{pipeline.slot_name}.dat"
-
-
 # values as the database holds them (docs/types.md, edge values): Debezium's time adjuster takes a year
 # below 100 as a two-digit year (DATE '0001-01-01' landed as 2001-01-01, YEAR 0 as 2000 or 1900), and the
 # JDBC driver (driver.* is passed on) reads YEAR as a number: MariaDB Connector/J's java.sql.Date throws on
@@ -123,6 +126,7 @@ def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, 
         "heartbeat.interval.ms": str(HEARTBEAT_MS),
         "connect.keep.alive.interval.ms": str(KEEP_ALIVE_MS),
         "errors.max.retries": "0",
+        "provide.transaction.metadata": "true",  # BEGIN/END records: files land at transaction cuts (txn.py)
         **unwrap,
         "transforms.unwrap.add.fields": UNWRAP_FIELDS,
         # excluded and masked columns never land (sources/shaping.py); the salt from source.mask_salt_env
@@ -131,38 +135,6 @@ def engine_properties(pipeline: Pipeline, password: str | None, work_dir: Path, 
     if password is not None:
         props["database.password"] = password
     return props
-
-
-def guard_history(path: Path, offsets: Path, progress) -> None:
-    """A partial last line (a kill during FileSchemaHistory's append) is cut; a history missing while
-    offsets exist is refused (Debezium could not decode the binlog without it)."""
-    if not path.exists():
-        if offsets.exists():
-            raise SourceError(f"{path}: the schema history is missing but offsets exist ({offsets}): "
-                              "capture --drop-slot takes a new snapshot")
-        return
-    import json
-
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    tail = lines[-1]
-    good = lines[:-1]
-    for i, line in enumerate(good):
-        try:
-            json.loads(line)
-        except ValueError:
-            raise SourceError(f"{path}: line {i + 1} of the schema history is not JSON; capture --drop-slot "
-                              "takes a new snapshot") from None
-    if tail.strip():
-        try:
-            json.loads(tail)
-            return  # a complete last record without its newline
-        except ValueError:
-            tmp = path.with_name(path.name + ".cut")
-            tmp.write_bytes(b"".join(line + b"\n" for line in good))
-            tmp.replace(path)
-            progress(f"{path.name}: cut a partial last record (a kill while Debezium wrote it); that DDL is "
-                     "read again from the binlog")
 
 
 # ---------------------------------------------------------------- the binlog position and __lsn
@@ -319,6 +291,16 @@ class Records:
         return new_schema, out
 
 
+def change_lsn(value) -> int | None:
+    """The ``__lsn`` a change lands with (its source block's binlog file, pos and row); None for a record
+    that is no change (BEGIN/END, heartbeats: their offsets stand on a transaction's BEGIN, not past it)."""
+    source = value.getStruct("source") if value is not None and value.schema().field("source") is not None else None
+    if source is None or source.schema().field("pos") is None:
+        return None
+    file, pos = source.get("file"), source.get("pos")
+    return lsn(str(file), int(pos), int(source.get("row") or 0)) if file is not None and pos is not None else None
+
+
 def offset_of(record) -> dict[str, str]:
     off = record.sourceOffset()
     return {str(k): str(v) for k, v in off.items()} if off is not None else {}
@@ -369,6 +351,9 @@ class BinlogCapture:
                 and reached(offset_of(record), self.target):
             return "reached"
         return "other"
+
+    def position(self, record, value) -> int | None:
+        return change_lsn(value)  # a cut's position: the last change landed (module docstring)
 
     def rewrite(self, schema, value):
         if self._records is None:

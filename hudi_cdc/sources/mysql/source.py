@@ -18,7 +18,7 @@ from hudi_cdc.sources.tables import SourceTable
 
 
 class MySqlFamily:
-    transaction_boundaries = False  # files close by size and time (no transaction metadata)
+    transaction_boundaries = True  # BEGIN/END records (binlog.engine_properties): files cut at commits
     seed_sink = False  # seed 004: the MySQL connector alone (Redshift reads MSK)
     toast_placeholders = False  # the binlog's full row image carries every value
     special_values: str | None = "zero_dates"  # zero dates: NULL, a default or the epoch in the events

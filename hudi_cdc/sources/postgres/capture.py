@@ -53,6 +53,12 @@ class PostgresCapture:
     def poke(self) -> None:
         emit_marker(self.pipeline, self.run_id)
 
+    def position(self, record, value) -> int | None:
+        """The record's offset LSN (a COMMIT's for a transaction's END: the commit LSN a cut carries)."""
+        offset = record.sourceOffset()
+        lsn = offset.get("lsn") if offset is not None else None
+        return int(lsn) if lsn is not None else None
+
     def verdict(self, record, topic: str, value, landed: dict, continuous: bool) -> str:
         """land (a change of a captured table) | reached (this run's marker) | before (a change after
         the run's end, left for the next run) | other"""
