@@ -143,14 +143,15 @@ def _bank_pipeline(base: Path, db: dict) -> object:
     return load_pipeline(base / "hudi-cdc.yaml")
 
 
-def _teller_transactions(mariadb, database: str, stop: threading.Event, done: list, seed: int) -> None:
-    """pgbench's TPC-B-like transaction, one after another until `stop`: an account, its teller and branch
-    and a history row, all by the same delta, in one transaction; `done[seed]` counts them."""
-    rnd = random.Random(seed)
+def _teller_transactions(mariadb, database: str, stop: threading.Event, done: list, seed: int,
+                         once: bool = False) -> None:
+    """pgbench's TPC-B-like transaction, one after another until `stop` (or one): an account, its teller and
+    branch and a history row, all by the same delta, in one transaction; `done[seed]` counts them."""
+    rnd, start = random.Random(seed), done[seed]
     conn = mariadb.connect(database)
     try:
         with conn.cursor() as cur:
-            while not stop.is_set():
+            while not stop.is_set() and not (once and done[seed] > start):
                 aid, tid, delta = rnd.randint(1, ACCOUNTS), rnd.randint(1, TELLERS), rnd.randint(-5000, 5000)
                 bid = (tid - 1) % BRANCHES + 1
                 cur.execute("START TRANSACTION")
@@ -161,6 +162,7 @@ def _teller_transactions(mariadb, database: str, stop: threading.Event, done: li
                             "NOW(6))")
                 cur.execute("COMMIT")
                 done[seed] += 1
+                time.sleep(0.01)  # a few hundred transactions a burst: small rounds
     except Exception as exc:  # noqa: BLE001 - the test asserts on it (a thread's exception is not raised)
         done[seed] = exc
     finally:
@@ -216,15 +218,16 @@ def _burst(mariadb, p, seconds: float, done: list) -> None:
     folder = cuts.cuts_dir(p.source_root.removeprefix("file://"))
     before = cuts.cut_numbers(folder)[-1]
     stop = threading.Event()
+    _teller_transactions(mariadb, "txn_bank", stop, done, 0, once=True)  # then wait: capture streams and cuts
+    deadline = time.monotonic() + 300
+    while cuts.cut_numbers(folder)[-1] == before:
+        assert time.monotonic() < deadline, "capture wrote no cut in 300 s"
+        time.sleep(0.5)
     writers = [threading.Thread(target=_teller_transactions, args=(mariadb, "txn_bank", stop, done, seed))
                for seed in (0, 1)]
     for w in writers:
         w.start()
     try:
-        deadline = time.monotonic() + 300
-        while len([n for n in cuts.cut_numbers(folder) if n > before]) < 2:  # capture streams and cuts
-            assert time.monotonic() < deadline, "capture wrote no cut in 300 s"
-            time.sleep(0.5)
         time.sleep(seconds)
     finally:
         stop.set()
