@@ -73,6 +73,14 @@ class Consumer:
             return "land" if verdict == "before" else "other"
         return verdict
 
+    def _end(self) -> None:
+        """The run's end: every file landed, and the cut naming them when capture cuts (every landed
+        transaction is whole there: a verdict "before" is a binlog transaction's first change)."""
+        if self.cuts is not None:
+            self.cuts.cut()
+        else:
+            self.landing.flush_all()
+
     def _handle_batch(self, records, committer) -> None:
         if self.done.is_set():
             return  # after the marker: leave the rest unmarked, the next run gets it again
@@ -87,12 +95,7 @@ class Consumer:
                 value = record.value()
                 verdict = self._verdict(record, topic, value)
                 if verdict == "before":  # committed after the run started: unmarked, the next run's
-                    # (a binlog source: the first change of the first transaction after the run's end, so
-                    # every landed transaction is whole: a cut, its position not this change's)
-                    if self.cuts is not None:
-                        self.cuts.cut()
-                    else:
-                        landing.flush_all()
+                    self._end()  # (the binlog's first change after the run's end: a cut before its transaction)
                     reached = True
                     break
                 if self.cuts is not None:
@@ -132,10 +135,7 @@ class Consumer:
                         if self.cuts is not None:
                             self.cuts.landed(record, value)
                 elif verdict == "reached":
-                    if self.cuts is not None:
-                        self.cuts.cut()  # every file, and the cut naming them
-                    else:
-                        landing.flush_all()
+                    self._end()
                     reached = True
                     break
                 elif self.snapshots is not None:
