@@ -169,6 +169,11 @@ class LocalMariaDB:
         os.kill(pid, signal.SIGTERM)  # a clean shutdown
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            try:  # started by this process: reaped here, else it stays a zombie that kill(pid, 0) finds for ever
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    return
+            except ChildProcessError:
+                pass  # another process's child (or reaped already): kill(pid, 0) says whether it runs
             try:
                 os.kill(pid, 0)
             except OSError:
