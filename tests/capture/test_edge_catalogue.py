@@ -64,8 +64,14 @@ DDL_TABLES = [
     "CREATE TABLE parted (id int, k int NOT NULL, v text, PRIMARY KEY (id, k)) PARTITION BY RANGE (k)",
     "CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (0) TO (100)",
     "INSERT INTO parted SELECT g, g, 'p1' FROM generate_series(1, 5) g",
+    # a key of a date, a numeric(p,s) and a timestamptz: capture still reads a numeric NaN by it (specials.py)
+    "CREATE TABLE dk (d date, k numeric(10,2), tz timestamptz, n numeric, PRIMARY KEY (d, k, tz))",
+    "INSERT INTO dk VALUES ('2024-02-29', 12.50, '2024-01-01 10:00:00.123456+02', 'NaN')",
+    # a timetz key has no such text (it equals only in its own zone): not looked up, one WARNING says so
+    "CREATE TABLE tk (t timetz PRIMARY KEY, n numeric)", "INSERT INTO tk VALUES ('10:00:00+02', 'NaN')",
 ]
 ROUND_1 = [  # values streamed, an enum label added mid-stream, column DDL
+    "INSERT INTO dk VALUES ('1999-12-31', -0.01, '2000-01-01 00:00:00+00', 'Infinity')",
     *[f"INSERT INTO edges ({EDGE_COLUMNS}) VALUES " + r.format(id=10 + i) for i, r in enumerate(ROWS, 1)],
     "ALTER TYPE lvl ADD VALUE 'mid' BEFORE 'high'",
     "UPDATE edges SET e = 'mid' WHERE id IN (1, 11)",
@@ -136,7 +142,7 @@ def _edges_landed(p) -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, capsys, inprocess_jobs):
+def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, capsys, caplog, inprocess_jobs):
     db = pg_database("edges")
     _sql(db, *EDGE_DDL, *[f"INSERT INTO edges ({EDGE_COLUMNS}) VALUES " + r.format(id=i)
                           for i, r in enumerate(ROWS, 1)], *DDL_TABLES)
@@ -145,7 +151,7 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
                  "--port", str(db["port"]), "--password-env", db["password_env"]]) == 0
     cfg = d / "hudi-cdc.yaml"
     doc = yaml.safe_load(cfg.read_text())
-    assert {"edges", "ddl", "ren", "dr", "parted"} <= set(doc["tables"])
+    assert {"edges", "ddl", "ren", "dr", "parted", "dk"} <= set(doc["tables"])
     doc["spark"] = {"master": "local[2]", "driver_memory": "1g", "shuffle_partitions": 2}
     doc["tables"]["nokey"] = {**doc["tables"]["ren"], "topic": "edges.public.nokey", "record_key": "id"}
     for t in doc["tables"].values():
@@ -153,6 +159,8 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
     cfg.write_text(yaml.safe_dump(doc, sort_keys=False))
     c = str(cfg)
     assert main(["-c", c, "capture", "--once", "--timeout", "300"]) == 0
+    assert caplog.text.count("public.tk: a key (t io.debezium.time.ZonedTime) with no database text: values the "
+                             "events cannot carry (n) are not looked up") == 1, caplog.text
     assert main(["-c", c, "bootstrap"]) == 0
     # one round: the values streamed and every DDL step. A renamed table: one warning line, the others are
     # captured; a dropped and re-created table: published again and re-taken by an incremental snapshot
@@ -175,8 +183,9 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
     got = {t: _verify(c, t, capsys) for t in doc["tables"]}
     # ALTER COLUMN TYPE ... USING, SET/DROP DEFAULT, SET/DROP NOT NULL; ADD PRIMARY KEY; DROP + CREATE re-taken
     assert got["ren"][0] == 6 and "public.ren not found" in got["ren"][1]["error"], got["ren"]
-    for t in ("ddl", "nokey", "dr"):
+    for t in ("ddl", "nokey", "dr", "dk"):
         assert got[t][0] == 0 and got[t][1]["equal"], (t, got[t])
+    assert got["dk"][1]["rejected_columns"] == {"n": 2}, got["dk"]  # looked up by a date, numeric, timestamptz key
     assert got["dr"][1]["db_rows"] == 1 and got["ddl"][1]["db_rows"] == 8
     # ATTACH / DETACH PARTITION write no change events: the attached rows are missing, the detached kept
     assert got["parted"][0] == 10 and (got["parted"][1]["missing"], got["parted"][1]["extra"]) == (2, 5), got["parted"]
@@ -190,6 +199,11 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
     from hudi_cdc.config import load_pipeline
 
     _edges_landed(load_pipeline(cfg))
+    from hudi_cdc.lake.reader import read_arrow
+
+    dk = read_arrow(load_pipeline(cfg).base_path("dk", "COPY_ON_WRITE")).select(["n", "__rejects"]).to_pylist()
+    assert sorted((r["n"], json.loads(r["__rejects"])["n"]["value"]) for r in dk) == [
+        (None, "Infinity"), (None, "NaN")], dk
 
 
 MARIA_DDL = (
@@ -209,7 +223,11 @@ MARIA_ROWS = [
     "NULL, NULL, 0.000000000000000000000000000001, NULL, NULL, NULL, NULL, NULL)",
     "({id}, NULL, '1970-01-01', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
 ]
+# a key of a DATE, a DECIMAL and a DATETIME(6): capture still reads a zero date by it (specials.py, zerodates.py)
+MARIA_KEYED = ["CREATE TABLE zk (d DATE, k DECIMAL(10,2), t DATETIME(6), zd DATE, PRIMARY KEY (d, k, t))",
+               "INSERT INTO zk VALUES ('2024-02-29', 12.50, '2024-01-01 10:00:00.123456', '0000-00-00')"]
 MARIA_STEPS = [  # the values streamed, then column DDL and a table dropped and created again
+    "INSERT INTO zk VALUES ('1999-12-31', -0.01, '2000-01-01 00:00:00', '0000-00-00')",
     *[f"INSERT INTO edges ({MARIA_COLUMNS}) VALUES " + r.format(id=10 + i) for i, r in enumerate(MARIA_ROWS, 1)],
     "UPDATE edges SET s = 'é' WHERE id = 1",
     "ALTER TABLE ddl MODIFY code INT", "UPDATE ddl SET code = code * 10 WHERE id = 1",
@@ -235,13 +253,15 @@ def test_mariadb_edge_values_and_ddl_land_or_are_kept(tmp_path, mariadb, mariadb
               "CREATE TABLE ddl (id INT PRIMARY KEY, code VARCHAR(10), b VARCHAR(5) DEFAULT 'x', c INT NOT NULL, "
               "a INT)",
               "INSERT INTO ddl (id, code, c, a) VALUES (1, '1', 1, 1), (2, '2', 2, NULL), (3, '3', 3, 3)",
-              "CREATE TABLE dr (id INT PRIMARY KEY, v TEXT)", "INSERT INTO dr VALUES (1, 'old'), (2, 'old')")
+              "CREATE TABLE dr (id INT PRIMARY KEY, v TEXT)", "INSERT INTO dr VALUES (1, 'old'), (2, 'old')",
+              *MARIA_KEYED)
     tables = {t: {"topic": f"shop.{db['name']}.{t}", "record_key": "id", "table_types": ["COPY_ON_WRITE"]}
-              for t in ("edges", "ddl", "dr")}
+              for t in ("edges", "ddl", "dr", "zk")}
+    tables["zk"]["record_key"] = ["d", "k", "t"]
     doc = {"pipeline": "edges", "source": {"root": "landing", "database": {**db, "flush_size": 100}},
            "lake": {"root": "lake", "hive_database": "edges"}, "spark": {"shuffle_partitions": 2}, "tables": tables}
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    assert _capture(tmp_path)["events"] == 4 + 3 + 2
+    assert _capture(tmp_path)["events"] == 4 + 3 + 2 + 1
     run_main("bootstrap", cwd=tmp_path)
     # incremental snapshots write the signal table (Debezium's chunk windows too): CREATE once, INSERT
     maria_sql(mariadb, "edges_shop", "GRANT CREATE, INSERT ON edges_shop.* TO 'hudi_cdc'@'127.0.0.1'")
@@ -258,7 +278,7 @@ def test_mariadb_edge_values_and_ddl_land_or_are_kept(tmp_path, mariadb, mariadb
     assert [(s["table"], s["state"], s["rows"], s["replace"]) for s in status] == [
         ("ddl", "completed", 7, False), ("dr", "completed", 1, True)], status
     # the streamed changes, ddl's 7 rows again, dr's truncate and its one row
-    assert sum(events) == 4 + 1 + 5 + 1 + 1 + 7 + 1 + 1, events
+    assert sum(events) == 4 + 1 + 5 + 1 + 1 + 7 + 1 + 1 + 1, events
     run_main("stream", "--all", "--once", cwd=tmp_path)
     got = {}
     for t in tables:
@@ -291,3 +311,4 @@ def test_mariadb_edge_values_and_ddl_land_or_are_kept(tmp_path, mariadb, mariadb
     # DROP TABLE writes no row events, but the schema history has it: the table was re-taken (--replace), the
     # dropped table's rows are gone
     assert got["dr"][0] == 0 and got["dr"][1]["equal"] and got["dr"][1]["db_rows"] == 1, got["dr"]
+    assert got["zk"][0] == 0 and got["zk"][1]["rejected_columns"] == {"zd": 2}, got["zk"]  # looked up by its key
