@@ -16,18 +16,37 @@ and the row's ``__rejects`` gets the exact value (lake_types.with_source_values)
 
 The value read is the row's as of the capture (a few seconds after the change): when the row changed
 again since, an earlier event can get a later value, and the later change's own event lands after it,
-so the newest row in the lake is exact. Keys of types whose Connect value is not the database's text
-(dates, timestamps, decimals, binary) are not looked up (docs/types.md).
+so the newest row in the lake is exact. The key's Connect values are turned into the database's text
+(key_text: dates, times, timestamps, decimals and bytes included, as this project's events carry them:
+time.precision.mode adaptive, decimal.handling.mode precise, binary.handling.mode bytes); a key of a type
+with no such text (a ``timetz``, a ``bit(n)``) is not looked up, and capture logs one WARNING naming the
+table and its key types (docs/types.md).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Any, Protocol
 
 from hudi_cdc.common.lake_types import SOURCE_VALUES_COLUMN
 
+_LOG = logging.getLogger("hudi_cdc")
 PLAIN_KEY_TYPES = ("INT8", "INT16", "INT32", "INT64", "STRING", "BOOLEAN")
+# string encodings that are the database's text of the value
+TEXT_NAMES = ("io.debezium.data.Uuid", "io.debezium.data.Enum", "io.debezium.data.EnumSet", "io.debezium.data.Ltree",
+              "io.debezium.data.Json", "io.debezium.time.Interval", "io.debezium.time.Year")
+# epoch counts: dates in days; times since midnight and timestamps without zone, -> their unit in nanoseconds
+DATES = ("io.debezium.time.Date",)
+TIMES = {"io.debezium.time.Time": 1_000_000, "io.debezium.time.MicroTime": 1000, "io.debezium.time.NanoTime": 1}
+TIMESTAMPS = {"io.debezium.time.Timestamp": 1_000_000, "io.debezium.time.MicroTimestamp": 1000,
+              "io.debezium.time.NanoTimestamp": 1}
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp"  # ISO-8601 in UTC, '2024-01-01T10:00:00.5Z': the text
+EPOCH = datetime(1970, 1, 1)
 CHUNK = 1000
 
 
@@ -82,6 +101,7 @@ class SourceValues:
         self._fields: dict[int, list] = {}  # identity of a row schema -> the fields to look at
         self._widened: list[tuple[Any, Any]] = []
         self.found: dict[tuple[str, tuple], dict[str, str]] = {}  # (topic, key texts) -> {column: text}
+        self._unkeyed: set[tuple[str, str]] = set()  # tables warned of: a key with no database text
 
     def look_up(self, records) -> None:
         """Before a batch lands: the values of every row event in it with a suspect value."""
@@ -139,11 +159,19 @@ class SourceValues:
         cols = [str(f.name()) for f in fields if self.lookup.suspect(f, after.get(f))]
         if not cols:
             return None
-        key = _key_texts(record.key())
         source = value.getStruct("source")
-        if key is None or source is None:
+        if source is None:
             return None
-        return self.lookup.table_of(source), cols, key
+        table = self.lookup.table_of(source)
+        key = _key_texts(record.key())
+        if key is None:
+            if table not in self._unkeyed:  # the value stays NULL: say so, once per table
+                self._unkeyed.add(table)
+                _LOG.warning("%s.%s: a key (%s) with no database text: values the events cannot carry (%s) are "
+                             "not looked up and land as NULL (docs/types.md)", *table, key_types(record.key()),
+                             ", ".join(cols))
+            return None
+        return table, cols, key
 
     def _widen(self, schema):
         for s, widened in self._widened:
@@ -160,16 +188,70 @@ class SourceValues:
 
 
 def _key_texts(key) -> tuple[list[str], tuple] | None:
-    """(field names, the values' text) of a record key whose every field PostgreSQL reads from its text."""
+    """(field names, the values' database text) of a record key; None when a field has none (key_text)."""
     names, texts = [], []
     for f in key.schema().fields():
         s = f.schema()
-        if str(s.type().getName()).upper() not in PLAIN_KEY_TYPES or (
-                s.name() is not None and str(s.name()) != "io.debezium.data.Uuid"):
-            return None
+        kind = str(s.type().getName()).upper()
+        logical = None if s.name() is None else str(s.name())
         v = key.get(f)
         if v is None:
             return None
+        if kind == "BYTES" and logical != DECIMAL:
+            v = bytes(key.getBytes(f.name()))
+        elif logical == DECIMAL:
+            v = str(v.toPlainString())
+        elif logical == VARIABLE_DECIMAL:
+            v = (int(v.getInt32("scale")), bytes(v.getBytes("value")))
+        elif kind.startswith("FLOAT"):
+            v = float(v)
+        elif logical in DATES or logical in TIMES or logical in TIMESTAMPS:
+            v = int(v)
+        text = key_text(kind, logical, v)
+        if text is None:
+            return None
         names.append(str(f.name()))
-        texts.append(str(v))
+        texts.append(text)
     return names, tuple(texts)
+
+
+def key_types(key) -> str:
+    """A record key's field types, for the warning of a key with no database text: ``d io.debezium.data.Bits``."""
+    return ", ".join(f"{f.name()} {f.schema().name() or str(f.schema().type().getName()).upper()}"
+                     for f in key.schema().fields())
+
+
+def key_text(kind: str, logical: str | None, v) -> str | None:
+    """The database's text of a key field's value as JPype yields it (an int, str, float, bytes; a Decimal's
+    plain text; a VariableScaleDecimal's (scale, unscaled bytes)), which both PostgreSQL (``v::type``) and
+    MySQL/MariaDB (zerodates.py's casts) read back as the value; None: a type with no such text."""
+    try:
+        if (logical is None and kind in PLAIN_KEY_TYPES) or logical in TEXT_NAMES:
+            return str(v)
+        if logical is None and kind.startswith("FLOAT"):
+            return {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}.get(repr(v), repr(v))
+        if logical is None and kind == "BYTES":
+            return "\\x" + bytes(v).hex()
+        if logical == DECIMAL:
+            return str(v)
+        if logical == VARIABLE_DECIMAL:
+            scale, unscaled = v
+            return format(Decimal(int.from_bytes(unscaled, "big", signed=True)).scaleb(-scale), "f")
+        if logical in DATES:
+            return (date(1970, 1, 1) + timedelta(days=v)).isoformat()
+        if logical in TIMESTAMPS:
+            return (EPOCH + timedelta(microseconds=v * TIMESTAMPS[logical] // 1000)).isoformat(" ", "microseconds")
+        if logical in TIMES:
+            return _time_text(v * TIMES[logical] // 1000)
+        if logical == ZONED_TIMESTAMP:
+            return str(v)
+    except (OverflowError, ValueError, TypeError):  # beyond Python's dates (PostgreSQL's infinity): no text
+        return None
+    return None
+
+
+def _time_text(micros: int) -> str:
+    """'[-]HH:MM:SS.ffffff' of a time since midnight (MySQL's TIME may be negative or beyond 24 hours)."""
+    seconds, frac = divmod(abs(micros), 1_000_000)
+    sign = "-" if micros < 0 else ""
+    return f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{frac:06d}"

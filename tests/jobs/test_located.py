@@ -28,6 +28,8 @@ def test_key_shape_of_what_hudi_cdc_renders():
     flat = {**SIMPLE, "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
             "hoodie.datasource.write.partitionpath.field": ""}
     assert located.key_shape(flat)[0] == located.KeyShape(("id",), (), False, True)
+    flat_two = {**flat, "hoodie.datasource.write.recordkey.field": "a,b"}  # `a:1,b:2`, as the Complex one writes
+    assert located.key_shape(flat_two)[0] == located.KeyShape(("a", "b"), (), True, True)
     bloom = {**SIMPLE, "hoodie.index.type": "GLOBAL_BLOOM", "hoodie.bloom.index.update.partition.path": "true"}
     assert located.key_shape(bloom)[0] is not None
 
@@ -165,3 +167,46 @@ def test_unsupported_partition_type_goes_through_the_index(spark, tmp_path):
     events = events.withColumn("d", F.to_date("d"))
     shape = located.KeyShape(("id",), ("d",), False, True)
     assert located.locate(spark, events, f"file://{tmp_path}/none", shape, ["o"]) is None
+
+
+def test_typed_keys_are_hudis_own_and_located(spark, tmp_path):
+    """A key of a date, a decimal and a timestamp (sub-millisecond, before 1970, whole seconds) in an unpartitioned
+    table (the Nonpartitioned key generator writes `f1:v1,f2:v2` too): the record keys
+    the bootstrap's row writer and an upsert's Avro path write (with the streamer's options) are the ones
+    located.py computes, and a round on them is located; a decimal below 10^-6 with scale 7 (Java writes 1E-7)
+    is one keytext.py does not write (its round goes through Hudi's index)."""
+    from datetime import date, datetime, timezone
+    from decimal import Decimal
+
+    from pyspark.sql import functions as F
+
+    from hudi_cdc.jobs.stream import keytext
+    from hudi_cdc.jobs.stream.keytext import CONSISTENT_TIMESTAMP
+
+    path, utc = f"file://{tmp_path}/t", timezone.utc
+    schema = "d date, k decimal(20,7), tz timestamp, o long, _hoodie_is_deleted boolean"
+    first = [(date(2024, 2, 29), Decimal("12.5"), datetime(2024, 1, 1, 8, 0, 0, 123456, utc), 1, False),
+             (date(1960, 1, 1), Decimal("-0.01"), datetime(1960, 1, 1, 0, 0, 0, 1500, utc), 1, False)]
+    then = [(date(1999, 12, 31), Decimal("1"), datetime(2000, 1, 1, tzinfo=utc), 2, False)]
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+            "hoodie.metadata.enable": "false", "hoodie.table.ordering.fields": "o",
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+            "hoodie.datasource.write.recordkey.field": "d,k,tz", "hoodie.datasource.write.partitionpath.field": "",
+            "hoodie.index.type": "GLOBAL_SIMPLE", CONSISTENT_TIMESTAMP: "true"}
+    for rows, op in ((first, "bulk_insert"), (then, "upsert")):
+        spark.createDataFrame(rows, schema).write.format("hudi").options(
+            **opts, **{"hoodie.datasource.write.operation": op}).mode("append").save(path)
+    shape, why = located.key_shape({**SIMPLE, **opts})
+    assert shape is not None, why
+    table = spark.read.format("hudi").load(path)
+    types = {f.name: f.dataType for f in table.schema.fields}
+    got = {(r[0], r[1]) for r in table.select("_hoodie_record_key", located.record_key_column(shape, types=types))
+           .collect()}
+    assert len(got) == 3 and all(stored == computed for stored, computed in got), got
+    assert "tz:1960-01-01 00:00:00.002" in str(got) and "tz:2000-01-01 00:00:00.0" in str(got), got  # Java's / 1000
+    events = spark.createDataFrame([first[0][:3] + (3, False), then[0][:3] + (3, False)], schema)
+    round_ = located.locate(spark, events, path, shape, ["o"])
+    assert round_ is not None and round_.kept == 2
+    round_.cached.unpersist()
+    tiny = events.select(F.lit(Decimal("0.0000001")).cast("decimal(20,7)").alias("k"))
+    assert tiny.select(keytext.unwritable(F.col("k"), tiny.schema["k"].dataType)).first()[0]

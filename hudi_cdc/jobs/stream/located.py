@@ -19,7 +19,8 @@ hudi-rs needs; with the global index the move's delete carried int 0 and a round
 
 Only for key shapes this module reproduces exactly (Simple / Complex / Nonpartitioned key generators,
 hive-style or plain partition paths without URL encoding, string/integral/boolean key and partition
-columns), hard deletes, and a global index that moves rows (what hudi-cdc renders). Each round checks
+columns, and date, decimal and timestamp key columns as keytext.py writes them), hard deletes, and a global
+index that moves rows (what hudi-cdc renders). Each round checks
 the record keys and partition paths it computes against the ones Hudi stored for the round's keys;
 on any difference the round goes through Hudi's index instead (`locate` returns None)."""
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hudi_cdc.jobs.stream import keytext
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 from hudi_cdc.jobs.stream.redelivery import stored_for_round
 from hudi_cdc.jobs.stream.table import META
@@ -44,7 +46,6 @@ _KEYGENS = {
 }
 _GLOBAL_MOVING = {"GLOBAL_SIMPLE": "hoodie.simple.index.update.partition.path",
                   "GLOBAL_BLOOM": "hoodie.bloom.index.update.partition.path"}
-_SIMPLE_TYPES = ("StringType", "IntegerType", "LongType", "ShortType", "ByteType", "BooleanType")
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def key_shape(props: dict[str, str]) -> tuple[KeyShape | None, str]:
     if not keys or (kind == "simple" and (len(keys) != 1 or len(parts) != 1)):
         return None, "record key / partition fields the key generator does not take"
     hive = (props.get("hoodie.datasource.write.hive_style_partitioning") or "false").strip().lower() == "true"
-    return KeyShape(keys, parts, kind == "complex" and len(keys) > 1, hive), ""
+    # several key fields: `f1:v1,f2:v2`, from the Complex and the Nonpartitioned key generator alike
+    return KeyShape(keys, parts, len(keys) > 1, hive), ""
 
 
 def _as_text(c):
@@ -86,15 +88,30 @@ def _as_text(c):
     return F.col(c).cast("string")
 
 
-def record_key_column(shape: KeyShape, prefix: str = ""):
-    """The record key Hudi's key generator makes (ComplexKeyGenerator: `f1:v1,f2:v2`)."""
+def unlocatable(events, shape: KeyShape) -> str:
+    """Why this module cannot write the round's record keys or partition paths ("" when it can): a key
+    column of a type keytext.py does not write, a partition column other than a string/integral/boolean."""
+    types = {f.name: keytext.type_name(f.dataType) for f in events.schema.fields}
+    bad = [f"{c} {types.get(c)}" for c in shape.record_keys if types.get(c) not in keytext.PLAIN + keytext.TYPED]
+    bad += [f"{c} {types.get(c)}" for c in shape.partition_fields if types.get(c) not in keytext.PLAIN]
+    return f"key or partition column(s) of a type it does not write: {', '.join(bad)}" if bad else ""
+
+
+def record_key_column(shape: KeyShape, prefix: str = "", types: dict[str, Any] | None = None,
+                      zones: tuple[str, str] = ("UTC", "UTC")):
+    """The record key Hudi's key generator makes (ComplexKeyGenerator: `f1:v1,f2:v2`); `types`: the key
+    columns' Spark types (keytext.py), when any is not a string/integral/boolean."""
     from pyspark.sql import functions as F
 
+    def as_text(c):
+        dtype = (types or {}).get(c)
+        return _as_text(prefix + c) if dtype is None else keytext.text(F.col(prefix + c), dtype, zones)
+
     if not shape.complex_key:
-        return _as_text(prefix + shape.record_keys[0])
+        return as_text(shape.record_keys[0])
     parts = []
     for k in shape.record_keys:
-        v = _as_text(prefix + k)
+        v = as_text(k)
         v = F.when(v.isNull(), F.lit("__null__")).when(v == "", F.lit("__empty__")).otherwise(v)
         parts.append(F.concat(F.lit(f"{k}:"), v))
     return F.concat_ws(",", *parts)
@@ -142,11 +159,12 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     from pyspark.sql import functions as F
 
     cols = list(shape.record_keys) + list(shape.partition_fields)
-    if "_hoodie_is_deleted" not in events.columns or not ordering:
+    if "_hoodie_is_deleted" not in events.columns or not ordering or unlocatable(events, shape):
         return None
-    types = {f.name: type(f.dataType).__name__ for f in events.schema.fields}
-    if any(types.get(c) not in _SIMPLE_TYPES for c in cols):
-        return None
+    types = {f.name: f.dataType for f in events.schema.fields if f.name in shape.record_keys}
+    unwritable = [u for u in (keytext.unwritable(F.col(c), types[c]) for c in shape.record_keys) if u is not None]
+    zones = keytext.zones(spark) if any(keytext.type_name(t) == "TimestampType" for t in types.values()) else None
+    record_key = record_key_column(shape, types=types, zones=zones or ("UTC", "UTC"))
     keys = list(shape.record_keys)
     stored_cols = list(dict.fromkeys(keys + list(shape.partition_fields) + ordering))
     stored, on = stored_for_round(spark, events, base_path, keys, stored_cols, meta=META, log=log,
@@ -162,7 +180,7 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     unchanged = found & ~is_del & F.coalesce(at_least, no)
     ignored_delete = is_del & (~found | F.coalesce(newer, no))
     move = found & ~is_del & ~F.coalesce(at_least, no) & (new_pp != F.col("__s_hoodie_partition_path"))
-    key_differs = found & (record_key_column(shape) != F.col("__s_hoodie_record_key"))
+    key_differs = found & (record_key != F.col("__s_hoodie_record_key"))
     stored_pp_differs = found & (partition_path_column(shape, "__s_") != F.col("__s_hoodie_partition_path"))
     tagged = (joined.withColumn("__unchanged", F.coalesce(unchanged, no))
               .withColumn("__ignored_delete", F.coalesce(ignored_delete, no))
@@ -173,8 +191,13 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
         F.sum(F.col("__ignored_delete").cast("int")).alias("ignored_deletes"),
         F.sum(F.col("__move").cast("int")).alias("moves"),
         F.sum(key_differs.cast("int")).alias("key_differs"),
-        F.sum(stored_pp_differs.cast("int")).alias("pp_differs")).first()
-    if (counts["key_differs"] or 0) or (counts["pp_differs"] or 0):
+        F.sum(stored_pp_differs.cast("int")).alias("pp_differs"),
+        F.sum(_any(unwritable).cast("int")).alias("unwritable")).first()
+    if (counts["key_differs"] or 0) or (counts["pp_differs"] or 0) or (counts["unwritable"] or 0):
+        if log is not None:
+            log(f"{base_path}: {counts['key_differs'] or 0} stored record key(s) and {counts['pp_differs'] or 0} "
+                f"partition path(s) differ from the ones computed for them, {counts['unwritable'] or 0} key(s) "
+                "with a value whose text hudi-cdc does not write (keytext.py): Hudi's index locates the round")
         tagged.unpersist()
         return None
     kept = tagged.where(~F.col("__unchanged") & ~F.col("__ignored_delete"))
@@ -182,7 +205,7 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     stored_meta = [F.col(f"__s{m}").alias(m) for m in META]
     null = F.lit(None).cast("string")
     new_meta = [null.alias("_hoodie_commit_time"), null.alias("_hoodie_commit_seqno"),
-                F.coalesce(F.col("__s_hoodie_record_key"), record_key_column(shape)).alias("_hoodie_record_key"),
+                F.coalesce(F.col("__s_hoodie_record_key"), record_key).alias("_hoodie_record_key"),
                 new_pp.alias("_hoodie_partition_path"), null.alias("_hoodie_file_name")]
     # in place: updates and deletes of stored keys (a delete at the key's own partition and file group)
     in_place = kept.where(F.col("__s_hoodie_record_key").isNotNull() & ~F.col("__move")) \
@@ -200,6 +223,16 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     unchanged_n, ignored_n = int(counts["unchanged"] or 0), int(counts["ignored_deletes"] or 0)
     return Located(rest.unionByName(moved_out), unchanged_n, int(counts["moves"] or 0), ignored_n, tagged,
                    moved_out, rest, inserted, tuple(cols), int(counts["events"] or 0) - unchanged_n - ignored_n)
+
+
+def _any(conditions: list):
+    """One condition, true where any of `conditions` is (False for none; a NULL counts as false)."""
+    from pyspark.sql import functions as F
+
+    out = F.lit(False)
+    for c in conditions:
+        out = out | F.coalesce(c, F.lit(False))
+    return out
 
 
 def _into_targets(spark, inserts, insert_targets: dict[str, tuple[str, str]]):

@@ -15,6 +15,7 @@ from hudi_cdc.jobs.stream import (
     cuts,
     evolve,
     keyloc,
+    keytext,
     log_inserts,
     logkeys,
     routed,
@@ -27,7 +28,7 @@ from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
 from hudi_cdc.jobs.stream.events import fields_of, raise_if_vanished, read_events
 from hudi_cdc.jobs.stream.files import list_source_files
-from hudi_cdc.jobs.stream.located import PREPPED_OPTION, key_shape, locate
+from hudi_cdc.jobs.stream.located import PREPPED_OPTION, key_shape, locate, unlocatable
 from hudi_cdc.jobs.stream.props import streamer_prop
 from hudi_cdc.jobs.stream.redelivery import drop_unchanged
 from hudi_cdc.jobs.stream.summary import rejected_rows, source_position, summarize
@@ -86,6 +87,8 @@ def writer_options(props: dict[str, str], t: Target) -> dict[str, str]:
     opts = {k: v for k, v in props.items() if k.startswith("hoodie.") and not k.startswith(_STREAMER_KEYS)}
     db, _, table = t.target_table.rpartition(".")
     opts.setdefault("hoodie.table.name", table)
+    # a timestamp key's text as the bootstrap's row writer makes it, on the upserts' path too (keytext.py)
+    opts.setdefault(keytext.CONSISTENT_TIMESTAMP, "true")
     opts["hoodie.datasource.write.table.type"] = t.table_type
     if t.source_ordering_fields:
         opts.setdefault("hoodie.table.ordering.fields", t.source_ordering_fields)
@@ -251,7 +254,7 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
         result.ignored_deletes = located.ignored_deletes
     else:
         if shape is not None:
-            why_not = "a stored record key or partition path differs from the one computed for it"
+            why_not = unlocatable(df, shape) or "the keys as stored (above)"
         log(f"{t.target_table}: keys located by Hudi's index ({why_not})")
         if t.table_type == "MERGE_ON_READ":
             log_inserts.compact_before_index(spark, t.target_base_path, t.target_table, log)

@@ -1,0 +1,69 @@
+"""A record key field's text as Hudi's key generators write it, for the key columns located.py takes.
+
+Hudi turns a key value into text with Java's ``toString`` of its logical value (BuiltinKeyGenerator's
+``convertToLogicalDataType`` on the bulk insert's row writer, HoodieAvroUtils' ``convertValueForAvroLogicalTypes``
+on an upsert's Avro records):
+- strings, integers, booleans: their text (Spark's cast to string is the same);
+- a date: ``LocalDate.toString``, ``2024-02-29`` (Spark's cast, for years 1 to 9999);
+- a decimal: ``BigDecimal.toString``: plain (Spark's cast) unless it is below 10^-6 with a scale above 6
+  (``1E-7``, ``0E-7``), which this module does not write;
+- a timestamp: ``java.sql.Timestamp(micros / 1000).toString`` in the JVM's time zone, milliseconds kept and
+  trailing zeros dropped (``2024-01-01 08:00:00.12``, ``2000-01-01 00:00:00.0``); on the upsert's path only
+  with ``hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled`` (else the micros as a
+  number), which the streamer sets (round.writer_options) so that a bootstrapped row and its updates carry
+  one record key. Written here for years 1900 to 9999 (earlier ones meet Java's Julian calendar and local
+  mean times).
+
+``unwritable`` is the condition of a value outside those ranges: a round holding one goes through Hudi's
+index instead (located.py), which renders it itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PLAIN = ("StringType", "IntegerType", "LongType", "ShortType", "ByteType", "BooleanType")
+TYPED = ("DateType", "DecimalType", "TimestampType")
+CONSISTENT_TIMESTAMP = "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled"
+
+
+def type_name(dtype: Any) -> str:
+    return type(dtype).__name__
+
+
+def text(col, dtype: Any, zones: tuple[str, str] = ("UTC", "UTC")):
+    """The Column of Hudi's text of `col` (a Column of Spark type `dtype`); `zones`: the Spark session's time
+    zone and the JVM's (zones())."""
+    from pyspark.sql import functions as F
+
+    if type_name(dtype) != "TimestampType":
+        return col.cast("string")
+    micros = F.unix_micros(col)
+    millis = F.when(micros >= 0, F.floor(micros / 1000)).otherwise(-F.floor(-micros / 1000))  # Java's /: to zero
+    wall = F.timestamp_millis(millis)  # date_format renders in the session's zone: shifted to the JVM's
+    if zones[0] != zones[1]:
+        wall = F.from_utc_timestamp(F.to_utc_timestamp(wall, zones[0]), zones[1])
+    frac = F.regexp_replace(F.lpad(F.pmod(millis, F.lit(1000)).cast("string"), 3, "0"), "0+$", "")
+    return F.concat(F.date_format(wall, "yyyy-MM-dd HH:mm:ss"), F.lit("."),
+                    F.when(frac == "", F.lit("0")).otherwise(frac))
+
+
+def unwritable(col, dtype: Any):
+    """The Column (boolean) of a value whose text this module does not write as Hudi does; None: none can be."""
+    from pyspark.sql import functions as F
+
+    name = type_name(dtype)
+    if name == "DateType":
+        return (F.year(col) < 1) | (F.year(col) > 9999)
+    if name == "TimestampType":
+        return (F.year(col) < 1900) | (F.year(col) > 9999)
+    if name == "DecimalType" and dtype.scale > 6:
+        return F.abs(col) < F.lit(1e-6)
+    return None
+
+
+def zones(spark) -> tuple[str, str]:
+    """The session's time zone (Spark renders in it) and the driver JVM's default one (java.sql.Timestamp's
+    toString renders in it)."""
+    jvm = str(spark.sparkContext._jvm.java.util.TimeZone.getDefault().getID())
+    return str(spark.conf.get("spark.sql.session.timeZone", jvm)), jvm
