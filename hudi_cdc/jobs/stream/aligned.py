@@ -58,10 +58,8 @@ class Generations:
     def _advance(self) -> bool:
         moved = False
         for folder in {f for f in self.folders.values() if f is not None}:
-            if folder in self.ceilings and not self._changed(folder):
+            if not self._changed(folder) and folder in self.ceilings:
                 continue
-            if folder not in self._looked:
-                self._changed(folder)
             numbers = cuts.cut_numbers(folder)
             newest = numbers[-1] if numbers else None
             moved |= newest != self.ceilings.get(folder)

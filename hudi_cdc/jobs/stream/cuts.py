@@ -80,10 +80,16 @@ def file_offset(name: str) -> int:
     return int(m.group(1)) if m else -1
 
 
+def folder_of_root(dfs_root: str | None) -> str | None:
+    """The cuts folder of the landing a table's source root is in (None: another layout, no cuts)."""
+    where = topic_of_root(dfs_root) if dfs_root else None
+    return cuts_dir(where[0]) if where is not None else None
+
+
 def newest_number(dfs_root: str) -> int | None:
     """The newest cut of the landing a table's source root is in (None: no cuts there)."""
-    where = topic_of_root(dfs_root)
-    numbers = cut_numbers(cuts_dir(where[0])) if where is not None else []
+    folder = folder_of_root(dfs_root)
+    numbers = cut_numbers(folder) if folder is not None else []
     return numbers[-1] if numbers else None
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from hudi_cdc.common.checkpoints import HISTORY_OPEN_KEY, extra_metadata
+from hudi_cdc.common.checkpoints import HISTORY_OPEN_KEY, newest_value
 from hudi_cdc.jobs.stream import history as h
 from hudi_cdc.jobs.stream import log_inserts
-from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD, has_completed_commit
+from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD, commit_metas_newest_first, has_completed_commit
 
 ENABLED_PROP = "hoodie.streamer.hudi_cdc.history"
 PATH_PROP = "hoodie.streamer.hudi_cdc.history.path"
@@ -28,19 +28,15 @@ _NOT_HERE = ("hoodie.datasource.write.insert.drop.duplicates", "hoodie.datasourc
              "hoodie.table.ordering.fields", "hoodie.datasource.write.precombine.field", log_inserts.INSERTS_KEY)
 
 
-# the open (current) versions after a history commit, in its extra metadata: the previous commit's count plus
-# what the commit opened less what it ended or removed (`hudi-cdc status` shows it without reading the table).
-# A history table written before the count existed has none: it starts at the next bootstrap
-OPEN_KEY = HISTORY_OPEN_KEY
-
-
 @dataclass
 class HistoryWrite:
     base_path: str
     versions: int = 0  # versions written (new, or with a new end)
     removed: int = 0  # versions a late event made redundant
     commit: bool = False
-    open_versions: int | None = None  # open versions after the commit (OPEN_KEY); None: not known
+    # open versions after the commit (HISTORY_OPEN_KEY: the previous commit's count plus what it opened less what it
+    # ended or removed); None: not known (a history table written before the count existed)
+    open_versions: int | None = None
 
 
 def enabled(props: dict[str, str]) -> bool:
@@ -119,17 +115,8 @@ def truncations(events, lsn_field: str, seen: bool, floor: list | None) -> list[
 
 def last_open_versions(path: str) -> int | None:
     """The open versions after the history table's newest commit that counted them (None: none did)."""
-    import json
-
-    from hudi_cdc.jobs.stream.table import hudi_timeline
-
-    tl = hudi_timeline(path, "the history table's open versions")
-    instants = [*tl.get_completed_commits(), *tl.get_completed_deltacommits(), *tl.get_completed_replacecommits()]
-    for inst in sorted(instants, key=lambda i: i.timestamp, reverse=True):
-        value = extra_metadata(json.loads(tl.get_instant_metadata_in_json(inst) or "{}")).get(OPEN_KEY)
-        if value not in (None, ""):
-            return int(value)
-    return None
+    value = newest_value(commit_metas_newest_first(path, "the history table's open versions"), HISTORY_OPEN_KEY)
+    return int(value) if value is not None else None
 
 
 def write_round(spark, events, keys: list[str], lsn_field: str, props: dict[str, str], round_opts: dict[str, str],
@@ -156,7 +143,7 @@ def write_round(spark, events, keys: list[str], lsn_field: str, props: dict[str,
                 out.open_versions = before + int(counts["opened"] or 0) - int(counts["closed"] or 0)
             opts = history_options(round_opts, props, keys, new_table)
             if out.open_versions is not None:
-                opts[OPEN_KEY] = str(out.open_versions)
+                opts[HISTORY_OPEN_KEY] = str(out.open_versions)
             rows.drop(h.WAS_OPEN).write.format("hudi").options(**opts).mode("append").save(path)
             out.commit = True
     finally:

@@ -192,9 +192,7 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
         root = streamer_prop(props[id(t)], "source.dfs.root")
         if not root or ROUTE_KEY in props[id(t)]:  # a routed table's shards: a round per interval lists them
             return None
-        found = cuts.topic_of_root(root)
-        return Landing(root, relist_seconds=max(1.0, t.min_sync_interval_seconds),
-                       cuts=cuts.cuts_dir(found[0]) if found else None)
+        return Landing(root, relist_seconds=max(1.0, t.min_sync_interval_seconds), cuts=cuts.folder_of_root(root))
 
     compactor = Compactor(spark, log)
 
@@ -210,12 +208,9 @@ def run_all_tables(spark, targets: list[Target], log=print) -> list[dict]:
             quiet[target_key(t)] = Quiet(every, partial(_overdue, t, props[id(t)]))
     generations = None
     if first.align_cuts:
-        folders = {}
-        for t in targets:
-            root = streamer_prop(props[id(t)], "source.dfs.root")
-            found = cuts.topic_of_root(root) if root and ROUTE_KEY not in props[id(t)] else None
-            folders[target_key(t)] = cuts.cuts_dir(found[0]) if found else None
-        generations = Generations(folders)
+        root = {id(t): streamer_prop(props[id(t)], "source.dfs.root") for t in targets}
+        generations = Generations({target_key(t): None if ROUTE_KEY in props[id(t)]  # routed: not aligned
+                                   else cuts.folder_of_root(root[id(t)]) for t in targets})
     try:
         return AllTables(spark, targets, props, settings, round_then_compact, stop_requested, log,
                          landing=landing, checkpoint=stored_checkpoint, quiet=quiet, generations=generations).run()

@@ -69,17 +69,23 @@ def read_checkpoint(base_path: str) -> str | None:
     Never None for a table whose checkpoint cannot be read: the stream would read every file again."""
     if not is_initialized(base_path):
         return None
-    tl = hudi_timeline(base_path, "the streamer checkpoint")
     try:
-        # a TRUNCATE round commits a replacecommit (insert_overwrite_table): its checkpoint counts too, else
-        # the next round reads the truncate round's files again and overwrites the table once more
-        instants = [*tl.get_completed_commits(), *tl.get_completed_deltacommits(), *tl.get_completed_replacecommits()]
-        instants.sort(key=lambda i: i.timestamp, reverse=True)
-        metas = (json.loads(tl.get_instant_metadata_in_json(inst) or "{}") for inst in instants)
-        found = checkpoints.newest_checkpoint(metas)
+        found = checkpoints.newest_checkpoint(commit_metas_newest_first(base_path, "the streamer checkpoint"))
+    except TableReadError:
+        raise
     except Exception as exc:  # hudi-rs errors and corrupt metadata alike
         raise TableReadError(f"{base_path}: cannot read the streamer checkpoint: {first_line(exc)}") from None
     return found.value if found else None
+
+
+def commit_metas_newest_first(base_path: str, what: str):
+    """The completed writes' commit metadata, newest first, read one by one (callers stop early). A TRUNCATE
+    round commits a replacecommit (insert_overwrite_table): it counts too, else the next round would read the
+    truncate round's files again and overwrite the table once more."""
+    tl = hudi_timeline(base_path, what)
+    instants = [*tl.get_completed_commits(), *tl.get_completed_deltacommits(), *tl.get_completed_replacecommits()]
+    instants.sort(key=lambda i: i.timestamp, reverse=True)
+    return (json.loads(tl.get_instant_metadata_in_json(inst) or "{}") for inst in instants)
 
 
 def latest_instant(base_path: str) -> str:
