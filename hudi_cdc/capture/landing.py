@@ -18,6 +18,7 @@ would, whether the root is local or in S3.
 from __future__ import annotations
 
 import io
+import json
 import re
 import time
 from collections.abc import Callable
@@ -91,7 +92,7 @@ class Landing:
         roots = {root} if root else {d.rsplit("/", 2)[0] for d in topic_dirs.values()}
         self._last_mtime_ms = max([storage.newest_mtime_ms(r) for r in roots] or [0])
         self._staging: dict[str, Path] = {}
-        self.on_file_start: Callable[[str, Any], None] | None = None  # (topic, Connect schema): defaults.py
+        self.on_file_start: Callable[[str, dict], None] | None = None  # (topic, Avro schema's JSON): defaults.py
         for t, d in topic_dirs.items():
             if is_s3(d):
                 if staging is None:
@@ -123,11 +124,12 @@ class Landing:
         stream = self._FileOutputStream(str(tmp))
         writer = self._DataFileWriter(self._GenericDatumWriter())
         writer.setCodec(self._CodecFactory.nullCodec())
-        writer.create(self.avro_data.fromConnectSchema(schema), stream)
+        avro_schema = self.avro_data.fromConnectSchema(schema)
+        writer.create(avro_schema, stream)
         f = _OpenFile(storage.join(self.topic_dirs[topic], name), tmp, writer, stream, schema, seq)
         self.open[topic] = f
         if self.on_file_start is not None:
-            self.on_file_start(topic, schema)
+            self.on_file_start(topic, json.loads(str(avro_schema.toString())))
         return f
 
     def _close(self, topic: str) -> None:

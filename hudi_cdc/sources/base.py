@@ -140,6 +140,7 @@ class Source(Protocol):
     # "numerics" (PostgreSQL's numeric NaN/Infinity), "zero_dates" (MySQL's), None
     special_values: str | None
     unknown_type_text: bool  # columns of types Debezium does not know land as their text (capture/textforms.py)
+    not_null_rewrites: bool  # a column made NOT NULL may have had its NULLs replaced with no row events
     seed_sink: bool  # the seed's connectors include the S3 sink
 
     # capture (the embedded engine)
