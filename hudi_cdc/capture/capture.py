@@ -17,6 +17,7 @@ Connect), never lose them.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import signal
 import threading
@@ -51,6 +52,7 @@ from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.base import CapturePart
 
 Progress = Callable[[str], None]
+_LOG = logging.getLogger("hudi_cdc")
 DEFAULT_FLUSH_SIZE = 1000
 
 
@@ -260,6 +262,10 @@ def _stop_engine(engine, thread: threading.Thread, consumer: Consumer) -> None:
     consumer.stopping = True  # the close interrupts a batch in flight: a stop, not a landing failure
     close_engine(engine, thread)
     thread.join(120)
+    stuck = jvm.stop_lingering_threads()  # a binlog reader blocked on Debezium's full queue would keep the JVM up
+    if stuck:
+        _LOG.warning("Debezium's thread(s) %s did not stop when interrupted: the process may not exit by itself",
+                     ", ".join(stuck))
     locked = consumer.lock.acquire(timeout=30)  # the engine's thread may still be in a batch
     try:
         if not consumer.reached:

@@ -92,3 +92,26 @@ def start_jvm(work_dir: Path, level: str = "WARN", stack: list[str] | None = Non
     _stack = stack_name
     _log_file = work_dir / "capture.log"
     return _log_file
+
+
+# Threads the engine starts but does not stop itself when closed while the source is busy: the binlog
+# client's reader ("blc-<host>:<port>") blocks in Debezium's ChangeEventQueue.enqueue while the queue is full,
+# and once the engine no longer polls it waits for ever (a timed wait in a loop), keeping the JVM, and the
+# process, from exiting. Interrupted, Debezium's binlog source stops handling events and the thread ends on
+# the connection the close already shut (BinlogStreamingChangeEventSource.handleEvent).
+LINGERING_PREFIXES = ("blc-",)
+
+
+def stop_lingering_threads(timeout: float = 30.0) -> list[str]:
+    """After the engine closed: interrupts its reader threads still alive, waits for them; the names of those
+    that did not end."""
+    from jpype import JClass
+
+    thread_class = JClass("java.lang.Thread")
+    live = [t for t in thread_class.getAllStackTraces().keySet()
+            if t.isAlive() and str(t.getName()).startswith(LINGERING_PREFIXES)]
+    for t in live:
+        t.interrupt()
+    for t in live:
+        t.join(int(timeout * 1000 / max(len(live), 1)))
+    return [str(t.getName()) for t in live if t.isAlive()]

@@ -471,6 +471,57 @@ def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_dat
         assert result["equal"] and result["db_rows"] == 5400 and "note" in result["columns"], result
 
 
+@pytest.mark.mariadb
+def test_a_capture_stopped_while_the_server_is_busy_exits(tmp_path, mariadb, mariadb_database):
+    """A continuous capture SIGTERMed while two writers keep the binlog busy exits (Debezium's binlog reader,
+    blocked on the engine's full queue once nobody polls it, used to keep the JVM, and the process, alive for
+    ever; capture now interrupts it: engine.stop_lingering_threads), and the next run lands every row: nothing
+    the stop cut short is lost."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from tests.cli import cli_env
+
+    db = mariadb_database("busy_shop")
+    _sql(mariadb, "busy_shop", "CREATE TABLE items (item_id INT PRIMARY KEY AUTO_INCREMENT, category VARCHAR(10), "
+         "v VARCHAR(200), n INT)")
+    p = _write(tmp_path, {**db}, flush_size=1000)
+    _capture(tmp_path)
+    written = [0]
+
+    def writer():  # 30,000 rows each, as fast as the server takes them: a backlog capture is behind on
+        conn = mariadb.connect("busy_shop")
+        with conn.cursor() as cur:
+            for _ in range(30):
+                cur.execute("INSERT INTO items (category, v, n) SELECT 'c', REPEAT('y', 100), seq FROM seq_1_to_1000")
+                written[0] += 1000
+        conn.close()
+
+    writers = [threading.Thread(target=writer) for _ in range(2)]
+    for t in writers:
+        t.start()
+    try:
+        capture = subprocess.Popen([sys.executable, "-m", "hudi_cdc.cli", "capture", "--rotate-seconds", "1"],
+                                   cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        time.sleep(15)  # streaming, far behind: Debezium's queue full
+        capture.send_signal(signal.SIGTERM)
+        try:
+            _, err = capture.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            capture.kill()
+            raise AssertionError("capture did not exit within 120 s of SIGTERM under load") from None
+    finally:
+        for t in writers:
+            t.join()
+    assert capture.returncode == 0, err
+    run_cli("capture", "--once", "--timeout", "900", cwd=tmp_path, check=True)
+    assert len({r["item_id"] for r in _records(_files(p))}) == written[0], written
+
+
 # ------------------------------------------------------------------ source check
 def _facts(pipeline, **kw):
     from hudi_cdc.sources.mysql import check as check_mysql
