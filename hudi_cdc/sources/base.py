@@ -140,6 +140,7 @@ class Source(Protocol):
     # "numerics" (PostgreSQL's numeric NaN/Infinity), "zero_dates" (MySQL's), None
     special_values: str | None
     unknown_type_text: bool  # columns of types Debezium does not know land as their text (capture/textforms.py)
+    omitted_arrays: bool  # interval[] / money[] columns, left out of the events, read by key (capture/pg_arrays.py)
     seed_sink: bool  # the seed's connectors include the S3 sink
 
     # capture (the embedded engine)

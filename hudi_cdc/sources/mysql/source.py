@@ -23,6 +23,7 @@ class MySqlFamily:
     toast_placeholders = False  # the binlog's full row image carries every value
     special_values: str | None = "zero_dates"  # zero dates: NULL, a default or the epoch in the events
     unknown_type_text = False
+    omitted_arrays = False
 
     def __init__(self, kind: str) -> None:
         self.kind = kind

@@ -23,6 +23,7 @@ class PostgresSource:
     toast_placeholders = True  # unchanged TOASTed values (REPLICA IDENTITY DEFAULT): capture/oldkey.py
     special_values: str | None = "numerics"  # numeric NaN/Infinity: Debezium sends NULL, the database has them
     unknown_type_text = True  # Debezium sends such columns as bytes
+    omitted_arrays = True  # interval[] and money[]: Debezium leaves them out of the events
 
     def __init__(self) -> None:
         self.signals: SnapshotSignals | None = PostgresSignals()  # `capture snapshot`
