@@ -138,7 +138,7 @@ class PgArrays(LazyConnection):
     def look_up(self, records) -> None:
         """Before a batch lands: the values of these columns for every row event of it, one query per table."""
         self.found = {}
-        wanted: dict[str, dict] = {}
+        wanted: dict[tuple[str, tuple[str, ...]], dict] = {}  # (topic, key fields): a key changed mid-batch too
         for event in records:
             record = event.sourceRecord()
             value = record.value()
@@ -159,10 +159,10 @@ class PgArrays(LazyConnection):
                 if cols:
                     self._warn_unkeyed(topic, record, cols)
                 continue
-            w = wanted.setdefault(topic, {"fields": key[0], "keys": set(), "cols": set()})
+            w = wanted.setdefault((topic, tuple(key[0])), {"fields": key[0], "keys": set(), "cols": set()})
             w["keys"].add(key[1])
             w["cols"].update(cols)
-        for topic, w in wanted.items():
+        for (topic, _), w in wanted.items():
             keys = sorted(w["keys"])
             for i in range(0, len(keys), CHUNK):
                 for k, values in self._query(topic, w["fields"], keys[i:i + CHUNK], sorted(w["cols"])):
