@@ -10,7 +10,9 @@ the table's shaping (not excluded, not masked), and absent from the event's sche
 gets them (the Connect schema widened once per event schema): a row event (snapshot read, insert, update)
 gets the row's values, read in one query per table and batch by the rows' keys (specials.py's key texts,
 chunks of specials.CHUNK); a delete, a truncate, or a row gone since the event gets NULL (so a table's rows
-keep one schema).
+keep one schema). The catalog is read when a table's event schema is a new one: Debezium builds it again for
+every pgoutput relation message (PostgresSchema.applySchemaChangesForTable), so after a DDL too; a query that
+finds a column or the table gone reads it again once.
 
 The lake types follow the scalar columns' (docs/types.md): ``interval[]`` as ``array<string>`` of Debezium's
 ISO-8601 form of an interval (``P1Y2M3DT4H5M6.78S``, io.debezium.time.Interval, what an ``interval`` column
