@@ -35,6 +35,7 @@ from hudi_cdc.capture.defaults import NewColumns
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.offsets import GoodCopies, guard_offsets, offsets_file, save_good_copy, work_dir
 from hudi_cdc.capture.oldkey import OldKeys
+from hudi_cdc.capture.pg_arrays import PgArrays
 from hudi_cdc.capture.pg_numerics import PgNumerics
 from hudi_cdc.capture.registrar import Registrar
 from hudi_cdc.capture.specials import SourceValues
@@ -162,6 +163,9 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
         consumer.specials = SourceValues(_SPECIAL_VALUES[source.special_values](connect))
     if connect is not None and source.unknown_type_text:  # types Debezium does not know: their text (textforms.py)
         consumer.textforms = TextForms(connect, {t.topic: (t.schema, t.table) for t in tables})
+    if connect is not None and source.omitted_arrays:  # interval[] / money[]: read by key (pg_arrays.py)
+        consumer.arrays = PgArrays(connect, {t.topic: (t.schema, t.table) for t in tables},
+                                   {t.topic: pipeline.shape(t.name) for t in tables})
     if source.signals is not None:
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
     if source.transaction_boundaries:
@@ -273,7 +277,7 @@ def _stop_engine(engine, thread: threading.Thread, consumer: Consumer) -> None:
     finally:
         if locked:
             consumer.lock.release()
-        for lookup in (consumer.specials, consumer.textforms):
+        for lookup in (consumer.specials, consumer.arrays, consumer.textforms):
             if lookup is not None:
                 lookup.close()
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from hudi_cdc.capture import signals
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.oldkey import OldKeys
+from hudi_cdc.capture.pg_arrays import PgArrays
 from hudi_cdc.capture.specials import SourceValues
 from hudi_cdc.capture.textforms import TextForms
 from hudi_cdc.capture.txn import Cuts, initial_snapshot_row, record_lsn, stands_on_commit
@@ -38,6 +39,7 @@ class Consumer:
         self.oldkeys: OldKeys | None = None  # a key change's old key beside a TOAST placeholder (oldkey.py)
         self.specials: SourceValues | None = None  # values the events cannot carry (NaN, zero dates): specials.py
         self.textforms: TextForms | None = None  # types Debezium sends as bytes: their text (textforms.py)
+        self.arrays: PgArrays | None = None  # interval[] / money[] columns Debezium leaves out (pg_arrays.py)
         # topics with files landed before this run: an initial snapshot taken again lands a truncate first
         self.refill: set[str] = {t for t, offset in landing.offsets.items() if offset > 0}
         # called first in every batch (offsets.GoodCopies: the last commit is whole then)
@@ -55,12 +57,15 @@ class Consumer:
 
     def _landed_form(self, record):
         """The record as it lands: unwrapped (unwrap.py), with a key change's old key (oldkey.py), the values
-        the event could not carry (specials.py) and the text of types Debezium does not know (textforms.py)."""
+        the event could not carry (specials.py), the interval[] / money[] columns it leaves out (pg_arrays.py)
+        and the text of types Debezium does not know (textforms.py)."""
         out = self.unwrap.apply(record) if self.unwrap is not None else record
         if self.oldkeys is not None and out is not None:
             out = self.oldkeys.apply(record, out)
         if self.specials is not None and out is not None:
             out = self.specials.apply(out)
+        if self.arrays is not None and out is not None:
+            out = self.arrays.apply(out)
         if self.textforms is not None and out is not None:
             out = self.textforms.apply(out)
         return out
@@ -89,6 +94,8 @@ class Consumer:
         try:
             if self.specials is not None:
                 self.specials.look_up(records)
+            if self.arrays is not None:
+                self.arrays.look_up(records)
             for event in records:
                 record = event.sourceRecord()
                 topic = str(record.topic())

@@ -1,7 +1,8 @@
 """PostgreSQL columns of types Debezium has no encoding for, landed as their text.
 
 Debezium 3 leaves a column of a type it does not know out of the change events (composite types,
-``box``, ``circle``, ``line``, ``lseg``, ``path``, ``polygon``, ``tsquery``, ``interval[]``, ``money[]``, ...).
+``box``, ``circle``, ``line``, ``lseg``, ``path``, ``polygon``, ``tsquery``, ...; ``interval[]`` and ``money[]``
+stay out whatever the setting below: capture reads them by key, pg_arrays.py).
 With ``include.unknown.datatypes=true`` (set by capture) it sends such a column as bytes: the UTF-8 of
 PostgreSQL's text form (pgoutput's text, or pgjdbc's ``PGobject`` value in a snapshot); an array of them
 as an array of such bytes. The lake type of bytes is ``binary``, and ``bytea`` is bytes too, so capture

@@ -141,6 +141,7 @@ class Source(Protocol):
     special_values: str | None
     unknown_type_text: bool  # columns of types Debezium does not know land as their text (capture/textforms.py)
     not_null_rewrites: bool  # a column made NOT NULL may have had its NULLs replaced with no row events
+    omitted_arrays: bool  # interval[] / money[] columns, left out of the events, read by key (capture/pg_arrays.py)
     seed_sink: bool  # the seed's connectors include the S3 sink
 
     # capture (the embedded engine)

@@ -24,6 +24,7 @@ class MySqlFamily:
     special_values: str | None = "zero_dates"  # zero dates: NULL, a default or the epoch in the events
     unknown_type_text = False
     not_null_rewrites = True  # MODIFY ... NOT NULL fills NULLs in with no row events (capture/fieldtypes.py)
+    omitted_arrays = False
 
     def __init__(self, kind: str) -> None:
         self.kind = kind

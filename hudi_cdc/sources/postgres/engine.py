@@ -57,8 +57,9 @@ def engine_properties(pipeline: Pipeline, password: str | None) -> dict[str, str
         "errors.max.retries": "0",
         **TXN_PROPERTIES,  # BEGIN/END records: files land at transaction boundaries (txn.py)
         **TYPE_HANDLING,
-        # a type Debezium does not know (composite, box, tsquery, interval[], ...) comes as the bytes of its
-        # text, which capture lands as a string (capture/textforms.py); left out of the events otherwise
+        # a type Debezium does not know (composite, box, tsquery, ...) comes as the bytes of its text, which
+        # capture lands as a string (capture/textforms.py); left out of the events otherwise. interval[] and
+        # money[] stay out even so (no schema in PostgresValueConverter): capture reads them (capture/pg_arrays.py)
         "include.unknown.datatypes": "true",
         **UNWRAP,
         **signals.properties(pipeline),  # incremental snapshots (`capture snapshot`, signals.py)

@@ -24,6 +24,7 @@ class PostgresSource:
     special_values: str | None = "numerics"  # numeric NaN/Infinity: Debezium sends NULL, the database has them
     unknown_type_text = True  # Debezium sends such columns as bytes
     not_null_rewrites = False  # SET NOT NULL refuses a table with NULLs (capture/fieldtypes.py)
+    omitted_arrays = True  # interval[] and money[]: Debezium leaves them out of the events
 
     def __init__(self) -> None:
         self.signals: SnapshotSignals | None = PostgresSignals()  # `capture snapshot`
