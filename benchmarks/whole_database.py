@@ -2,11 +2,13 @@
 (some empty at the start), from `init --from-database` to per-table freshness.
 
     python -m benchmarks.whole_database --tables 200 --hot 10 --trickle 130 --hot-rate 2000 --minutes 10
-        [--empty 10] [--rows 1000] [--type mor] [--work /work/bench-data/whole] [--out results.json]
+        [--empty 10] [--rows 1000] [--big 4 --big-rows 1000000] [--type mor] [--work /work/bench-data/whole]
+        [--out results.json]
 
 A throwaway PostgreSQL 15 (benchmarks/pg.py) gets --tables tables of mixed shapes (keys int, bigint or text;
 one table in ten wide, 30 columns; one in four partitioned by a 10-value column), --rows rows each except
---empty of them (half trickling, half idle: empty at the start); then, as a user does it, `init
+--big of them (--big-rows rows: the first trickling and idle tables, alternately) and --empty of them (half
+trickling, half idle: empty at the start); then, as a user does it, `init
 --from-database`, `capture --once`, `bootstrap` (timed) and `run` (capture and `stream --all` in one command)
 while a generator commits, every second, --hot-rate / --hot updates to each hot table (one transaction per
 table) and, every --trickle-every seconds, one change to each trickling table (staggered; an empty table
@@ -52,15 +54,18 @@ def cli(config: Path, *args: str) -> list[str]:
     return procs.hudi_cdc("--config", str(config), *args)
 
 
-def shapes(n: int, hot: int, trickle: int, empty: int) -> list[dict]:
-    """Each table: name, group (hot | trickle | idle), key type, wide, partitioned, empty at the start."""
+def shapes(n: int, hot: int, trickle: int, empty: int, big: int = 0) -> list[dict]:
+    """Each table: name, group (hot | trickle | idle), key type, wide, partitioned, empty at the start, big (the
+    first trickling and idle tables, alternately, get --big-rows rows)."""
     out = []
     empty_trickle = set(range(hot + trickle - empty // 2, hot + trickle))
     empty_idle = set(range(n - (empty - empty // 2), n))
+    big_ones = {(hot + i // 2) if i % 2 == 0 else (hot + trickle + i // 2) for i in range(big)}
     for i in range(n):
         group = "hot" if i < hot else "trickle" if i < hot + trickle else "idle"
         out.append({"name": f"t{i:03d}", "group": group, "key": KEYS[i % 3], "wide": i % 10 == 9,
-                    "partitioned": i % 4 == 1, "empty": i in empty_trickle or i in empty_idle})
+                    "partitioned": i % 4 == 1, "empty": i in empty_trickle or i in empty_idle,
+                    "big": i in big_ones})
     return out
 
 
@@ -68,7 +73,7 @@ def _key(t: dict, i: int) -> str:
     return f"'k{i}'" if t["key"] == "text" else str(i)
 
 
-def create_tables(conn, tables: list[dict], rows: int) -> None:
+def create_tables(conn, tables: list[dict], rows: int, big_rows: int = 0) -> None:
     for t in tables:
         extra = ", ".join(f"c{j} text" for j in range(25)) if t["wide"] else "note text"
         conn.execute(f"CREATE TABLE {t['name']} (id {t['key']} PRIMARY KEY, region text, amount bigint, "
@@ -77,7 +82,7 @@ def create_tables(conn, tables: list[dict], rows: int) -> None:
         if not t["empty"]:
             key = "'k' || g" if t["key"] == "text" else "g"
             conn.execute(f"INSERT INTO {t['name']} (id, region, amount) SELECT {key}, 'r' || (g % 10), g "
-                         f"FROM generate_series(1, {rows}) g")
+                         f"FROM generate_series(1, {big_rows if t['big'] else rows}) g")
 
 
 def configure(config: Path, tables: list[dict], table_type: str) -> None:
@@ -226,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trickle", type=int, default=130)
     ap.add_argument("--empty", type=int, default=10)
     ap.add_argument("--rows", type=int, default=1000)
+    ap.add_argument("--big", type=int, default=4, help="tables (trickling and idle, alternately) of --big-rows rows")
+    ap.add_argument("--big-rows", type=int, default=1_000_000)
     ap.add_argument("--hot-rate", type=int, default=2000, help="changes/s over all hot tables")
     ap.add_argument("--trickle-every", type=float, default=5.0, help="seconds between a trickling table's changes")
     ap.add_argument("--minutes", type=float, default=10.0)
@@ -247,7 +254,7 @@ def run(args, argv) -> int:
     os.chmod(work, 0o755)
     logs = work / "logs"
     logs.mkdir()
-    tables = shapes(args.tables, args.hot, args.trickle, args.empty)
+    tables = shapes(args.tables, args.hot, args.trickle, args.empty, args.big)
     table_type = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}[args.type]
     given = argv if argv is not None else sys.argv[1:]
     res: dict = {"command": "python -m benchmarks.whole_database " + " ".join(given),
@@ -258,7 +265,8 @@ def run(args, argv) -> int:
     up: list = []
     try:
         with psycopg.connect(pg.dsn("bench"), autocommit=True) as conn:
-            create_tables(conn, tables, args.rows)
+            create_tables(conn, tables, args.rows, args.big_rows)
+        res["source_rows"] = sum(0 if t["empty"] else args.big_rows if t["big"] else args.rows for t in tables)
         project = work / "p"
         m = procs.run(procs.hudi_cdc("init", str(project), "--from-database", "--dbname", "bench", "--user", "bench",
                                      "--host", "127.0.0.1", "--port", str(pg.port), "--password-env",
