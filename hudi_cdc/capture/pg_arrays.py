@@ -1,5 +1,6 @@
-"""PostgreSQL ``interval[]`` and ``money[]`` columns, which Debezium leaves out of the change events: read from
-the database by key as capture lands the rows, and added to them.
+"""PostgreSQL ``interval[]``, ``money[]``, ``name[]``, ``xml[]``, ``varbit[]`` and ``point[]`` columns, which
+Debezium leaves out of the change events, and ``bit[]``, which it sends as a boolean that is always NULL: read
+from the database by key as capture lands the rows, and added to them (``bit[]``'s field replaced).
 
 Debezium 3's PostgresValueConverter has no schema for these two array types (``PgOid.INTERVAL_ARRAY``,
 ``PgOid.MONEY_ARRAY``: "still need to be implemented", schema null, before ``include.unknown.datatypes`` is
@@ -17,7 +18,9 @@ finds a column or the table gone reads it again once.
 The lake types follow the scalar columns' (docs/types.md): ``interval[]`` as ``array<string>`` of Debezium's
 ISO-8601 form of an interval (``P1Y2M3DT4H5M6.78S``, io.debezium.time.Interval, what an ``interval`` column
 lands as under interval.handling.mode=string); ``money[]`` as ``array<decimal(38,2)>`` (Connect Decimal of
-scale 2, money.fraction.digits' default, as a ``money`` column). NULL arrays and NULL elements are kept.
+scale 2, money.fraction.digits' default, as a ``money`` column); the others as ``array<string>`` of PostgreSQL's
+text of each element (measured: Debezium 3 omits these four, and sends ``bit[]`` as NULL). NULL arrays and NULL
+elements are kept.
 
 The value read is the row's as of the capture (a few seconds after the change), as for specials.py: when the
 row changed again since, an earlier event gets the later value and the later change's own event lands after
@@ -36,7 +39,12 @@ from hudi_cdc.capture.specials import CHUNK, LazyConnection, _key_texts, key_typ
 from hudi_cdc.sources.tables import lake_name
 
 _LOG = logging.getLogger("hudi_cdc")
-ARRAY_TYPES = {"_interval": "interval", "_money": "money"}  # the base type's typname -> kind
+# the base type's typname -> kind: interval and money as their scalar columns land; the others as PostgreSQL's
+# text of each element ("text"); bit(n)[] ("bits"), which Debezium does send, as a boolean that is always NULL,
+# has its field replaced
+ARRAY_TYPES = {"_interval": "interval", "_money": "money", "_name": "text", "_xml": "text", "_varbit": "text",
+               "_point": "text", "_bit": "bits"}
+TEXT_KINDS = ("text", "bits")
 MONEY_SCALE = 2  # Debezium's money.fraction.digits default: a money column's Decimal scale
 _PG_ISO = re.compile(r"^P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)D)?"
                      r"(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+(?:\.\d+)?)S)?)?$")
@@ -77,6 +85,8 @@ def elements(kind: str, value: list | None) -> list[str | None] | None:
         return None
     if any(isinstance(e, list) for e in value):
         raise ValueError("a multi-dimensional array (the lake type is one-dimensional)")
+    if kind in TEXT_KINDS:
+        return [None if e is None else str(e) for e in value]
     convert = debezium_interval if kind == "interval" else money_text
     return [None if e is None else convert(e) for e in value]
 
@@ -97,7 +107,8 @@ class PgArrays(LazyConnection):
         self._BigDecimal = JClass("java.math.BigDecimal")
         interval = JClass("io.debezium.time.Interval").builder().optional().build()
         money = JClass("org.apache.kafka.connect.data.Decimal").builder(MONEY_SCALE).optional().build()
-        self._element = {"interval": interval, "money": money}
+        text = self._SchemaBuilder.string().optional().build()
+        self._element = {"interval": interval, "money": money, "text": text, "bits": text}
         # topic -> {lake name: (name, type, kind)}: the table's columns of these types kept by its shaping, and
         # of every column the type (the key's cast); read when the topic's event schema is new (Debezium
         # refreshes it after a DDL) or a query found the table changed
@@ -154,7 +165,7 @@ class PgArrays(LazyConnection):
             if not arrays or value.schema().field("after") is None or value.get("after") is None:
                 continue
             after = value.getStruct("after").schema()
-            cols = [(c, kind) for c, (_, _, kind) in arrays.items() if after.field(c) is None]
+            cols = [(c, kind) for c, (_, _, kind) in arrays.items() if after.field(c) is None or kind == "bits"]
             key = _key_texts(record.key()) if cols and record.key() is not None else None
             if key is None:
                 if cols:
@@ -190,7 +201,7 @@ class PgArrays(LazyConnection):
                 return []  # a column dropped since: the rows land without its value (the next schema drops it)
             self._read_catalog(topic)
             return self._query(topic, key_fields, keys, cols, retried=True)
-        reads = [sql.SQL("t.{}::text[]" if kind == "interval" else "t.{}::numeric[]").format(
+        reads = [sql.SQL("t.{}::numeric[]" if kind == "money" else "t.{}::text[]").format(
             sql.Identifier(known[c][0])) for c, kind in cols]
         on = sql.SQL(" AND ").join(sql.SQL("t.{} = v.{}::" + known[k][1]).format(
             sql.Identifier(known[k][0]), sql.Identifier(f"k{i}")) for i, k in enumerate(key_fields))
@@ -232,8 +243,10 @@ class PgArrays(LazyConnection):
         key = _key_texts(out.key()) if out.key() is not None and self.found else None
         values = self.found.get((topic, key[1]), {}) if key is not None else {}
         row = self._Struct(widened)
+        replaced = {c for c, kind in cols if kind == "bits"}
         for f in value.schema().fields():
-            row.put(f.name(), value.get(f))
+            if str(f.name()) not in replaced:
+                row.put(f.name(), value.get(f))
         for col, kind in cols:
             row.put(col, self._java(kind, values.get(col)))
         return out.newRecord(out.topic(), out.kafkaPartition(), out.keySchema(), out.key(), widened, row,
@@ -244,7 +257,8 @@ class PgArrays(LazyConnection):
         memo = (topic, int(self._System.identityHashCode(schema)), self._reads)
         if memo in self._plans:
             return self._plans[memo]
-        cols = [(c, kind) for c, (_, _, kind) in self._arrays(topic).items() if schema.field(c) is None]
+        cols = [(c, kind) for c, (_, _, kind) in self._arrays(topic).items()
+                if schema.field(c) is None or kind == "bits"]
         plan = None
         if cols and schema.field("__op") is not None:  # a row (unwrapped), not an envelope
             b = self._SchemaBuilder.struct()
@@ -253,10 +267,11 @@ class PgArrays(LazyConnection):
             fields = list(schema.fields())
             # before Debezium's fields (__op, __lsn, ...): the table's columns first, as in the database
             at = next((i for i, f in enumerate(fields) if str(f.name()).startswith("__")), len(fields))
-            for f in fields[:at]:
-                b = b.field(f.name(), f.schema())
-            for col, kind in cols:
-                b = b.field(col, self._SchemaBuilder.array(self._element[kind]).optional().build())
+            arrays = {col: self._SchemaBuilder.array(self._element[kind]).optional().build() for col, kind in cols}
+            for f in fields[:at]:  # a replaced field (bit(n)[]) keeps its place
+                b = b.field(f.name(), arrays.pop(str(f.name()), f.schema()))
+            for col, array in arrays.items():
+                b = b.field(col, array)
             for f in fields[at:]:
                 b = b.field(f.name(), f.schema())
             plan = (cols, b.build())
@@ -268,5 +283,5 @@ class PgArrays(LazyConnection):
             return None
         out = self._ArrayList()
         for t in texts:
-            out.add(None if t is None else (t if kind == "interval" else self._BigDecimal(t)))
+            out.add(None if t is None else (self._BigDecimal(t) if kind == "money" else t))
         return out

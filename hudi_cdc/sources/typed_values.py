@@ -26,8 +26,8 @@ SESSION_SQL = ("SET TIME ZONE 'UTC'", "SET DateStyle = 'ISO, YMD'", "SET Interva
 def kind_of(type_name: str) -> str:
     """The comparison kind of a PostgreSQL column (format_type()); arrays are 'array:<kind>'."""
     t = type_name.lower().strip()
-    if t.endswith("[]"):
-        return "array:" + kind_of(t[:-2])
+    if t.endswith("[]"):  # arrays capture reads as PostgreSQL's element texts (capture/pg_arrays.py): as text
+        return "array:" + ("text" if t.startswith(("bit", "point")) else kind_of(t[:-2]))
     if t == "date":
         return "date"
     if t.startswith("timestamp"):

@@ -28,6 +28,7 @@ EDGE_DDL = [
     "tmtz timetz, iv interval, m money, r4 int4range, rtz tstzrange, dl int_list, cp pair, e lvl, vb varbit, "
     "x xml, ci citext, s text, iarr int[], tarr timestamptz[], narr numeric[], earr text[], "
     "bx box, cc circle, ln line, ls lseg, pa path, pg polygon, tq tsquery, ia interval[], ma money[], "
+    "nma name[], xa xml[], vba varbit[], pta point[], ba bit[], "
     "kd date DEFAULT '2024-02-29', kn numeric(10,2) DEFAULT 12.50, ktz timestamptz DEFAULT '2024-01-01 "
     "10:00:00.123456+02', PRIMARY KEY (id, kd, kn, ktz))",
 ]
@@ -36,6 +37,10 @@ EDGE_COLUMNS = ("id, n, n2, d, ts, tstz, tmtz, iv, m, r4, rtz, dl, cp, e, vb, x,
 GEOMETRIC = ("'((0,0),(1.5,1))', '<(1,2),3>', '{{1,2,3}}', '[(0,0),(1,1)]', '[(0,0),(1,1)]', '((0,0),(1,1),(1,0))', "
              "'a & !b', ARRAY['1 day', NULL]::interval[], ARRAY[1.5, NULL]::money[]")
 NO_GEOMETRIC = ", NULL" * 9
+# arrays Debezium leaves out (name[], xml[], varbit[], point[]) or sends as an always-NULL boolean (bit[]): read
+# by key by capture as PostgreSQL's element texts (pg_arrays.py); set on a snapshot row (4) and in a stream (1)
+TEXT_ARRAYS = ("UPDATE edges SET nma = '{{ab,NULL}}', xa = ARRAY['<a/>'::xml, NULL], vba = '{{0010,NULL}}', "
+               "pta = ARRAY[point(1,2), NULL], ba = '{{1,0,NULL}}' WHERE id = {id}")
 ROWS = [  # id 1..4 in the snapshot, 11..14 streamed: the same values (Debezium's two paths differ)
     "({id}, 'NaN', 99999999.99, '4713-01-01 BC', '4713-01-01 00:00:00 BC', '4713-01-01 00:00:00+00 BC', "
     "'00:00:00+15:59', '1 year 2 mons 3 days', '-92233720368547758.08', '[1,10)', "
@@ -78,7 +83,7 @@ ROUND_1 = [  # values streamed, an enum label added mid-stream, column DDL
     *[f"INSERT INTO edges ({EDGE_COLUMNS}) VALUES " + r.format(id=10 + i) for i, r in enumerate(ROWS, 1)],
     "ALTER TYPE lvl ADD VALUE 'mid' BEFORE 'high'",
     "UPDATE edges SET e = 'mid' WHERE id IN (1, 11)",
-    "UPDATE edges SET s = s || 'y' WHERE id = 2",
+    "UPDATE edges SET s = s || 'y' WHERE id = 2", TEXT_ARRAYS.format(id=1),
     # interval[] and money[], which Debezium leaves out of the events: read by key by capture (pg_arrays.py)
     "UPDATE edges SET ia = ARRAY['1 mon -1 days', '-04:05:06.78', NULL]::interval[], "
     "ma = ARRAY['-92233720368547758.08', '92233720368547758.07', NULL]::money[] WHERE id = 2",
@@ -126,7 +131,7 @@ def _edges_landed(p) -> None:
 
     lake = read_arrow(p.base_path("edges", "COPY_ON_WRITE"))
     cols = ["id", "dl", "e", "tmtz", "iv", "m", "r4", "rtz", "vb", "ci", "s", "iarr", "earr", "n", "cp", "bx", "tq",
-            "narr", "ia", "ma", "_hoodie_record_key"]
+            "narr", "ia", "ma", "nma", "xa", "vba", "pta", "ba", "_hoodie_record_key"]
     rows = {r["id"]: r for r in lake.select(cols).to_pylist()}
     # Hudi's record keys of a date, numeric and timestamp (milliseconds), the bootstrap's and the stream's alike
     assert rows[1]["_hoodie_record_key"] == "id:1,kd:2024-02-29,kn:12.50,ktz:2024-01-01 08:00:00.123", rows[1]
@@ -146,6 +151,11 @@ def _edges_landed(p) -> None:
     assert rows[2]["ia"] == ["P0Y1M-1DT0H0M0S", "P0Y0M0DT-4H-5M-6.78S", None], rows[2]
     assert rows[2]["ma"] == [Decimal("-92233720368547758.08"), Decimal("92233720368547758.07"), None], rows[2]
     assert (rows[12]["ia"], rows[12]["ma"], rows[3]["ia"], rows[3]["ma"]) == ([], [], None, None)
+    texts = {"nma": ["ab", None], "xa": ["<a/>", None], "vba": ["0010", None], "pta": ["(1,2)", None],
+             "ba": ["1", "0", None]}
+    for k in (1, 4):  # streamed, snapshot
+        assert {c: rows[k][c] for c in texts} == texts, rows[k]
+    assert {rows[3][c] for c in texts} == {None}
     for k, special in ((1, "NaN"), (11, "NaN"), (2, "Infinity"), (12, "Infinity"), (3, "-Infinity")):
         assert _refused(lake, k)["n"]["value"] == special, (k, _refused(lake, k))  # read from the database
     for k in (3, 13):  # NaN / -Infinity elements of a numeric[] (Debezium: NULL elements): refused as a whole, as
@@ -164,7 +174,7 @@ def _edges_landed(p) -> None:
 def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, capsys, caplog, inprocess_jobs):
     db = pg_database("edges")
     _sql(db, *EDGE_DDL, *[f"INSERT INTO edges ({EDGE_COLUMNS}) VALUES " + r.format(id=i)
-                          for i, r in enumerate(ROWS, 1)], *DDL_TABLES)
+                          for i, r in enumerate(ROWS, 1)], TEXT_ARRAYS.format(id=4), *DDL_TABLES)
     d = tmp_path / "p"
     assert main(["init", str(d), "--from-database", "--dbname", db["name"], "--user", db["user"], "--host", db["host"],
                  "--port", str(db["port"]), "--password-env", db["password_env"]]) == 0
