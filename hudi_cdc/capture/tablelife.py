@@ -1,4 +1,5 @@
-"""A table renamed, dropped or dropped and created again never stops capture of the others.
+"""A table renamed, dropped, dropped and created again, or that Debezium cannot capture never stops capture of the
+others.
 
 Before the engine starts, capture compares the pipeline's tables with the database (source.publication_gaps:
 PostgreSQL's publication, MySQL / MariaDB's schema history, sources/mysql/tablelife.py):
@@ -6,6 +7,9 @@ PostgreSQL's publication, MySQL / MariaDB's schema history, sources/mysql/tablel
 * a table the database no longer has (``ALTER TABLE ... RENAME TO``, ``DROP TABLE``): one line names it
   and the way forward, and this run captures the other tables (the publication follows a renamed table
   by its oid: its changes come under the new name, which the pipeline does not land until it lists it);
+* a table Debezium cannot capture at all (source.uncapturable: a MariaDB INET4 / INET6 column, whose CREATE
+  its DDL parser refuses, stopping the connector for every table): one line per run names it, the column and
+  the way forward, and this run captures the other tables;
 * a table dropped and created again under the same name that capture landed before (PostgreSQL: the
   publication lost it with the drop; MySQL / MariaDB: the schema history has a DROP of it read from the
   binlog, once): its lake copy re-taken by an incremental snapshot on the stream, as ``hudi-cdc capture
@@ -31,8 +35,18 @@ from hudi_cdc.sources import tables as src
 def runnable(pipeline: Pipeline, progress: Callable[[str], None]) -> Pipeline:
     """The pipeline this run captures: without the tables the database no longer has; the tables the
     publication lost published again and their re-take requested."""
-    gone, unpublished = sources.for_pipeline(pipeline).publication_gaps(pipeline)
+    source = sources.for_pipeline(pipeline)
+    gone, unpublished = source.publication_gaps(pipeline)
     by_name = {t.name: t for t in src.source_tables(pipeline)}
+    refused = {n: why for n, why in source.uncapturable(pipeline).items() if n not in gone}
+    for name, why in refused.items():
+        progress(f"warning: table {by_name[name].qualified} is not captured: {why}; the other tables are. Change the "
+                 f"column's type (e.g. VARCHAR(39)) or take the table out of the pipeline file; once changed, "
+                 f"`hudi-cdc capture snapshot --table {name}` brings what it missed")
+    if len(refused) == len(by_name):
+        raise SourceError(f"no table of the pipeline can be captured: {'; '.join(refused.values())}")
+    pipeline = pipeline.model_copy(update={"tables": {n: t for n, t in pipeline.tables.items() if n not in refused}})
+    by_name = {n: t for n, t in by_name.items() if n not in refused}
     for name in [n for n in unpublished if _landed(pipeline, n)]:  # never captured: capture refuses as before
         progress(f"table {by_name[name].qualified} was dropped and created again: its lake copy re-taken by an "
                  f"incremental snapshot on the stream (as hudi-cdc capture snapshot --table {name} --replace)")

@@ -159,6 +159,10 @@ class Source(Protocol):
         again: PostgreSQL's publication does not publish them, MySQL's schema history has their DROP), by pipeline
         name; capture/tablelife.py."""
 
+    def uncapturable(self, pipeline: Pipeline) -> dict[str, str]:
+        """{table: why} of the pipeline's tables Debezium cannot capture at all (capture/tablelife.py leaves them out
+        of the run, the others are captured)."""
+
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         """Connects to the database for what Debezium's events cannot carry (PostgreSQL's numeric NaN/Infinity,
         capture/specials.py; the types of columns it sends as bytes, capture/textforms.py); None: nothing."""

@@ -28,6 +28,7 @@ class DbTable:
     # a table keyed by a unique index needs before capture
     note: str | None = None
     key_fix: str | None = None
+    uncapturable: str | None = None  # why Debezium cannot capture the table (init leaves it out, saying so)
     candidate_types: tuple[str, ...] = CANDIDATE_TYPES
 
     @property

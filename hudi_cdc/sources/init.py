@@ -151,6 +151,17 @@ def _without_signal_tables(found: list[DbTable], result: InitResult) -> list[DbT
     return out
 
 
+def _left_out(t: DbTable) -> str | None:
+    """Why init leaves a table out (Debezium cannot capture it; a MySQL-family table without a key: no raw-history
+    path there yet), or None."""
+    if t.uncapturable:
+        return t.uncapturable
+    if not t.key and t.note:
+        return (f"no primary key (ALTER TABLE {t.qualified} ADD PRIMARY KEY (...); or a unique index on NOT NULL "
+                "columns)")
+    return None
+
+
 def _existing(path: Path, registry: str, metastore: str) -> Pipeline | None:
     """The pipeline file already there, if any; --registry / --metastore are for a new file only."""
     existing = load_pipeline(path) if path.exists() else None
@@ -195,9 +206,9 @@ def init_from_database(directory: Path, db: DatabaseSettings | None, password: s
         if (t.schema, t.table) in known:
             result.kept.append(t.qualified)
             continue
-        if not t.key and t.note:  # a MySQL-family table: no raw-history path there yet
-            result.skipped.append(f"{t.qualified}: no primary key (ALTER TABLE {t.qualified} ADD PRIMARY KEY (...); "
-                                  "or a unique index on NOT NULL columns)")
+        skip = _left_out(t)
+        if skip:
+            result.skipped.append(f"{t.qualified}: {skip}")
             continue
         if not t.key and progress:
             full = "" if t.replica_identity == "f" else \

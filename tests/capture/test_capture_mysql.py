@@ -472,6 +472,34 @@ def test_kill_9_mid_mariadb_capture_loses_nothing(tmp_path, mariadb, mariadb_dat
 
 
 @pytest.mark.mariadb
+def test_a_type_debezium_cannot_parse_stops_no_other_table(tmp_path, mariadb, mariadb_database):
+    """MariaDB's INET6 / INET4 columns: Debezium's DDL parser refuses the table's CREATE and, before, stopped the
+    connector for every table (`no viable alternative at input ... inet6`), for good: at the snapshot for a table of
+    the pipeline, in the binlog for any table of the database. Now such a table of the pipeline is left out of
+    each run with one line naming the column, another table's DDL of such a type is skipped, the other tables are
+    captured; `init --from-database` leaves the table out, saying why."""
+    db = mariadb_database("inet_shop")
+    _sql(mariadb, "inet_shop", "CREATE TABLE items (item_id INT PRIMARY KEY, category VARCHAR(10))",
+         "CREATE TABLE hosts (id INT PRIMARY KEY, ip INET6)", "INSERT INTO items VALUES (1, 'a')",
+         "INSERT INTO hosts VALUES (1, '2001:db8::1')")
+    doc = _pipeline_dict(db)
+    doc["tables"]["hosts"] = {"topic": f"shop.{db['name']}.hosts", "record_key": "id"}
+    (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    p = load_pipeline(tmp_path / "hudi-cdc.yaml")
+    out = run_cli("capture", "--once", "--timeout", "300", cwd=tmp_path, check=True)
+    assert f"table {db['name']}.hosts is not captured: ip is INET6" in out.stderr, out.stderr
+    # another table's DDL with such a type, mid-stream: skipped, the pipeline's tables go on
+    _sql(mariadb, "inet_shop", "CREATE TABLE other (id INT PRIMARY KEY, ip INET4)", "INSERT INTO items VALUES (2, 'b')")
+    run_cli("capture", "--once", "--timeout", "300", cwd=tmp_path, check=True)
+    assert sorted(r["item_id"] for r in _records(_files(p))) == [1, 2]
+    made = run_cli("init", str(tmp_path / "fresh"), "--from-database", "--kind", "mariadb", "--dbname", db["name"],
+                   "--user", db["user"], "--host", db["host"], "--port", str(db["port"]), "--password-env",
+                   db["password_env"], cwd=tmp_path, check=True)
+    assert f"{db['name']}.hosts: ip is INET6, a type Debezium's DDL parser does not know" in made.stderr, made.stderr
+    assert "hosts" not in yaml.safe_load((tmp_path / "fresh" / "hudi-cdc.yaml").read_text())["tables"]
+
+
+@pytest.mark.mariadb
 def test_a_capture_stopped_while_the_server_is_busy_exits(tmp_path, mariadb, mariadb_database):
     """A continuous capture SIGTERMed while two writers keep the binlog busy exits (Debezium's binlog reader,
     blocked on the engine's full queue once nobody polls it, used to keep the JVM, and the process, alive for

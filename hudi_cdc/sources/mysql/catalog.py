@@ -58,6 +58,33 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+# column types MariaDB has that Debezium's MariaDB DDL grammar does not parse (3.x: `no viable alternative` at the
+# type in SHOW CREATE TABLE or the binlog's DDL, which stops the connector): measured on MariaDB 10.11
+UNPARSEABLE_TYPES = ("inet4", "inet6")
+
+
+def unparseable_columns(pipeline: Pipeline, tables: list[src.SourceTable]) -> dict[str, list[tuple[str, str]]]:
+    """{<database>.<table>: [(column, type)]} of `tables` holding a column of a type in UNPARSEABLE_TYPES."""
+    from hudi_cdc.sources.mysql import binlog
+
+    if not tables:
+        return {}
+    conn = binlog.connect(pipeline)
+    try:
+        with conn.cursor() as cur:
+            marks = ", ".join(["(%s, %s)"] * len(tables))
+            cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
+                        f"WHERE (TABLE_SCHEMA, TABLE_NAME) IN ({marks}) AND LOWER(DATA_TYPE) IN "
+                        f"({', '.join(['%s'] * len(UNPARSEABLE_TYPES))}) ORDER BY ORDINAL_POSITION",
+                        [v for t in tables for v in (t.schema, t.table)] + list(UNPARSEABLE_TYPES))
+            out: dict[str, list[tuple[str, str]]] = {}
+            for schema, table, column, data_type in cur.fetchall():
+                out.setdefault(f"{schema}.{table}", []).append((str(column), str(data_type).upper()))
+            return out
+    finally:
+        conn.close()
+
+
 def table_names(pipeline: Pipeline) -> list[str]:
     """Every base table of the server's user databases as <database>.<table> (a route's pattern)."""
     from hudi_cdc.sources.mysql import binlog

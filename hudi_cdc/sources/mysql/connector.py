@@ -60,6 +60,7 @@ def _history(pipeline: Pipeline, iam: bool) -> dict[str, str]:
            "schema.history.internal.kafka.topic": history_topic(pipeline)}
     if not iam:
         out["schema.history.internal.store.only.captured.tables.ddl"] = "true"
+        out["schema.history.internal.skip.unparseable.ddl"] = "true"  # as capture (binlog.py)
     else:
         for side in ("producer", "consumer"):
             out.update({f"schema.history.internal.{side}.{k}": v for k, v in MSK_IAM.items()})

@@ -15,6 +15,7 @@ from __future__ import annotations
 from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.sources.db_tables import DbTable, UniqueIndex
+from hudi_cdc.sources.mysql.catalog import UNPARSEABLE_TYPES
 
 CANDIDATE_TYPES = ("varchar", "char", "text", "tinytext", "date", "enum", "tinyint", "smallint", "mediumint", "int",
                    "year", "bit")
@@ -59,6 +60,10 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
                                              "ORDER BY SEQ_IN_INDEX", (schema, table))]
         t = DbTable(schema, table, [(str(n), str(ct).lower()) for n, ct, _ in cols], pk, "f", note=NOTE,
                     candidate_types=CANDIDATE_TYPES)
+        bad = [f"{n} is {ct.upper()}" for n, ct in t.columns if ct.split("(")[0] in UNPARSEABLE_TYPES]
+        if bad:
+            t.uncapturable = (f"{', '.join(bad)}, a type Debezium's DDL parser does not know (capture would stop); "
+                              "change it (e.g. VARCHAR(39)) to capture the table")
         if not pk:
             t.unique_index = unique_index(conn, schema, table, {str(n) for n, _, nl in cols if str(nl) == "YES"})
             if t.unique_index is not None:

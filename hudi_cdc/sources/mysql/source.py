@@ -43,6 +43,9 @@ class MySqlFamily:
     def publication_gaps(self, pipeline: Pipeline) -> tuple[list[str], list[str]]:
         return tablelife.gaps(pipeline, binlog.history_file(pipeline, work_dir(pipeline)))  # the schema history
 
+    def uncapturable(self, pipeline: Pipeline) -> dict[str, str]:
+        return tablelife.uncapturable(pipeline)
+
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         return lambda: binlog.connect(pipeline)  # zero dates (capture/zerodates.py)
 

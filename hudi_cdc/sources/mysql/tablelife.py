@@ -44,6 +44,15 @@ def _dropped(history: Path) -> dict[str, str]:
     return out
 
 
+def uncapturable(pipeline: Pipeline) -> dict[str, str]:
+    """{pipeline table: why} of the tables Debezium cannot capture: a column of a type its DDL parser does not know
+    (the connector would stop for every table at the table's CREATE)."""
+    tables = src.source_tables(pipeline)
+    found = catalog.unparseable_columns(pipeline, tables)
+    return {t.name: ", ".join(f"{c} is {ty}" for c, ty in found[t.qualified]) + " (Debezium's MariaDB/MySQL DDL parser "
+            "does not know the type)" for t in tables if t.qualified in found}
+
+
 def gaps(pipeline: Pipeline, history: Path) -> tuple[list[str], list[str]]:
     """(tables of the pipeline the server no longer has, tables dropped and created again since the last
     capture looked), by pipeline name."""
