@@ -13,6 +13,7 @@ import json
 # a Python value's Spark type as spark.createDataFrame infers it, for the values this module carries
 _INFERRED = {str: "string", int: "bigint", bool: "boolean"}
 _LONG = (-(2**63), 2**63 - 1)
+_VALUE = '{"type":"struct","fields":[{"name":"value","type":"string","nullable":false,"metadata":{}}]}'
 
 
 def frame(spark, rows: list[tuple], names: list[str], types: list[str]):
@@ -21,9 +22,13 @@ def frame(spark, rows: list[tuple], names: list[str], types: list[str]):
     from pyspark.sql import functions as F
 
     schema = ", ".join(f"`{n}`: {t}" for n, t in zip(names, types, strict=True))
-    text = json.dumps([dict(zip(names, row, strict=True)) for row in rows])
-    encoder = spark.sparkContext._jvm.org.apache.spark.sql.Encoders.STRING()
-    value = DataFrame(spark._jsparkSession.createDataset([text], encoder), spark)  # one row: the rows' JSON
+    jvm = spark.sparkContext._jvm
+    text = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 1)
+    text[0] = json.dumps([dict(zip(names, row, strict=True)) for row in rows])
+    # a local relation of one row built from a java Row (no encoder: Scala reflection costs ~1 s the first time)
+    value = DataFrame(spark._jsparkSession.createDataFrame([jvm.org.apache.spark.sql.RowFactory.create(text)],
+                                                           jvm.org.apache.spark.sql.types.DataType.fromJson(_VALUE)),
+                      spark)
     return value.select(F.inline(F.from_json("value", f"array<struct<{schema}>>")))
 
 
