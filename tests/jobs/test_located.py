@@ -100,6 +100,26 @@ def test_prepped_writes_option_is_hudis(spark):
     assert jvm_key == located.PREPPED_OPTION
 
 
+def test_local_rows_are_what_create_dataframe_makes(spark):
+    """The lookup's few driver-side rows (insert targets, logged file groups, tombstones) become a local relation
+    no Python worker reads (local_rows.py), with createDataFrame's values and inferred types; other values keep
+    createDataFrame."""
+    from hudi_cdc.jobs.stream import local_rows
+
+    names = ["k", "n", "b", "s"]
+    rows = [("a/b=1", 0, True, None), ('line\n"quoted" é 😀', -(2**63), False, "x" * 20_000), ("", 2**63 - 1, None, "")]
+    types = local_rows.inferred_types(rows, names)
+    made = local_rows.frame(spark, rows, names, types)
+    expected = spark.createDataFrame(rows, names)
+    assert made.schema == expected.schema and made.collect() == expected.collect()
+    plan = made._jdf.queryExecution().executedPlan().toString()
+    assert "LocalTableScan" in plan and "ExistingRDD" not in plan  # createDataFrame's: a Python RDD
+    assert "ExistingRDD" in expected._jdf.queryExecution().executedPlan().toString()
+    assert local_rows.frame(spark, [], names, types).collect() == []
+    for other in ([(1.5,)], [(1,), ("1",)], [(None,)], [(2**63,)], []):
+        assert local_rows.inferred_types(other, ["v"]) is None
+
+
 def _every_kind_of_change(lake):
     lake.land(SNAPSHOT[:20])
     lake.run("BULK_INSERT")

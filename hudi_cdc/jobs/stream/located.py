@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hudi_cdc.jobs.stream import keytext
+from hudi_cdc.jobs.stream import keytext, local_rows
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 from hudi_cdc.jobs.stream.redelivery import stored_for_round
 from hudi_cdc.jobs.stream.table import META
@@ -241,7 +241,7 @@ def _into_targets(spark, inserts, insert_targets: dict[str, tuple[str, str]]):
     from pyspark.sql import functions as F
 
     rows = [(pp, instant, name) for pp, (instant, name) in sorted(insert_targets.items())]
-    t = spark.createDataFrame(rows, "__t_pp string, __t_instant string, __t_file string")
+    t = local_rows.frame(spark, rows, ["__t_pp", "__t_instant", "__t_file"], ["string"] * 3)  # no Python worker
     cols = inserts.columns
     joined = inserts.join(F.broadcast(t), F.col("_hoodie_partition_path") == F.col("__t_pp"), "left")
     placed = joined.select(*[F.col("__t_instant").alias(c) if c == "_hoodie_commit_time" else

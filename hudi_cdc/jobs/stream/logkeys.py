@@ -30,6 +30,7 @@ from hudi_cdc.common import s3
 from hudi_cdc.common.causes import first_line
 from hudi_cdc.common.instants import COMPLETED, table_instants
 from hudi_cdc.common.properties import local_path
+from hudi_cdc.jobs.stream import local_rows
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 from hudi_cdc.jobs.stream.table import META, base_file_instant, hudi_timeline, is_initialized
 
@@ -191,7 +192,7 @@ def stored_view(spark, base_path: str, columns: list[str], ordering: list[str], 
     instants = sorted({d for _, d in pairs})
     # key files before log_inserts.py hold no INSERTED flag nor row columns: null there
     logged = spark.read.option("mergeSchema", "true").parquet(*[_file(base_path, d) for d in instants])
-    current = spark.createDataFrame(sorted(pairs), f"{FILE_ID} string, {INSTANT} string")
+    current = local_rows.frame(spark, sorted(pairs), [FILE_ID, INSTANT], ["string", "string"])  # no Python worker
     logged = logged.join(F.broadcast(current), [FILE_ID, INSTANT], "left_semi")
     if INSERTED not in logged.columns:
         logged = logged.withColumn(INSERTED, F.lit(False))

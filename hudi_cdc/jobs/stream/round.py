@@ -31,7 +31,7 @@ from hudi_cdc.jobs.stream.files import list_source_files
 from hudi_cdc.jobs.stream.located import PREPPED_OPTION, key_shape, locate, unlocatable
 from hudi_cdc.jobs.stream.props import streamer_prop
 from hudi_cdc.jobs.stream.redelivery import drop_unchanged
-from hudi_cdc.jobs.stream.summary import rejected_rows, source_position, summarize
+from hudi_cdc.jobs.stream.summary import DELETED, SMALL_ROUND, rejected_rows, source_position, summarize
 from hudi_cdc.jobs.stream.table import (
     CHECKPOINT_KEY,
     has_completed_commit,
@@ -153,8 +153,10 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if result.truncate_seen is not None or floor is not None:
         df, result.truncated_at = truncate.split(df, ordering, result.truncate_seen, floor)
         summary = None
-    if summary is None:  # the events were reduced to one per key
-        summary = summarize(df if bulk and result.truncate_seen is not None else events, ordering)
+    if summary is None:  # the events were reduced to one per key (a small round's deletes collected with it)
+        fold = df is events and "_hoodie_is_deleted" in df.columns and result.records_in <= SMALL_ROUND
+        summary = summarize(df if bulk and result.truncate_seen is not None else events, ordering,
+                            deleted=[*record_keys, *ordering] if fold else None)
     clock = result.lap("read", clock)
     is_delete = "_hoodie_is_deleted" in df.columns
     deleted_keys: list[dict] = []
@@ -227,7 +229,9 @@ def _deletes(spark, t: Target, df, summary: dict, record_keys: list[str], orderi
     from pyspark.sql import functions as F
 
     deleted_keys: list[dict] = []
-    if summary.get("deletes"):
+    if DELETED in summary:  # a small round's, from its summary pass
+        deleted_keys = summary.pop(DELETED)
+    elif summary.get("deletes"):
         deleted_keys = [r.asDict() for r in
                         df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
     result.deletes = len(deleted_keys)

@@ -24,10 +24,24 @@ def summary_columns(events, ordering: list[str]) -> list:
     return aggs
 
 
-def summarize(events, ordering: list[str]) -> dict:
+# a round of at most this many events collects its deletes' keys in its summary pass (no job of their own)
+SMALL_ROUND = 10_000
+DELETED = "deleted"  # the summary's list of the deletes' keys and ordering values, when asked for
+
+
+def summarize(events, ordering: list[str], deleted: list[str] | None = None) -> dict:
     """One pass over the round's events: how many, how many deletes, the newest source event time
-    and ordering value (for the commit metadata)."""
-    return events.agg(*summary_columns(events, ordering)).first().asDict()
+    and ordering value (for the commit metadata); given `deleted` (column names), the deletes' values
+    of those columns too, as dicts under DELETED (what a collect of them would give, in no set order)."""
+    from pyspark.sql import functions as F
+
+    aggs = summary_columns(events, ordering)
+    if deleted is not None:
+        aggs.append(F.collect_list(F.when(F.col("_hoodie_is_deleted"), F.struct(*deleted))).alias(DELETED))
+    out = events.agg(*aggs).first().asDict()
+    if deleted is not None:
+        out[DELETED] = [r.asDict() for r in out[DELETED]]
+    return out
 
 
 def source_position(row: dict) -> dict[str, str]:

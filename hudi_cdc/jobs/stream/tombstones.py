@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from hudi_cdc.common import storage
 from hudi_cdc.common.instants import completed_write_times
 from hudi_cdc.common.properties import local_path
+from hudi_cdc.jobs.stream import local_rows
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 
 if TYPE_CHECKING:
@@ -73,8 +74,10 @@ def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
         o = tuple(t.get(c) for c in ordering)
         if k not in latest or tuple(latest[k][c] for c in ordering) < o:
             latest[k] = t
-    tdf = spark.createDataFrame([tuple(t[c] for c in keys + ordering) for t in latest.values()],
-                                [f"__t_{c}" for c in keys + ordering])
+    rows = [tuple(t[c] for c in keys + ordering) for t in latest.values()]
+    names = [f"__t_{c}" for c in keys + ordering]
+    types = local_rows.inferred_types(rows, names)  # the types createDataFrame infers, without its Python workers
+    tdf = local_rows.frame(spark, rows, names, types) if types else spark.createDataFrame(rows, names)
     for c in keys + ordering:
         tdf = tdf.withColumn(f"__t_{c}", F.col(f"__t_{c}").cast(df.schema[c].dataType))
     cond: Column | None = None
