@@ -113,9 +113,10 @@ class NewColumns:
                     self._give_existing_rows(t, filled, changed)
             except HudiCdcError as exc:  # the database went away, a table without a key: said, capture goes on
                 cols = ", ".join(filled + list(changed) or added)
-                self.progress(f"WARNING {t.name}: column(s) {cols}: could not give the rows that existed the "
-                              "database's value (the lake keeps what it had there until a row changes; `verify` "
-                              f"names them; `hudi-cdc capture snapshot --table {t.name}` once fixed): {exc}")
+                what = "column(s)" if changed else "new column(s)"
+                self.progress(f"WARNING {t.name}: {what} {cols}: could not give the rows that existed their value "
+                              "(the lake keeps what it had there until a row changes; `verify` names them; "
+                              f"`hudi-cdc capture snapshot --table {t.name}` once fixed): {exc}")
 
     def _give_existing_rows(self, t, filled: list[str], changed: dict[str, str]) -> None:
         said = []

@@ -60,7 +60,7 @@ def test_new_and_rewritten_columns_request_a_snapshot(tmp_path, monkeypatch):
     monkeypatch.setattr(defaults.signals, "request_snapshot", refused)
     nc.file_started(topic, schema("id", "grp", "plain", "flag", "score", "__lsn", types={"grp": ["null", "string"]}))
     nc.poll()  # said in one line, capture goes on
-    assert requested == ["a", "a"] and said[-1].startswith("WARNING a: column(s) score: could not give the rows")
+    assert requested == ["a", "a"] and said[-1].startswith("WARNING a: new column(s) score: could not give the rows")
     assert "hudi-cdc capture snapshot --table a" in said[-1]
     assert said[-1].endswith("cannot create or write the signal table")
 
