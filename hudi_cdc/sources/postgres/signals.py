@@ -40,7 +40,10 @@ def _lsn(text: str) -> int:
 class PostgresSignals:
     """base.SnapshotSignals for PostgreSQL."""
 
-    once_finishes = False  # a --once run stops at its marker: the snapshot goes on in the next one
+    # a --once run goes on past its marker while a snapshot it carries out is under way (the marker poked again
+    # meanwhile ends it once completed): before, it stopped at its marker and landed a chunk per run at best
+    # (17 runs for 5 chunks; a 1M-row re-take ~3,300 runs: benchmarks/results/2026-11-29-add-column.md)
+    once_finishes = True
 
     def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> bool:
         """The signal table, and the table and the signal table in the publication; True: the slot is in use."""
