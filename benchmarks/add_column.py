@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -146,19 +147,25 @@ def capture_runs(config: Path, env: dict, logs: Path, max_runs: int, budget_s: f
             "cpu_s": round(sum(r["cpu_s"] for r in runs), 1), "per_run": runs}
 
 
+ROTATE_S = 5.0  # the continuous capture closes a file open this long (--rotate-seconds)
+LANDED = re.compile(r"^landed \S+: (\d+) events", re.M)
+
+
 def capture_continuous(config: Path, env: dict, logs: Path, budget_s: float) -> dict:
-    """One continuous `capture` until the snapshot completed (or --capture-budget), then SIGTERM."""
+    """One continuous `capture` until the snapshot completed (or --capture-budget), then a rotation's wait (the
+    open file closes: a stop leaves the records of open files to the next run) and SIGTERM."""
     t = time.perf_counter()
-    proc, fh = procs.start(cli(config, "capture", "--rotate-seconds", "5"), logs / "capture-continuous.log", env)
+    log = logs / "capture-continuous.log"
+    proc, fh = procs.start(cli(config, "capture", "--rotate-seconds", str(ROTATE_S)), log, env)
     rss = procs.PeakRss(proc.pid)
     completed_s = None
     try:
         while time.perf_counter() - t < budget_s:
             if proc.poll() is not None:
-                raise RuntimeError(f"capture exited {proc.returncode}; log {logs / 'capture-continuous.log'}")
-            state = snapshot_state(config)
-            if state.get("state") == "completed":
+                raise RuntimeError(f"capture exited {proc.returncode}; log {log}")
+            if snapshot_state(config).get("state") == "completed":
                 completed_s = time.perf_counter() - t
+                time.sleep(ROTATE_S + 3)
                 break
             time.sleep(2)
         cpu = rss.cpu_seconds
@@ -168,9 +175,10 @@ def capture_continuous(config: Path, env: dict, logs: Path, budget_s: float) -> 
         rss.stop()
     state = snapshot_state(config)
     return {"mode": "continuous", "runs": 1, "completed_s": round(completed_s, 1) if completed_s else None,
-            "s": round(time.perf_counter() - t, 1), "state": state.get("state"),
-            "snapshot_rows": state.get("rows", 0), "peak_rss_mb": round(rss.peak / 2**20),
-            "peak_pss_mb": round(rss.peak_pss_mb), "cpu_s": round(cpu, 1)}
+            "s": round(completed_s or time.perf_counter() - t, 1), "stopped_s": round(time.perf_counter() - t, 1),
+            "state": state.get("state"), "snapshot_rows": state.get("rows", 0),
+            "events": sum(int(n) for n in LANDED.findall(log.read_text(errors="replace"))),
+            "peak_rss_mb": round(rss.peak / 2**20), "peak_pss_mb": round(rss.peak_pss_mb), "cpu_s": round(cpu, 1)}
 
 
 def baseline(config: Path, env: dict, logs: Path, landing: Path, res: dict) -> None:
@@ -284,9 +292,14 @@ def run(args, argv) -> int:
             res["capture_after_ddl"] = capture_runs(config, env, logs, args.max_runs, args.capture_budget)
         else:
             res["capture_after_ddl"] = capture_continuous(config, env, logs, args.capture_budget)
+        after = res["capture_after_ddl"]
+        if after["state"] == "completed" and after["events"] < after["snapshot_rows"]:  # records left in open files
+            after["tail"] = capture_once(config, env, logs / "capture-tail.log")
+            progress(f"capture --once (what the stopped capture left): {after['tail']}")
         files1, bytes1 = tree(landing)
         res["capture_after_ddl"].update(landed_files=files1 - files0, landed_bytes=bytes1 - bytes0)
-        progress(f"capture after the DDL: {json.dumps({k: v for k, v in res['capture_after_ddl'].items() if k != 'per_run'})}")
+        brief = {k: v for k, v in res["capture_after_ddl"].items() if k != "per_run"}
+        progress(f"capture after the DDL: {json.dumps(brief)}")
         report.save(res, args.out)
         if res["capture_after_ddl"]["state"] != "completed":
             raise RuntimeError(f"the incremental snapshot did not complete: {res['capture_after_ddl']['state']}; "
