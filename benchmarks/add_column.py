@@ -1,7 +1,7 @@
 """What an `ALTER TABLE ... ADD COLUMN ... DEFAULT` costs (issue 36): the incremental snapshot capture
 requests for the rows that existed (capture/defaults.py), and the stream round that writes them again.
 
-    python -m benchmarks.add_column [--rows 1000000] [--types mor,cow] [--capture once|continuous]
+    python -m benchmarks.add_column [--rows 1000000] [--types mor,cow] [--capture continuous|once]
         [--chunk-size N] [--work /work/bench-data/add-column] [--out results.json]
 
 A throwaway PostgreSQL 15 (benchmarks/pg.py) with `customers` of --rows rows, then as a user does it, each
@@ -10,10 +10,11 @@ step a whole process (procs.run: seconds, peak RSS / PSS of its tree, load avera
    load, the baseline;
 2. `ALTER TABLE customers ADD COLUMN score int DEFAULT 7` (timed) and one INSERT (the first change after the
    DDL is what shows capture the new schema);
-3. capture until `capture snapshot --status` says the table's snapshot completed: `capture --once` again and
-   again (--capture once; a PostgreSQL --once run stops at its end marker and the snapshot goes on in the
-   next one), or one continuous `capture` stopped once it completed (--capture continuous); the
-   snapshot's rows/s, the landed files and bytes;
+3. capture until `capture snapshot --status` says the table's snapshot completed: one continuous `capture`,
+   stopped once it completed and its open file rotated (--capture continuous, the default), or `capture
+   --once` again and again (--capture once: a PostgreSQL --once run stops at its end marker, so each carries
+   out about one chunk and the snapshot goes on in the next one); the snapshot's rows/s, the landed files
+   and bytes;
 4. `stream --table customers --type T --once` per table type (its phases, as the streamer logs them), the data
    files and bytes it wrote, then `verify --type T`: must say equal, the new column included.
 The load average is sampled every 5 s over the whole run (the machine may be shared: read ratios).
@@ -88,6 +89,19 @@ def tree(path: Path) -> tuple[int, int]:
     """(files, bytes) under PATH, Hudi's metadata folder left out."""
     files = [p for p in path.rglob("*") if p.is_file() and ".hoodie" not in p.parts] if path.exists() else []
     return len(files), sum(p.stat().st_size for p in files)
+
+
+TABLE_PHASES = re.compile(r"(?P<table>\S+): committed \S+, checkpoint \S+ \((?P<phases>[^)]*)\)")
+
+
+def phases_by_table(log: str) -> dict[str, dict[str, float]]:
+    """The per-phase seconds of each table's commit, as bootstrap logs them (`bench_mor.customers: committed ...`)."""
+    out: dict[str, dict[str, float]] = {}
+    for m in TABLE_PHASES.finditer(Path(log).read_text(errors="replace")):
+        for part in m.group("phases").split(", "):
+            name, secs, _unit = part.rsplit(" ", 2)
+            out.setdefault(m.group("table"), {})[name] = float(secs)
+    return out
 
 
 def measured(m: procs.Measured) -> dict:
@@ -187,7 +201,7 @@ def baseline(config: Path, env: dict, logs: Path, landing: Path, res: dict) -> N
     res["initial_capture"]["landed_files"], res["initial_capture"]["landed_bytes"] = tree(landing)
     progress(f"capture --once (initial snapshot): {res['initial_capture']}")
     m = procs.run(cli(config, "bootstrap"), logs / "bootstrap.log", extra_env=env, timeout=7200, cwd=config.parent)
-    res["bootstrap"] = measured(m)
+    res["bootstrap"] = {**measured(m), "phases": phases_by_table(m.log)}
     progress(f"bootstrap: {res['bootstrap']}")
 
 
@@ -245,8 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--types", default="mor", help="table types, comma-separated: mor, cow (default mor)")
-    ap.add_argument("--capture", choices=["once", "continuous"], default="once",
-                    help="after the DDL: capture --once runs until the snapshot completed, or one continuous capture")
+    ap.add_argument("--capture", choices=["once", "continuous"], default="continuous",
+                    help="after the DDL: one continuous capture until the snapshot completed (default), or capture "
+                    "--once runs (on PostgreSQL each carries out about one chunk)")
     ap.add_argument("--max-runs", type=int, default=500, help="--capture once: at most this many runs")
     ap.add_argument("--capture-budget", type=float, default=7200, help="seconds of capture after the DDL at most")
     ap.add_argument("--chunk-size", type=int, help="source.database.snapshot_chunk_size (default: the pipeline's)")
