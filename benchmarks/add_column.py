@@ -85,9 +85,9 @@ class LoadAverage:
         return self.summary()
 
 
-def tree(path: Path) -> tuple[int, int]:
-    """(files, bytes) under PATH, Hudi's metadata folder left out."""
-    files = [p for p in path.rglob("*") if p.is_file() and ".hoodie" not in p.parts] if path.exists() else []
+def tree(path: Path, suffix: str = "") -> tuple[int, int]:
+    """(files, bytes) under PATH whose names end with SUFFIX, Hudi's metadata folder left out."""
+    files = [p for p in path.rglob(f"*{suffix}") if p.is_file() and ".hoodie" not in p.parts] if path.exists() else []
     return len(files), sum(p.stat().st_size for p in files)
 
 
@@ -198,7 +198,7 @@ def capture_continuous(config: Path, env: dict, logs: Path, budget_s: float) -> 
 def baseline(config: Path, env: dict, logs: Path, landing: Path, res: dict) -> None:
     """The first load: `capture --once` (the initial snapshot) and `bootstrap` (every table type)."""
     res["initial_capture"] = {**capture_once(config, env, logs / "capture-initial.log")}
-    res["initial_capture"]["landed_files"], res["initial_capture"]["landed_bytes"] = tree(landing)
+    res["initial_capture"]["landed_files"], res["initial_capture"]["landed_bytes"] = tree(landing, ".avro")
     progress(f"capture --once (initial snapshot): {res['initial_capture']}")
     m = procs.run(cli(config, "bootstrap"), logs / "bootstrap.log", extra_env=env, timeout=7200, cwd=config.parent)
     res["bootstrap"] = {**measured(m), "phases": phases_by_table(m.log)}
@@ -218,13 +218,19 @@ def ddl(pg, rows: int) -> dict:
     return {"sql": DDL, "s": round(ddl_s, 3)}
 
 
+def data_files(table: Path) -> dict[Path, int]:
+    """A lake table's base and log files (no .hoodie, no hidden .crc or partition metadata) -> bytes."""
+    return {p: p.stat().st_size for p in table.rglob("*")
+            if p.is_file() and ".hoodie" not in p.parts and not p.name.startswith(".")}
+
+
 def stream_and_verify(config: Path, env: dict, logs: Path, lake: Path, kind: str) -> dict:
     """`stream --once` of one table type (data files and bytes it added), then `verify` of it."""
     table = lake / f"{TABLE}_{kind}"
-    before = {p: p.stat().st_size for p in table.rglob("*") if p.is_file() and ".hoodie" not in p.parts}
+    before = data_files(table)
     m = procs.run(cli(config, "stream", "--table", TABLE, "--type", kind, "--once"), logs / f"stream-{kind}.log",
                   extra_env=env, timeout=7200, cwd=config.parent)
-    after = {p: p.stat().st_size for p in table.rglob("*") if p.is_file() and ".hoodie" not in p.parts}
+    after = data_files(table)
     new = [p for p in after if p not in before or after[p] != before[p]]
     out = {"stream": {**measured(m), "phases": round_phases(m.log), "files_written": len(new),
                       "bytes_written": sum(after[p] for p in new), "table_files": len(after),
@@ -302,7 +308,7 @@ def run(args, argv) -> int:
         report.save(res, args.out)
         res["ddl"] = ddl(pg, args.rows)
         progress(f"DDL: {res['ddl']}")
-        files0, bytes0 = tree(landing)
+        files0, bytes0 = tree(landing, ".avro")
         if args.capture == "once":
             res["capture_after_ddl"] = capture_runs(config, env, logs, args.max_runs, args.capture_budget)
         else:
@@ -311,7 +317,7 @@ def run(args, argv) -> int:
         if after["state"] == "completed" and after["events"] < after["snapshot_rows"]:  # records left in open files
             after["tail"] = capture_once(config, env, logs / "capture-tail.log")
             progress(f"capture --once (what the stopped capture left): {after['tail']}")
-        files1, bytes1 = tree(landing)
+        files1, bytes1 = tree(landing, ".avro")
         res["capture_after_ddl"].update(landed_files=files1 - files0, landed_bytes=bytes1 - bytes0)
         brief = {k: v for k, v in res["capture_after_ddl"].items() if k != "per_run"}
         progress(f"capture after the DDL: {json.dumps(brief)}")
