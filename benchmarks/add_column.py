@@ -219,9 +219,9 @@ def ddl(pg, rows: int) -> dict:
 
 
 def data_files(table: Path) -> dict[Path, int]:
-    """A lake table's base and log files (no .hoodie, no hidden .crc or partition metadata) -> bytes."""
-    return {p: p.stat().st_size for p in table.rglob("*")
-            if p.is_file() and ".hoodie" not in p.parts and not p.name.startswith(".")}
+    """A lake table's base and log files (a MoR log's name starts with a dot; no .crc, no partition metadata)."""
+    return {p: p.stat().st_size for p in table.rglob("*") if p.is_file() and ".hoodie" not in p.parts
+            and not p.name.endswith(".crc") and not p.name.startswith(".hoodie_partition_metadata")}
 
 
 def stream_and_verify(config: Path, env: dict, logs: Path, lake: Path, kind: str) -> dict:
