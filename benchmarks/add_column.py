@@ -13,7 +13,7 @@ step a whole process (procs.run: seconds, peak RSS / PSS of its tree, load avera
 3. capture until `capture snapshot --status` says the table's snapshot completed: one continuous `capture`,
    stopped once it completed and its open file rotated (--capture continuous, the default), or `capture
    --once` again and again (--capture once: a PostgreSQL --once run stops at its end marker, so each carries
-   out about one chunk and the snapshot goes on in the next one); the snapshot's rows/s, the landed files
+   out a chunk or none and the snapshot goes on in the next one); the snapshot's rows/s, the landed files
    and bytes;
 4. `stream --table customers --type T --once` per table type (its phases, as the streamer logs them), the data
    files and bytes it wrote, then `verify --type T`: must say equal, the new column included.
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--types", default="mor", help="table types, comma-separated: mor, cow (default mor)")
     ap.add_argument("--capture", choices=["once", "continuous"], default="continuous",
                     help="after the DDL: one continuous capture until the snapshot completed (default), or capture "
-                    "--once runs (on PostgreSQL each carries out about one chunk)")
+                    "--once runs (on PostgreSQL each carries out a chunk or none)")
     ap.add_argument("--max-runs", type=int, default=500, help="--capture once: at most this many runs")
     ap.add_argument("--capture-budget", type=float, default=7200, help="seconds of capture after the DDL at most")
     ap.add_argument("--chunk-size", type=int, help="source.database.snapshot_chunk_size (default: the pipeline's)")
