@@ -38,6 +38,8 @@ def runnable(pipeline: Pipeline, progress: Callable[[str], None]) -> Pipeline:
     source = sources.for_pipeline(pipeline)
     gone, unpublished = source.publication_gaps(pipeline)
     by_name = {t.name: t for t in src.source_tables(pipeline)}
+    for line in source.layout_changes(pipeline):  # rows moved without events (ATTACH / DETACH PARTITION): said
+        progress(line)
     refused = {n: why for n, why in source.uncapturable(pipeline).items() if n not in gone}
     for name, why in refused.items():
         progress(f"warning: table {by_name[name].qualified} is not captured: {why}; the other tables are. Change the "

@@ -159,6 +159,10 @@ class Source(Protocol):
         again: PostgreSQL's publication does not publish them, MySQL's schema history has their DROP), by pipeline
         name; capture/tablelife.py."""
 
+    def layout_changes(self, pipeline: Pipeline) -> list[str]:
+        """Warnings of changes since the last capture that moved rows without change events (PostgreSQL's
+        ATTACH / DETACH PARTITION: sources/postgres/partitions.py); capture says each and goes on."""
+
     def uncapturable(self, pipeline: Pipeline) -> dict[str, str]:
         """{table: why} of the pipeline's tables Debezium cannot capture at all (capture/tablelife.py leaves them out
         of the run, the others are captured)."""

@@ -46,6 +46,9 @@ class MySqlFamily:
     def uncapturable(self, pipeline: Pipeline) -> dict[str, str]:
         return tablelife.uncapturable(pipeline)
 
+    def layout_changes(self, pipeline: Pipeline) -> list[str]:
+        return []  # not looked at (ALTER TABLE ... EXCHANGE PARTITION writes no row events either)
+
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         return lambda: binlog.connect(pipeline)  # zero dates (capture/zerodates.py)
 

@@ -46,6 +46,12 @@ class PostgresSource:
     def uncapturable(self, pipeline: Pipeline) -> dict[str, str]:
         return {}  # a type Debezium does not know lands as text or is read by key (capture/textforms.py, pg_arrays.py)
 
+    def layout_changes(self, pipeline: Pipeline) -> list[str]:
+        from hudi_cdc.sources.base import work_dir
+        from hudi_cdc.sources.postgres import partitions
+
+        return partitions.changes(pipeline, work_dir(pipeline) / f"partitions-{pipeline.slot_name}.json")
+
     def lookup_connection(self, pipeline: Pipeline) -> Callable[[], Any] | None:
         from hudi_cdc.sources.postgres import db
 
