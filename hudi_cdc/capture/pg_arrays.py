@@ -1,6 +1,7 @@
 """PostgreSQL ``interval[]``, ``money[]``, ``name[]``, ``xml[]``, ``varbit[]`` and ``point[]`` columns, which
-Debezium leaves out of the change events, and ``bit[]``, which it sends as a boolean that is always NULL: read
-from the database by key as capture lands the rows, and added to them (``bit[]``'s field replaced).
+Debezium leaves out of the change events, ``bit[]``, which it sends as a boolean that is always NULL, and
+``tsvector[]``, which it sends as NULL when an element is NULL: read from the database by key as capture lands
+the rows, and added to them (the last two's fields replaced).
 
 Debezium 3's PostgresValueConverter has no schema for these two array types (``PgOid.INTERVAL_ARRAY``,
 ``PgOid.MONEY_ARRAY``: "still need to be implemented", schema null, before ``include.unknown.datatypes`` is
@@ -40,11 +41,11 @@ from hudi_cdc.sources.tables import lake_name
 
 _LOG = logging.getLogger("hudi_cdc")
 # the base type's typname -> kind: interval and money as their scalar columns land; the others as PostgreSQL's
-# text of each element ("text"); bit(n)[] ("bits"), which Debezium does send, as a boolean that is always NULL,
-# has its field replaced
+# text of each element ("text"); "retext": a field Debezium does send, wrongly, replaced by the texts (bit(n)[] as a
+# boolean that is always NULL; tsvector[] with a NULL element as a NULL array: its element schema is not optional)
 ARRAY_TYPES = {"_interval": "interval", "_money": "money", "_name": "text", "_xml": "text", "_varbit": "text",
-               "_point": "text", "_bit": "bits"}
-TEXT_KINDS = ("text", "bits")
+               "_point": "text", "_bit": "retext", "_tsvector": "retext"}
+TEXT_KINDS = ("text", "retext")
 MONEY_SCALE = 2  # Debezium's money.fraction.digits default: a money column's Decimal scale
 _PG_ISO = re.compile(r"^P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)D)?"
                      r"(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+(?:\.\d+)?)S)?)?$")
@@ -108,7 +109,7 @@ class PgArrays(LazyConnection):
         interval = JClass("io.debezium.time.Interval").builder().optional().build()
         money = JClass("org.apache.kafka.connect.data.Decimal").builder(MONEY_SCALE).optional().build()
         text = self._SchemaBuilder.string().optional().build()
-        self._element = {"interval": interval, "money": money, "text": text, "bits": text}
+        self._element = {"interval": interval, "money": money, "text": text, "retext": text}
         # topic -> {lake name: (name, type, kind)}: the table's columns of these types kept by its shaping, and
         # of every column the type (the key's cast); read when the topic's event schema is new (Debezium
         # refreshes it after a DDL) or a query found the table changed
@@ -165,7 +166,7 @@ class PgArrays(LazyConnection):
             if not arrays or value.schema().field("after") is None or value.get("after") is None:
                 continue
             after = value.getStruct("after").schema()
-            cols = [(c, kind) for c, (_, _, kind) in arrays.items() if after.field(c) is None or kind == "bits"]
+            cols = [(c, kind) for c, (_, _, kind) in arrays.items() if after.field(c) is None or kind == "retext"]
             key = _key_texts(record.key()) if cols and record.key() is not None else None
             if key is None:
                 if cols:
@@ -243,7 +244,7 @@ class PgArrays(LazyConnection):
         key = _key_texts(out.key()) if out.key() is not None and self.found else None
         values = self.found.get((topic, key[1]), {}) if key is not None else {}
         row = self._Struct(widened)
-        replaced = {c for c, kind in cols if kind == "bits"}
+        replaced = {c for c, kind in cols if kind == "retext"}
         for f in value.schema().fields():
             if str(f.name()) not in replaced:
                 row.put(f.name(), value.get(f))
@@ -258,7 +259,7 @@ class PgArrays(LazyConnection):
         if memo in self._plans:
             return self._plans[memo]
         cols = [(c, kind) for c, (_, _, kind) in self._arrays(topic).items()
-                if schema.field(c) is None or kind == "bits"]
+                if schema.field(c) is None or kind == "retext"]
         plan = None
         if cols and schema.field("__op") is not None:  # a row (unwrapped), not an envelope
             b = self._SchemaBuilder.struct()
@@ -268,7 +269,7 @@ class PgArrays(LazyConnection):
             # before Debezium's fields (__op, __lsn, ...): the table's columns first, as in the database
             at = next((i for i, f in enumerate(fields) if str(f.name()).startswith("__")), len(fields))
             arrays = {col: self._SchemaBuilder.array(self._element[kind]).optional().build() for col, kind in cols}
-            for f in fields[:at]:  # a replaced field (bit(n)[]) keeps its place
+            for f in fields[:at]:  # a replaced field (bit(n)[], tsvector[]) keeps its place
                 b = b.field(f.name(), arrays.pop(str(f.name()), f.schema()))
             for col, array in arrays.items():
                 b = b.field(col, array)
