@@ -1,7 +1,9 @@
 """PostgreSQL ``interval[]``, ``money[]``, ``name[]``, ``xml[]``, ``varbit[]`` and ``point[]`` columns, which
 Debezium leaves out of the change events, ``bit[]``, which it sends as a boolean that is always NULL, and
-``tsvector[]``, which it sends as NULL when an element is NULL: read from the database by key as capture lands
-the rows, and added to them (the last two's fields replaced).
+``tsvector[]``, arrays of enums, of composite types, ``tsquery[]`` and the geometric arrays, which it sends as
+NULL when an element is NULL (their element schema is not optional): read from the database by key as capture
+lands the rows, and added to them (the fields Debezium does send replaced). A table with such a column pays one
+query per batch.
 
 Debezium 3's PostgresValueConverter has no schema for these two array types (``PgOid.INTERVAL_ARRAY``,
 ``PgOid.MONEY_ARRAY``: "still need to be implemented", schema null, before ``include.unknown.datatypes`` is
@@ -44,14 +46,19 @@ _LOG = logging.getLogger("hudi_cdc")
 # text of each element ("text"); "retext": a field Debezium does send, wrongly, replaced by the texts (bit(n)[] as a
 # boolean that is always NULL; tsvector[] with a NULL element as a NULL array: its element schema is not optional)
 ARRAY_TYPES = {"_interval": "interval", "_money": "money", "_name": "text", "_xml": "text", "_varbit": "text",
-               "_point": "text", "_bit": "retext", "_tsvector": "retext"}
+               "_point": "text", "_bit": "retext", "_tsvector": "retext", "_retext": "retext"}
 TEXT_KINDS = ("text", "retext")
 MONEY_SCALE = 2  # Debezium's money.fraction.digits default: a money column's Decimal scale
 _PG_ISO = re.compile(r"^P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)D)?"
                      r"(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+(?:\.\d+)?)S)?)?$")
+# arrays of these element types Debezium sends with elements that are not optional: an array holding a NULL
+# element landed as NULL (measured: enums, composite types, tsquery, the geometric types): replaced ("retext")
+RETEXT_ELEMENTS = ("tsquery", "box", "circle", "line", "lseg", "path", "polygon")
 _TABLE_COLUMNS = (
-    "SELECT a.attname, format_type(a.atttypid, a.atttypmod), bt.typname FROM pg_attribute a "
+    "SELECT a.attname, format_type(a.atttypid, a.atttypmod), CASE WHEN et.typtype IN ('e', 'c') OR et.typname = "
+    "ANY(%s) THEN '_retext' ELSE bt.typname END FROM pg_attribute a "
     "JOIN pg_type t ON t.oid = a.atttypid JOIN pg_type bt ON bt.oid = coalesce(nullif(t.typbasetype, 0), t.oid) "
+    "LEFT JOIN pg_type et ON et.oid = bt.typelem AND bt.typcategory = 'A' "
     "WHERE a.attrelid = (quote_ident(%s) || '.' || quote_ident(%s))::regclass AND a.attnum > 0 AND NOT a.attisdropped")
 
 
@@ -129,7 +136,7 @@ class PgArrays(LazyConnection):
         import psycopg
 
         try:
-            rows = self._db().execute(_TABLE_COLUMNS, self._tables[topic]).fetchall()
+            rows = self._db().execute(_TABLE_COLUMNS, (list(RETEXT_ELEMENTS), *self._tables[topic])).fetchall()
         except psycopg.errors.UndefinedTable:  # dropped or renamed since the event: no row of it to read
             rows = []
         shape = self._shapes.get(topic)

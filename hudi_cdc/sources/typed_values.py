@@ -27,7 +27,7 @@ def kind_of(type_name: str) -> str:
     """The comparison kind of a PostgreSQL column (format_type()); arrays are 'array:<kind>'."""
     t = type_name.lower().strip()
     if t.endswith("[]"):  # arrays capture reads as PostgreSQL's element texts (capture/pg_arrays.py): as text
-        return "array:" + ("text" if t.startswith(("bit", "point")) else kind_of(t[:-2]))
+        return "array:" + ("text" if t.startswith(("bit", "point")) or t[:-2] in GEOMETRIC else kind_of(t[:-2]))
     if t == "date":
         return "date"
     if t.startswith("timestamp"):

@@ -28,7 +28,8 @@ EDGE_DDL = [
     "tmtz timetz, iv interval, m money, r4 int4range, rtz tstzrange, dl int_list, cp pair, e lvl, vb varbit, "
     "x xml, ci citext, s text, iarr int[], tarr timestamptz[], narr numeric[], earr text[], "
     "bx box, cc circle, ln line, ls lseg, pa path, pg polygon, tq tsquery, ia interval[], ma money[], "
-    "nma name[], xa xml[], vba varbit[], pta point[], ba bit[], tva tsvector[], "
+    "nma name[], xa xml[], vba varbit[], pta point[], ba bit[], tva tsvector[], ena lvl[], cpa pair[], tqa tsquery[], "
+    "bxa box[], "
     "kd date DEFAULT '2024-02-29', kn numeric(10,2) DEFAULT 12.50, ktz timestamptz DEFAULT '2024-01-01 "
     "10:00:00.123456+02', PRIMARY KEY (id, kd, kn, ktz))",
 ]
@@ -38,10 +39,12 @@ GEOMETRIC = ("'((0,0),(1.5,1))', '<(1,2),3>', '{{1,2,3}}', '[(0,0),(1,1)]', '[(0
              "'a & !b', ARRAY['1 day', NULL]::interval[], ARRAY[1.5, NULL]::money[]")
 NO_GEOMETRIC = ", NULL" * 9
 # arrays Debezium leaves out (name[], xml[], varbit[], point[]), sends as an always-NULL boolean (bit[]) or as NULL
-# when an element is NULL (tsvector[]): read
+# when an element is NULL (tsvector[], enum, composite, tsquery and geometric arrays): read
 # by key by capture as PostgreSQL's element texts (pg_arrays.py); set on a snapshot row (4) and in a stream (1)
 TEXT_ARRAYS = ("UPDATE edges SET nma = '{{ab,NULL}}', xa = ARRAY['<a/>'::xml, NULL], vba = '{{0010,NULL}}', "
-               "pta = ARRAY[point(1,2), NULL], ba = '{{1,0,NULL}}', tva = ARRAY['a b'::tsvector, NULL] WHERE id = {id}")
+               "pta = ARRAY[point(1,2), NULL], ba = '{{1,0,NULL}}', tva = ARRAY['a b'::tsvector, NULL], "
+               "ena = ARRAY['low'::lvl, NULL], cpa = ARRAY[ROW(1, 'a')::pair, NULL], "
+               "tqa = ARRAY['a & b'::tsquery, NULL], bxa = ARRAY['((0,0),(1,1))'::box, NULL] WHERE id = {id}")
 ROWS = [  # id 1..4 in the snapshot, 11..14 streamed: the same values (Debezium's two paths differ)
     "({id}, 'NaN', 99999999.99, '4713-01-01 BC', '4713-01-01 00:00:00 BC', '4713-01-01 00:00:00+00 BC', "
     "'00:00:00+15:59', '1 year 2 mons 3 days', '-92233720368547758.08', '[1,10)', "
@@ -132,7 +135,8 @@ def _edges_landed(p) -> None:
 
     lake = read_arrow(p.base_path("edges", "COPY_ON_WRITE"))
     cols = ["id", "dl", "e", "tmtz", "iv", "m", "r4", "rtz", "vb", "ci", "s", "iarr", "earr", "n", "cp", "bx", "tq",
-            "narr", "ia", "ma", "nma", "xa", "vba", "pta", "ba", "tva", "_hoodie_record_key"]
+            "narr", "ia", "ma", "nma", "xa", "vba", "pta", "ba", "tva", "ena", "cpa", "tqa", "bxa",
+            "_hoodie_record_key"]
     rows = {r["id"]: r for r in lake.select(cols).to_pylist()}
     # Hudi's record keys of a date, numeric and timestamp (milliseconds), the bootstrap's and the stream's alike
     assert rows[1]["_hoodie_record_key"] == "id:1,kd:2024-02-29,kn:12.50,ktz:2024-01-01 08:00:00.123", rows[1]
@@ -153,7 +157,8 @@ def _edges_landed(p) -> None:
     assert rows[2]["ma"] == [Decimal("-92233720368547758.08"), Decimal("92233720368547758.07"), None], rows[2]
     assert (rows[12]["ia"], rows[12]["ma"], rows[3]["ia"], rows[3]["ma"]) == ([], [], None, None)
     texts = {"nma": ["ab", None], "xa": ["<a/>", None], "vba": ["0010", None], "pta": ["(1,2)", None],
-             "ba": ["1", "0", None], "tva": ["'a' 'b'", None]}
+             "ba": ["1", "0", None], "tva": ["'a' 'b'", None], "ena": ["low", None], "cpa": ["(1,a)", None],
+             "tqa": ["'a' & 'b'", None], "bxa": ["(1,1),(0,0)", None]}
     for k in (1, 4):  # streamed, snapshot
         assert {c: rows[k][c] for c in texts} == texts, rows[k]
     assert {rows[3][c] for c in texts} == {None}
