@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -279,11 +278,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args, argv) -> int:
     kinds = [k.strip() for k in args.types.split(",") if k.strip()]
-    work = Path(args.work)
-    if work.exists():
-        subprocess.run(["rm", "-rf", str(work)], check=True)
-    work.mkdir(parents=True)
-    os.chmod(work, 0o755)
+    work = procs.fresh_work(args.work)
     logs = work / "logs"
     logs.mkdir()
     given = argv if argv is not None else sys.argv[1:]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -58,11 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import psycopg
 
-    work = Path(args.work)
-    if work.exists():
-        subprocess.run(["rm", "-rf", str(work)], check=True)
-    work.mkdir(parents=True)
-    os.chmod(work, 0o755)
+    work = procs.fresh_work(args.work)
     command = "python -m benchmarks.e2e_postgres " + " ".join(argv if argv is not None else sys.argv[1:])
     results: dict = {"command": command,
                      "machine": report.machine(), "rows": args.rows, "steps": []}

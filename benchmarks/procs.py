@@ -90,6 +90,16 @@ class PeakRss:
         return self.peak / 1024 / 1024
 
 
+def fresh_work(path: str) -> Path:
+    """The benchmark's work folder, emptied (the throwaway PostgreSQL in it runs as another user: 0755)."""
+    work = Path(path)
+    if work.exists():
+        subprocess.run(["rm", "-rf", str(work)], check=True)
+    work.mkdir(parents=True)
+    os.chmod(work, 0o755)
+    return work
+
+
 def env() -> dict[str, str]:
     """The environment of every measured process: this checkout's hudi_cdc first on the path."""
     root = str(Path(__file__).resolve().parents[1])

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import threading
 import time
@@ -247,11 +246,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(args, argv) -> int:
     import psycopg
 
-    work = Path(args.work)
-    if work.exists():
-        subprocess.run(["rm", "-rf", str(work)], check=True)
-    work.mkdir(parents=True)
-    os.chmod(work, 0o755)
+    work = procs.fresh_work(args.work)
     logs = work / "logs"
     logs.mkdir()
     tables = shapes(args.tables, args.hot, args.trickle, args.empty, args.big)

@@ -11,9 +11,9 @@ saw (``partitions-<slot>.json`` beside the offsets) and names what changed and t
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+from hudi_cdc.common import storage
 from hudi_cdc.config import Pipeline
 from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.postgres import db
@@ -54,8 +54,5 @@ def changes(pipeline: Pipeline, state: Path) -> list[str]:
                         "or keeps them; re-take the table: `hudi-cdc capture --drop-slot` (a new initial snapshot "
                         f"of the pipeline), `hudi-cdc capture --once`, `hudi-cdc bootstrap --force "
                         f"{by_qualified[table]}` (docs/types.md)")
-    state.parent.mkdir(parents=True, exist_ok=True)
-    tmp = state.with_name(f".{state.name}.tmp")
-    tmp.write_text(json.dumps({**before, **now}, indent=1, sort_keys=True))
-    os.replace(tmp, state)
+    storage.write_bytes(str(state), json.dumps({**before, **now}, indent=1, sort_keys=True).encode())
     return said
