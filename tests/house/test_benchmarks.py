@@ -193,3 +193,16 @@ def test_peak_memory_counts_shared_pages_once(tmp_path):
     assert peak_rss > 550, peak_rss  # parent and child each show the 300 MB
     assert 250 < rss.peak_pss_mb < 450, rss.peak_pss_mb  # shared once
     assert len(rss.breakdown) == 2 and all(v > 250 for v in rss.breakdown.values()), rss.breakdown
+
+
+@pytest.mark.unit
+def test_warm_rounds_reads_the_phases_of_committed_rounds():
+    from benchmarks.warm_rounds import _phases
+
+    lines = ["  bench_mor.t00: committed 20261129231038619, checkpoint 1795993832864 (read 0.9 s, locate 3.5 s, "
+             "write 1.6 s, log keys 1.2 s)",
+             "  bench_mor.t01: committed 20261129231047645, checkpoint 1795993841493 (read 1.1 s, locate 4.5 s, "
+             "write 2.0 s, log keys 1.6 s)",
+             "  bench_mor.t02: committed 20261129231047645, checkpoint 1795993841493 (read 3.0 s, tombstones 0.2 s, "
+             "locate 4.0 s, write 2.4 s, log keys 1.0 s)"]
+    assert _phases(lines) == {"read": 1.1, "locate": 4.0, "write": 2.0, "log keys": 1.2, "tombstones": 0.2}
