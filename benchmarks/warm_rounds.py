@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -29,8 +28,7 @@ if __package__ in (None, ""):
 
 from benchmarks import procs, report  # noqa: E402
 from benchmarks.multi_table import land, land_changes, pipeline  # noqa: E402
-
-_PHASES = re.compile(r"\(((?:[a-z ]+ [\d.]+ s(?:, )?)+)\)\s*$")
+from benchmarks.scenarios import PHASES  # noqa: E402
 
 
 def progress(msg: str) -> None:
@@ -45,9 +43,9 @@ def _phases(lines: list[str]) -> dict[str, float]:
     """The median seconds of each phase over the committed rounds' log lines."""
     seen: dict[str, list[float]] = {}
     for line in lines:
-        m = _PHASES.search(line)
+        m = PHASES.search(line)  # the streamer's committed line (scenarios.round_phases sums them)
         if m:
-            for part in m.group(1).split(", "):
+            for part in m.group("phases").split(", "):
                 name, secs, _ = part.rsplit(" ", 2)
                 seen.setdefault(name, []).append(float(secs))
     return {k: round(statistics.median(v), 2) for k, v in seen.items()}
