@@ -131,6 +131,10 @@ EXTENDED = (
     # unit tier the rules); `query --engine spark` over s3a (HiveServer2 reads the same S3 tables in the default tier)
     "tests/jobs/test_types_real.py::test_numeric_nan_and_overflow_are_never_silent",
     "tests/runners/test_s3.py::test_spark_query_reads_s3_tables",
+    # capture -> bootstrap -> stream -> verify on PostgreSQL's MoMA tables, a second proof (the same chain with
+    # verify runs in test_toast_ddl, test_types_real and test_run_pipeline; verify naming a difference:
+    # test_types_real::test_corrupted_lake_value_is_a_difference)
+    "tests/capture/test_capture.py::test_database_to_lake_chain_verifies",
 )
 
 DURATIONS = Path(__file__).parent / "durations.json"  # seconds per test file, from a measured whole run
