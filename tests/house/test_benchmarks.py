@@ -206,3 +206,22 @@ def test_warm_rounds_reads_the_phases_of_committed_rounds():
              "  bench_mor.t02: committed 20261129231047645, checkpoint 1795993841493 (read 3.0 s, tombstones 0.2 s, "
              "locate 4.0 s, write 2.4 s, log keys 1.0 s)"]
     assert _phases(lines) == {"read": 1.1, "locate": 4.0, "write": 2.0, "log keys": 1.2, "tombstones": 0.2}
+
+
+@pytest.mark.unit
+def test_driver_commit_model_keeps_the_newest_event_per_key():
+    """The table the driver-commit benchmark expects its readers to return: per key the newest __lsn wins,
+    a redelivered snapshot event (same LSN) changes nothing, a newer delete removes the row, an older one
+    does not."""
+    from benchmarks.driver_commit import apply_events
+
+    def ev(key, lsn, name, deleted=False, op="u"):
+        return {"customer_id": key, "country": "C01", "name": name, "__lsn": lsn, "__op": op,
+                "__deleted": "true" if deleted else "false"}
+
+    model: dict = {}
+    apply_events(model, [ev(1, 1000, "a", op="r"), ev(2, 1000, "b", op="r"), ev(3, 1000, "c", op="r")])
+    apply_events(model, [ev(1, 1002, "a2"), ev(1, 1001, "a1"), ev(2, 1000, "b-again", op="r"),
+                         ev(3, 1003, None, deleted=True), ev(4, 1004, "d")])
+    apply_events(model, [ev(3, 1001, "c-late")])  # older than its delete
+    assert {k: v[1] for k, v in model.items()} == {1: "a2", 2: "b", 3: None, 4: "d"}
