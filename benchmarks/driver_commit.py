@@ -8,7 +8,9 @@ today, in one warm JVM on one table, alternated:
   carry their file groups, as hudi-cdc's located rounds do) and hudi-cdc's writer options;
 - `driver commit`: the same kind of prepped updates through Hudi's Java write client in the driver: records made
   from the rows (one small Spark job: `to_avro`), a delta commit appended to the located file groups' logs and
-  completed with the round's extra metadata.
+  completed with the round's extra metadata;
+- `driver round`: a whole round of --changes generated events without a Spark job (DriverRound): the landed file
+  read with fastavro, the keys' stored rows with hudi-rs, one delta commit by the Java write client.
 
 CPU seconds are the driver JVM's and this process's (the whole application). At the end the table is read
 with hudi-rs and by Hudi's Spark datasource and compared with every event written: a commit the readers
@@ -38,7 +40,7 @@ if __package__ in (None, ""):
 from benchmarks import procs, report, stream  # noqa: E402
 from benchmarks.lake import Variant  # noqa: E402
 
-KINDS = ("round", "spark write", "driver commit")
+KINDS = ("round", "spark write", "driver commit", "driver round")
 
 
 def session(work: Path):
@@ -139,6 +141,9 @@ class DriverCommit:
         props = jvm.java.util.HashMap()
         for k, v in opts.items():
             props.put(k, v)
+        # the inserts of a prepped delta commit are bulk inserted; the Java client knows none of Spark's
+        # repartitioning sort modes (hudi-cdc renders PARTITION_PATH_REPARTITION for its bootstraps)
+        props.put("hoodie.bulkinsert.sort.mode", "NONE")
         config = jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(base).withProps(props) \
             .withSchema(self.schema_json).build()
         context = jvm.org.apache.hudi.client.common.HoodieJavaEngineContext(conf)
@@ -148,7 +153,7 @@ class DriverCommit:
         from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import to_avro
 
-        jvm, m = self.jvm, self.jvm.org.apache.hudi.common.model
+        jvm = self.jvm
         data = [c for c in df.columns if not c.startswith("_hoodie_") or c == "_hoodie_is_deleted"]
         rows = df.select("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name", "_hoodie_commit_time",
                          F.col(ordering).alias("__ord"),
@@ -156,13 +161,23 @@ class DriverCommit:
         records = jvm.java.util.ArrayList()
         for r in rows:
             avro = jvm.org.apache.hudi.avro.HoodieAvroUtils.bytesToAvro(bytearray(r["__avro"]), self.schema)
-            rec = m.HoodieAvroRecord(m.HoodieKey(r["_hoodie_record_key"], r["_hoodie_partition_path"]),
-                                     m.DefaultHoodieRecordPayload(avro, r["__ord"]))
+            records.add(self.record(r["_hoodie_record_key"], r["_hoodie_partition_path"], avro, r["__ord"], r.asDict()))
+        return self.commit_records(records, extra)
+
+    def record(self, key: str, partition: str, avro, ordering, location: dict | None = None):
+        """A HoodieAvroRecord of `avro` (a GenericRecord); with `location` (the stored row's Hudi meta columns),
+        prepped to update or delete it in its file group, else an insert Hudi places."""
+        m = self.jvm.org.apache.hudi.common.model
+        rec = m.HoodieAvroRecord(m.HoodieKey(key, partition), m.DefaultHoodieRecordPayload(avro, ordering))
+        if location is not None:
             rec.unseal()
-            file_id = r["_hoodie_file_name"].split("_")[0]
-            rec.setCurrentLocation(m.HoodieRecordLocation(r["_hoodie_commit_time"], file_id))
+            rec.setCurrentLocation(m.HoodieRecordLocation(location["_hoodie_commit_time"],
+                                                          location["_hoodie_file_name"].split("_")[0]))
             rec.seal()
-            records.add(rec)
+        return rec
+
+    def commit_records(self, records, extra: dict[str, str]) -> str:
+        jvm = self.jvm
         instant = self.client.startCommit()
         self.client.transitionInflight(instant)  # the Java client's prepped delta commit does not do it itself
         statuses = self.client.upsertPreppedRecords(records, instant)
@@ -172,6 +187,63 @@ class DriverCommit:
         if not self.client.commit(instant, statuses, jvm.org.apache.hudi.common.util.Option.of(meta)):
             raise RuntimeError(f"the driver commit {instant} was not completed")
         return instant
+
+
+class DriverRound:
+    """A round without a Spark job: the landed file read with fastavro, the newest event per key kept, the keys'
+    stored rows read with hudi-rs (a snapshot read: keys in logs count), events no newer than the stored row
+    dropped, updates and deletes prepped to their file groups, a partition move as a delete where the row is and an
+    insert where it goes, new keys as inserts, all in one delta commit by the Java write client."""
+
+    def __init__(self, driver: DriverCommit, base: str):
+        import json
+
+        import fastavro
+
+        self.driver, self.base = driver, base
+        self.schema = fastavro.parse_schema(json.loads(driver.schema_json))
+
+    def run(self, path: Path, extra: dict[str, str]) -> int:
+        import io
+
+        import fastavro
+
+        from hudi_cdc.lake.reader import read_arrow
+
+        with open(path, "rb") as fh:
+            newest: dict = {}
+            for e in fastavro.reader(fh):
+                k = str(e[stream.KEY])
+                if k not in newest or e["__lsn"] > newest[k]["__lsn"]:
+                    newest[k] = e
+        meta = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name", "_hoodie_commit_time", "__lsn"]
+        stored = {r["_hoodie_record_key"]: r for r in read_arrow(self.base).select(meta).to_pylist()
+                  if r["_hoodie_record_key"] in newest}
+        jvm = self.driver.jvm
+        records = jvm.java.util.ArrayList()
+
+        def add(e: dict, partition: str, deleted: bool, location: dict | None) -> None:
+            buf = io.BytesIO()
+            fastavro.schemaless_writer(buf, self.schema, {**e, "_hoodie_is_deleted": deleted})
+            avro = jvm.org.apache.hudi.avro.HoodieAvroUtils.bytesToAvro(bytearray(buf.getvalue()), self.driver.schema)
+            records.add(self.driver.record(str(e[stream.KEY]), partition, avro, e["__lsn"], location))
+
+        for k, e in newest.items():
+            s = stored.get(k)
+            if s is not None and s["__lsn"] >= e["__lsn"]:
+                continue  # no newer than the stored row (a redelivery)
+            deleted = e["__deleted"] == "true"
+            target = f"{stream.PARTITION}={e[stream.PARTITION]}"
+            if s is None:
+                if not deleted:
+                    add(e, target, False, None)
+            elif deleted or target == s["_hoodie_partition_path"]:
+                add(e, s["_hoodie_partition_path"], deleted, s)
+            else:  # a partition move
+                add(e, s["_hoodie_partition_path"], True, s)
+                add(e, target, False, None)
+        self.driver.commit_records(records, extra)
+        return records.size()
 
 
 def apply_events(model: dict, events: list[dict]) -> None:
@@ -208,7 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     work = procs.fresh_work(args.work)
     landing = stream.Landing(work / "landing")
-    src = stream.Stream(args.rows)
+    # ordering values above 2^31, as a busy PostgreSQL's LSNs are: py4j hands a smaller Python int to Java as an
+    # Integer, and a delete block's Integer ordering value cannot be compared with the stored Long (a product
+    # would make the records in the JVM; this benchmark makes them over py4j)
+    stream.SNAPSHOT_LSN = 2**32 + 1_000
+    src = stream.Stream(args.rows, next_lsn=stream.SNAPSHOT_LSN + 1)
     model: dict = {}
     snapshot = [r for batch in src.snapshot_batches(2) for r in batch]
     landing.land_many(snapshot, 2)
@@ -227,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = writer_options(target_properties(ts["UPSERT"]), ts["UPSERT"])
     updates = Updates(spark, base, model, random.Random(3))
     driver = DriverCommit(spark, base, opts)
+    driver_round, aside = DriverRound(driver, base), stream.Landing(work / "landing-driver")
     samples: dict[str, list[tuple[float, float]]] = {k: [] for k in KINDS}
     phases: list[dict] = []
     for i in range(args.rounds + 1):
@@ -240,13 +317,19 @@ def main(argv: list[str] | None = None) -> int:
                 start, cpu = time.monotonic(), clock.cpu()
                 res = run_targets(spark, [ts["UPSERT"]], quiet)
                 phases.append(res[0].phases)
+            elif kind == "driver round":  # its own landing folder: hudi-cdc's rounds never read these files
+                events, _ = src.changes(args.changes)
+                landed = aside.land(events)
+                apply_events(model, events)
+                start, cpu = time.monotonic(), clock.cpu()
+                driver_round.run(landed, {"streamer.bench.lsn": str(lsn)})
             else:
                 df = updates.frame(args.changes, lsn)
                 start, cpu = time.monotonic(), clock.cpu()
                 if kind == "spark write":
                     spark_write(df, opts, base)
                 else:
-                    driver.commit(df, "__lsn", {"streamer.checkpoint.bench": str(lsn)})
+                    driver.commit(df, "__lsn", {"streamer.bench.lsn": str(lsn)})
                 df.unpersist()
             if i:  # the first round of each kind warms up
                 samples[kind].append((time.monotonic() - start, clock.cpu() - cpu))
