@@ -10,7 +10,9 @@ today, in one warm JVM on one table, alternated:
   from the rows (one small Spark job: `to_avro`), a delta commit appended to the located file groups' logs and
   completed with the round's extra metadata;
 - `driver round`: a whole round of --changes generated events without a Spark job (DriverRound): the landed file
-  read with fastavro, the keys' stored rows with hudi-rs, one delta commit by the Java write client.
+  read with fastavro, the keys' stored rows with hudi-rs, the records made over py4j, one delta commit by the Java
+  write client; `driver round, JVM records`: the same with the file read and the records made in the JVM in one
+  call (JvmRecords).
 
 CPU seconds are the driver JVM's and this process's (the whole application). At the end the table is read
 with hudi-rs and by Hudi's Spark datasource and compared with every event written: a commit the readers
@@ -40,7 +42,7 @@ if __package__ in (None, ""):
 from benchmarks import procs, report, stream  # noqa: E402
 from benchmarks.lake import Variant  # noqa: E402
 
-KINDS = ("round", "spark write", "driver commit", "driver round")
+KINDS = ("round", "spark write", "driver commit", "driver round", "driver round, JVM records")
 
 
 def session(work: Path):
@@ -195,12 +197,12 @@ class DriverRound:
     dropped, updates and deletes prepped to their file groups, a partition move as a delete where the row is and an
     insert where it goes, new keys as inserts, all in one delta commit by the Java write client."""
 
-    def __init__(self, driver: DriverCommit, base: str):
+    def __init__(self, driver: DriverCommit, base: str, jvm_records: JvmRecords | None = None):
         import json
 
         import fastavro
 
-        self.driver, self.base = driver, base
+        self.driver, self.base, self.jvm_records = driver, base, jvm_records
         self.schema = fastavro.parse_schema(json.loads(driver.schema_json))
 
     def run(self, path: Path, extra: dict[str, str]) -> int:
@@ -210,6 +212,18 @@ class DriverRound:
 
         from hudi_cdc.lake.reader import read_arrow
 
+        if self.jvm_records is not None:  # the file read, the keys' newest events and the records in the JVM
+            with open(path, "rb") as fh:
+                keys = {str(e[stream.KEY]) for e in fastavro.reader(fh)}
+            meta = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time", "_hoodie_file_name",
+                    "__lsn"]
+            lines = "\n".join(f"{r['_hoodie_record_key']}\t{r['_hoodie_partition_path']}\t{r['_hoodie_commit_time']}\t"
+                              f"{r['_hoodie_file_name'].split('_')[0]}\t{r['__lsn']}"
+                              for r in read_arrow(self.base).select(meta).to_pylist()
+                              if r["_hoodie_record_key"] in keys)
+            records = self.jvm_records.build(path, self.driver.schema_json, lines)
+            self.driver.commit_records(records, extra)
+            return records.size()
         with open(path, "rb") as fh:
             newest: dict = {}
             for e in fastavro.reader(fh):
@@ -244,6 +258,101 @@ class DriverRound:
                 add(e, target, False, None)
         self.driver.commit_records(records, extra)
         return records.size()
+
+
+# A driver round's records made in the JVM in one call (compiled at run time by Janino, which Spark carries): py4j
+# costs half a dozen round trips per record made from Python (~3 s per 1,000 records), this one call per round.
+# Its inputs: the landed file, the table's Avro schema, and the stored rows of the file's keys as text lines
+# (key, partition path, instant, file id, ordering value, tab-separated).
+RECORDS_JAVA = r"""
+import java.util.*;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericDatumReader;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.file.DataFileReader;
+import org.apache.hudi.common.model.*;
+public class HudiCdcDriverRecords {
+  private static HoodieAvroRecord record(Schema table, GenericRecord e, String key, String pp, boolean deleted,
+                                         String[] stored, String orderingField) {
+    GenericData.Record rec = new GenericData.Record(table);
+    for (Iterator f = table.getFields().iterator(); f.hasNext();) {
+      Schema.Field field = (Schema.Field) f.next();
+      if (e.getSchema().getField(field.name()) != null) rec.put(field.name(), e.get(field.name()));
+    }
+    rec.put("_hoodie_is_deleted", Boolean.valueOf(deleted));
+    HoodieAvroRecord r = new HoodieAvroRecord(new HoodieKey(key, pp),
+        new DefaultHoodieRecordPayload(rec, (Comparable) e.get(orderingField)));
+    if (stored != null) {
+      r.unseal();
+      r.setCurrentLocation(new HoodieRecordLocation(stored[2], stored[3]));
+      r.seal();
+    }
+    return r;
+  }
+  public static List build(String path, String schemaJson, String keyField, String partitionField,
+                           String orderingField, String storedLines) throws Exception {
+    Schema table = new Schema.Parser().parse(schemaJson);
+    Map stored = new HashMap();
+    for (String line : storedLines.split("\\n")) {
+      if (line.length() > 0) { String[] f = line.split("\\t"); stored.put(f[0], f); }
+    }
+    DataFileReader reader = new DataFileReader(new java.io.File(path), new GenericDatumReader());
+    Map newest = new LinkedHashMap();
+    while (reader.hasNext()) {
+      GenericRecord e = (GenericRecord) reader.next();
+      String key = String.valueOf(e.get(keyField));
+      GenericRecord old = (GenericRecord) newest.get(key);
+      if (old == null || ((Long) e.get(orderingField)).longValue() > ((Long) old.get(orderingField)).longValue()) {
+        newest.put(key, e);
+      }
+    }
+    reader.close();
+    List out = new ArrayList();
+    for (Iterator it = newest.entrySet().iterator(); it.hasNext();) {
+      Map.Entry en = (Map.Entry) it.next();
+      String key = (String) en.getKey();
+      GenericRecord e = (GenericRecord) en.getValue();
+      String[] s = (String[]) stored.get(key);
+      long lsn = ((Long) e.get(orderingField)).longValue();
+      if (s != null && Long.parseLong(s[4]) >= lsn) continue;  // no newer than the stored row
+      boolean deleted = "true".equals(String.valueOf(e.get("__deleted")));
+      String target = partitionField + "=" + e.get(partitionField);
+      if (s == null) {
+        if (!deleted) out.add(record(table, e, key, target, false, null, orderingField));
+      } else if (deleted || target.equals(s[1])) {
+        out.add(record(table, e, key, s[1], deleted, s, orderingField));
+      } else {  // a partition move: deleted where it is, inserted where it goes
+        out.add(record(table, e, key, s[1], true, s, orderingField));
+        out.add(record(table, e, key, target, false, null, orderingField));
+      }
+    }
+    return out;
+  }
+}
+"""
+
+
+class JvmRecords:
+    """RECORDS_JAVA compiled once in the driver JVM; `build` is one py4j call per round."""
+
+    def __init__(self, spark):
+        jvm = spark._jvm
+        compiler = jvm.org.codehaus.janino.SimpleCompiler()
+        compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        compiler.cook(RECORDS_JAVA)
+        cls = compiler.getClassLoader().loadClass("HudiCdcDriverRecords")
+        gw = spark.sparkContext._gateway
+        types = gw.new_array(jvm.java.lang.Class, 6)
+        for i in range(6):
+            types[i] = jvm.java.lang.Class.forName("java.lang.String")
+        self.method, self.gw, self.jvm = cls.getMethod("build", types), gw, jvm
+
+    def build(self, path: Path, schema_json: str, stored_lines: str):
+        args = self.gw.new_array(self.jvm.java.lang.Object, 6)
+        for i, v in enumerate([str(path), schema_json, stream.KEY, stream.PARTITION, "__lsn", stored_lines]):
+            args[i] = v
+        return self.method.invoke(None, args)
 
 
 def apply_events(model: dict, events: list[dict]) -> None:
@@ -304,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     updates = Updates(spark, base, model, random.Random(3))
     driver = DriverCommit(spark, base, opts)
     driver_round, aside = DriverRound(driver, base), stream.Landing(work / "landing-driver")
+    jvm_round = DriverRound(driver, base, JvmRecords(spark))
     samples: dict[str, list[tuple[float, float]]] = {k: [] for k in KINDS}
     phases: list[dict] = []
     for i in range(args.rounds + 1):
@@ -317,12 +427,12 @@ def main(argv: list[str] | None = None) -> int:
                 start, cpu = time.monotonic(), clock.cpu()
                 res = run_targets(spark, [ts["UPSERT"]], quiet)
                 phases.append(res[0].phases)
-            elif kind == "driver round":  # its own landing folder: hudi-cdc's rounds never read these files
+            elif kind.startswith("driver round"):  # its own landing folder: hudi-cdc's rounds never read these files
                 events, _ = src.changes(args.changes)
                 landed = aside.land(events)
                 apply_events(model, events)
                 start, cpu = time.monotonic(), clock.cpu()
-                driver_round.run(landed, {"streamer.bench.lsn": str(lsn)})
+                (driver_round if kind == "driver round" else jvm_round).run(landed, {"streamer.bench.lsn": str(lsn)})
             else:
                 df = updates.frame(args.changes, lsn)
                 start, cpu = time.monotonic(), clock.cpu()
