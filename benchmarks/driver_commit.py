@@ -205,34 +205,32 @@ class DriverRound:
         self.driver, self.base, self.jvm_records = driver, base, jvm_records
         self.schema = fastavro.parse_schema(json.loads(driver.schema_json))
 
+    def _stored(self, keys) -> dict[str, dict]:
+        """The stored rows of `keys` (record key -> its Hudi meta columns and ordering value), read with hudi-rs."""
+        from hudi_cdc.lake.reader import read_arrow
+
+        meta = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time", "_hoodie_file_name", "__lsn"]
+        return {r["_hoodie_record_key"]: r for r in read_arrow(self.base).select(meta).to_pylist()
+                if r["_hoodie_record_key"] in keys}
+
     def run(self, path: Path, extra: dict[str, str]) -> int:
         import io
 
         import fastavro
 
-        from hudi_cdc.lake.reader import read_arrow
-
-        if self.jvm_records is not None:  # the file read, the keys' newest events and the records in the JVM
-            with open(path, "rb") as fh:
-                keys = {str(e[stream.KEY]) for e in fastavro.reader(fh)}
-            meta = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time", "_hoodie_file_name",
-                    "__lsn"]
-            lines = "\n".join(f"{r['_hoodie_record_key']}\t{r['_hoodie_partition_path']}\t{r['_hoodie_commit_time']}\t"
-                              f"{r['_hoodie_file_name'].split('_')[0]}\t{r['__lsn']}"
-                              for r in read_arrow(self.base).select(meta).to_pylist()
-                              if r["_hoodie_record_key"] in keys)
-            records = self.jvm_records.build(path, self.driver.schema_json, lines)
-            self.driver.commit_records(records, extra)
-            return records.size()
         with open(path, "rb") as fh:
             newest: dict = {}
             for e in fastavro.reader(fh):
                 k = str(e[stream.KEY])
                 if k not in newest or e["__lsn"] > newest[k]["__lsn"]:
                     newest[k] = e
-        meta = ["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name", "_hoodie_commit_time", "__lsn"]
-        stored = {r["_hoodie_record_key"]: r for r in read_arrow(self.base).select(meta).to_pylist()
-                  if r["_hoodie_record_key"] in newest}
+        stored = self._stored(newest)
+        if self.jvm_records is not None:  # the file read again, the keys' newest events and the records in the JVM
+            lines = "\n".join(f"{k}\t{r['_hoodie_partition_path']}\t{r['_hoodie_commit_time']}\t"
+                              f"{r['_hoodie_file_name'].split('_')[0]}\t{r['__lsn']}" for k, r in stored.items())
+            records = self.jvm_records.build(path, self.driver.schema_json, lines)
+            self.driver.commit_records(records, extra)
+            return records.size()
         jvm = self.driver.jvm
         records = jvm.java.util.ArrayList()
 
