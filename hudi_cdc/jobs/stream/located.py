@@ -168,7 +168,7 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     keys = list(shape.record_keys)
     stored_cols = list(dict.fromkeys(keys + list(shape.partition_fields) + ordering))
     stored, on = stored_for_round(spark, events, base_path, keys, stored_cols, meta=META, log=log,
-                                  mor_ordering=ordering if mor else None)
+                                  mor_ordering=ordering if mor else None, driver=True)
     joined = events.join(stored, on, "left")
     found = F.col("__s_hoodie_record_key").isNotNull()
     is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))

@@ -153,13 +153,14 @@ def _log_stats(tl, inst) -> list[dict]:
             if ".log." in (st.get("path") or "")]
 
 
-def current_logs(spark, base_path: str) -> tuple[set[tuple[str, str]] | None, str]:
+def current_logs(spark, base_path: str, table=None) -> tuple[set[tuple[str, str]] | None, str]:
     """(file group id, delta commit) of every completed delta commit's log file in the latest file
-    slices, when each of those delta commits has its key file; else (None, why not)."""
+    slices, when each of those delta commits has its key file; else (None, why not). `table`: the
+    hudi-rs table to list them with (a reader of the same view), else one is built."""
     done, deltas, unfinished, why = _timeline(base_path)
     if why:
         return None, why
-    table = s3.hudi_table_builder(base_path).build()
+    table = table if table is not None else s3.hudi_table_builder(base_path).build()
     writers = None
     if int(dict(table.hudi_options()).get("hoodie.table.version", "9") or "9") < 8:
         writers = _log_writers(base_path, done)
@@ -184,7 +185,7 @@ def stored_view(spark, base_path: str, columns: list[str], ordering: list[str], 
         if log is not None:
             log(f"{base_path}: MoR lookup through the merged snapshot read ({why})")
         return None
-    _remove_obsolete(spark, base_path, {d for _, d in pairs})
+    remove_obsolete(spark, base_path, {d for _, d in pairs})
     base = (spark.read.format("hudi").option("hoodie.datasource.query.type", "read_optimized")
             .load(base_path).select(*columns))
     if not pairs:
@@ -229,7 +230,7 @@ def stored_view(spark, base_path: str, columns: list[str], ordering: list[str], 
         *[F.col("__l_key" if c == "_hoodie_record_key" else f"__l_{c}").alias(c) for c in columns]))
 
 
-def _remove_obsolete(spark, base_path: str, keep: set[str]) -> None:
+def remove_obsolete(spark, base_path: str, keep: set[str]) -> None:
     """Key files of delta commits no latest file slice has a log of (compacted since), and unfinished
     ones (a crash while one was written): never read again."""
     fs = _Fs(spark, base_path)

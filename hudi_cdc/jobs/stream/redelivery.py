@@ -4,7 +4,7 @@ changes nothing, so it is dropped before the write."""
 
 from __future__ import annotations
 
-from hudi_cdc.jobs.stream import keyloc, logkeys
+from hudi_cdc.jobs.stream import driver_lookup, keyloc, logkeys
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 
 
@@ -25,21 +25,26 @@ def read_for_keys(spark, base_path: str, keys: list[str], round_keys, columns: l
 
 
 def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[str], meta=(), log=None,
-                     mor_ordering: list[str] | None = None):
+                     mor_ordering: list[str] | None = None, driver: bool = False):
     """The table's rows for the round's keys (a snapshot read: a MoR table's logs count), each of
     `columns` as `__s_<name>` and each of the `meta` columns (Hudi's) as `__s<name>`; and the
-    condition joining them to the round's events by key."""
+    condition joining them to the round's events by key. `driver`: `df` holds one event per key, and a
+    small round's rows may be read in the driver (driver_lookup.py)."""
     from pyspark.sql import functions as F
 
     columns = list(dict.fromkeys(columns))  # an ordering field may be a key field too (a raw history's __lsn)
-    round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
-    table = read_for_keys(spark, base_path, keys, round_keys, [*meta, *columns], log, mor_ordering)
-    stored = table.select(*[F.col(m).alias(f"__s{m}") for m in meta], *[F.col(c).alias(f"__s_{c}") for c in columns])
-    stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
     on = None
     for c in keys:
         eq = F.col(c) == F.col(f"__s_{c}")
         on = eq if on is None else on & eq
+    if driver:
+        stored = driver_lookup.stored_rows(spark, df, base_path, keys, columns, meta, mor_ordering, log)
+        if stored is not None:
+            return stored, on
+    round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
+    table = read_for_keys(spark, base_path, keys, round_keys, [*meta, *columns], log, mor_ordering)
+    stored = table.select(*[F.col(m).alias(f"__s{m}") for m in meta], *[F.col(c).alias(f"__s_{c}") for c in columns])
+    stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
     return stored, on
 
 
