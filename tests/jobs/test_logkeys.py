@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from hudi_cdc.jobs import streamer
-from hudi_cdc.jobs.stream import logkeys
+from hudi_cdc.jobs.stream import driver_lookup, logkeys
 from tests.jobs.test_cdc_semantics import SNAPSHOT, Lake, ev
 
 pytestmark = pytest.mark.spark
@@ -35,6 +35,16 @@ def _snapshot(spark, base):
 
 def _run(lake, logs):
     return streamer.run_targets(lake.spark, lake.targets("UPSERT"), log=logs.append)
+
+
+def _driver_read(spark, base, keys):
+    """driver_lookup.py's stored rows for `keys` (hudi-rs and the key files, no Spark read of the table)."""
+    events = spark.createDataFrame([(k, "x", 0) for k in keys], "artist_id bigint, nationality string, __lsn bigint")
+    meta = ("_hoodie_record_key", "_hoodie_file_name", "_hoodie_partition_path")
+    stored = driver_lookup.stored_rows(spark, events, base, ["artist_id"], ["artist_id", "nationality", "__lsn"],
+                                       meta, ["__lsn"])
+    assert stored is not None, "a small round's keys are read in the driver"
+    return _keys([{c: r[f"__s{c}" if c.startswith("_hoodie") else f"__s_{c}"] for c in COLS} for r in stored.collect()])
 
 
 def _random_round(rng, lsn, keys):
@@ -70,6 +80,7 @@ def test_view_equals_the_snapshot_read_round_after_round(tmp_path, spark):
         assert pairs is not None, why
         view = logkeys.stored_view(spark, base, COLS, ["__lsn"])
         assert view is not None and _keys(view.collect()) == _snapshot(spark, base), f"round {n}"
+        assert _driver_read(spark, base, range(1, 45)) == _snapshot(spark, base), f"round {n}: the driver's read"
         if n > 0:
             assert not [m for m in logs if "merged snapshot" in m or "no key file" in m], logs
     kept = {p.name for p in (Path(base[len("file://"):]) / ".hoodie" / ".aux" / "hudi-cdc-logkeys").iterdir()}
