@@ -24,11 +24,17 @@ from hudi_cdc.common import s3, storage
 from hudi_cdc.jobs.stream import keyloc, local_rows, logkeys
 
 MAX_KEYS = 2_000
+# hoodie.streamer.hudi_cdc.stored.rows: "driver" (default, this module for small rounds) or "spark"
+STORED_ROWS_PROP = "hoodie.streamer.hudi_cdc.stored.rows"
 _KEY_TYPES = {"StringType": "string", "IntegerType": "int", "LongType": "bigint", "ShortType": "smallint",
               "ByteType": "tinyint"}
 _TYPES = {**_KEY_TYPES, "BooleanType": "boolean"}
 _SAFE = re.compile(r"[A-Za-z0-9_\-.:@/+=~]+(?: [A-Za-z0-9_\-.:@/+=~]+)*")
 _RO = {"hoodie.read.use.read_optimized.mode": "true"}
+
+
+def enabled(props: dict[str, str]) -> bool:
+    return (props.get(STORED_ROWS_PROP) or "driver").strip().lower() != "spark"
 
 
 def stored_rows(spark, events, base_path: str, keys: list[str], columns: list[str], meta: tuple | list,

@@ -13,6 +13,7 @@ from hudi_cdc.common.checkpoints import CUT_KEY
 from hudi_cdc.jobs.stream import (
     compaction,
     cuts,
+    driver_lookup,
     evolve,
     keyloc,
     keytext,
@@ -252,7 +253,7 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
     into_logs = log_inserts.enabled(props, t.table_type)
     targets = log_inserts.targets(t.target_base_path, props) if shape and into_logs else None
     located = locate(spark, df, t.target_base_path, shape, ordering, log, mor=mor_lookup,
-                     insert_targets=targets) if shape else None
+                     insert_targets=targets, driver=driver_lookup.enabled(props)) if shape else None
     if located is not None:
         df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
         result.ignored_deletes = located.ignored_deletes
