@@ -83,6 +83,7 @@ def test_view_equals_the_snapshot_read_round_after_round(tmp_path, spark):
         assert _driver_read(spark, base, range(1, 45)) == _snapshot(spark, base), f"round {n}: the driver's read"
         if n > 0:
             assert not [m for m in logs if "merged snapshot" in m or "no key file" in m], logs
+            assert any("read in the driver (hudi-rs)" in m for m in logs), "the round's own lookup read in the driver"
     kept = {p.name for p in (Path(base[len("file://"):]) / ".hoodie" / ".aux" / "hudi-cdc-logkeys").iterdir()}
     assert kept == {f"{d}.parquet" for _, d in pairs}, "key files of compacted delta commits are removed"
     assert any(m.endswith(".deltacommit") for m in lake.commits("MERGE_ON_READ"))

@@ -74,6 +74,8 @@ def stored_rows(spark, events, base_path: str, keys: list[str], columns: list[st
     rows = overlay(base, logged, read, mor_ordering or [], keys, wanted)
     if rows is None:
         return None
+    if log is not None:
+        log(f"{base_path}: {len(rows)} stored row(s) of the round's {len(wanted)} key(s) read in the driver (hudi-rs)")
     names = [f"__s{m}" for m in meta] + [f"__s_{c}" for c in columns]
     types = ["string"] * len(meta) + [_TYPES[spark_types[c]] for c in columns]
     return local_rows.frame(spark, [tuple(r[c] for c in read) for r in rows], names, types)
