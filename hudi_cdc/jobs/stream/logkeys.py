@@ -246,16 +246,15 @@ def deltacommits_before(base_path: str) -> set[str]:
 
 
 def record(spark, base_path: str, written, ordering: list[str], before: set[str], log=print, inserted=None,
-           key_columns: tuple[str, ...] | list[str] = (), small: bool = False) -> None:
+           key_columns: tuple[str, ...] | list[str] = ()) -> None:
     """After a delta commit: keep the located records it wrote (`written`: prepped records, those with a
     `_hoodie_file_name` went to a stored file group) as its key file, with their meta and `key_columns`
     (record key and partition fields) and whether each was an insert (`inserted`: record key and file name
     of those, log_inserts.py). None when the commit cannot be told apart or Hudi put inserts into log
     files, or the file cannot be written (logged): later rounds then take the snapshot read until a
-    compaction, which changes their speed, not their result. `small`: the round wrote at most SMALL_FILE
-    records, whose key file the driver writes (pyarrow) instead of a Spark job."""
+    compaction, which changes their speed, not their result."""
     try:
-        why = _record(spark, base_path, written, ordering, before, inserted, list(key_columns), small)
+        why = _record(spark, base_path, written, ordering, before, inserted, list(key_columns))
     except Exception as exc:  # noqa: BLE001 - a missing key file only sends later lookups to the snapshot read
         why = first_line(exc)
     if why:
@@ -264,7 +263,7 @@ def record(spark, base_path: str, written, ordering: list[str], before: set[str]
 
 
 def _record(spark, base_path: str, written, ordering: list[str], before: set[str], inserted=None,
-            key_columns: list[str] | None = None, small: bool = False) -> str:
+            key_columns: list[str] | None = None) -> str:
     from pyspark.sql import functions as F
 
     after, _, _, why = _timeline(base_path)
@@ -288,42 +287,8 @@ def _record(spark, base_path: str, written, ordering: list[str], before: set[str
         *[F.col(o) for o in ordering], F.coalesce(deleted, F.lit(False)).alias("_hoodie_is_deleted"),
         F.lit(instant).alias(INSTANT), F.coalesce(F.col(INSERTED), F.lit(False)).alias(INSERTED),
         *[F.col(c) for c in extra])
-    if not (small and _write_in_driver(spark, base_path, instant, out)):
-        out.coalesce(1).write.mode("overwrite").parquet(_file(base_path, instant))
+    out.coalesce(1).write.mode("overwrite").parquet(_file(base_path, instant))
     return ""
-
-
-# a Spark SQL type of a key file column -> its pyarrow type, as Spark's Parquet writer stores it
-_ARROW = {"StringType": "string", "LongType": "int64", "IntegerType": "int32", "ShortType": "int16",
-          "ByteType": "int8", "BooleanType": "bool_"}
-SMALL_FILE = 10_000
-
-
-def _write_in_driver(spark, base_path: str, instant: str, out) -> bool:
-    """A small round's key file, collected and written by pyarrow (one Parquet file and `_SUCCESS`, as Spark
-    lays a folder out) instead of a Spark write job; False (nothing written) for a column type Spark's writer
-    must store (a date, decimal or timestamp key column)."""
-    import io
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from hudi_cdc.common import storage
-
-    types = [_ARROW.get(type(f.dataType).__name__) for f in out.schema.fields]
-    if None in types:
-        return False
-    rows = out.collect()
-    table = pa.table({f.name: pa.array([r[i] for r in rows], type=getattr(pa, t)())
-                      for i, (f, t) in enumerate(zip(out.schema.fields, types, strict=True))})
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="snappy")
-    folder = _file(base_path, instant)
-    _Fs(spark, folder).delete(folder)  # a crash's half-written folder (Spark's overwrite does the same)
-    uri = storage.local(folder) if folder.startswith("file://") else folder
-    storage.write_bytes(storage.join(uri, "part-00000-hudi-cdc.snappy.parquet"), buf.getvalue())
-    storage.write_bytes(storage.join(uri, _SUCCESS), b"")
-    return True
 
 
 def _logs_hold_inserts(base_path: str, instant: str) -> bool:

@@ -331,6 +331,5 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
         if log_keys_ordering:
             logkeys.record(part.sparkSession, t.target_base_path, part, log_keys_ordering, before, log,
                            inserted=located.inserted if located is not None else None,
-                           key_columns=located.key_columns if located is not None else (),
-                           small=result.records_written <= logkeys.SMALL_FILE)
+                           key_columns=located.key_columns if located is not None else ())
             clock = result.lap("log keys", clock)
