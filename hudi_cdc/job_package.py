@@ -19,8 +19,8 @@ JOB_ZIP_NAME = "hudi_cdc_job.zip"
 # What the job imports besides hudi_cdc.jobs.*: stdlib-only modules shared with the CLI side (dotted names
 # below hudi_cdc; scripts/relayout.py rewrites them when modules move).
 SHARED_MODULES = ("common.causes", "common.checkpoints", "common.instants", "common.lake_types",
-                  "common.lake_types_sql", "common.properties", "common.reader_keys", "common.routing", "common.s3",
-                  "common.shaping", "common.spark_conf", "common.storage",
+                  "common.lake_types_sql", "common.properties", "common.py4j_lookups", "common.reader_keys",
+                  "common.routing", "common.s3", "common.shaping", "common.spark_conf", "common.storage",
                   "errors")
 # the Python packages the job needs on the cluster (pinned like setup.cfg)
 JOB_REQUIREMENTS = ("fastavro>=1.9", "hudi==0.5.0", "javaproperties>=0.8")  # javaproperties: hoodie.properties (keyloc)

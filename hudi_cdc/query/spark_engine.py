@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hudi_cdc.common import py4j_lookups
 from hudi_cdc.common.causes import first_line
 from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, as_pairs, local_conf
 from hudi_cdc.errors import JobError
@@ -112,6 +113,6 @@ def start_session(pipeline=None, app_name: str = "hudi-cdc-query"):
     for kv in confs:
         k, _, v = kv.partition("=")
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    spark = py4j_lookups.install_for(builder.getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark

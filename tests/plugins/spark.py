@@ -12,6 +12,7 @@ def spark(tmp_path_factory):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
+    from hudi_cdc.common import py4j_lookups
     from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, configure, local_conf
     from hudi_cdc.config.settings import CURRENT_HUDI
     from hudi_cdc.toolchain import jars
@@ -30,7 +31,7 @@ def spark(tmp_path_factory):
                 "-XX:+UseG1GC")
     )
     # the same defaults and Hudi settings as the local job's session (hudi_cdc/common/spark_conf.py)
-    session = configure(configure(builder, local_conf()), HUDI_SESSION_CONF).getOrCreate()
+    session = py4j_lookups.install_for(configure(configure(builder, local_conf()), HUDI_SESSION_CONF).getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from functools import partial
 
+from hudi_cdc.common import py4j_lookups
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.routing import ROUTE_KEY
 from hudi_cdc.common.spark_conf import configure
@@ -244,10 +245,10 @@ def build_session(app_name: str = "hudi-cdc", fair: bool = False, round_pools: S
 
     builder = configure(SparkSession.builder.appName(app_name))
     if not round_pools:
-        return (configure(builder, FAIR) if fair else builder).getOrCreate()
+        return py4j_lookups.install_for((configure(builder, FAIR) if fair else builder).getOrCreate())
     conf = compaction.rounds_first(round_pools)
-    try:
-        return configure(builder, conf).getOrCreate()  # Spark reads the pools file as its context starts
+    try:  # Spark reads the pools file as its context starts
+        return py4j_lookups.install_for(configure(builder, conf).getOrCreate())
     finally:
         os.unlink(conf["spark.scheduler.allocation.file"])
 
