@@ -21,6 +21,7 @@ from hudi_cdc.jobs.stream import (
     logkeys,
     routed,
     shard_truncate,
+    small_session,
     truncate,
 )
 from hudi_cdc.jobs.stream import history_write as history
@@ -138,6 +139,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     existing, checkpoint, files, new_cp, cut_meta = _pick_files(t, root, props, result, log)
     if not files:
         return compaction.after_empty_round(spark, t, props, existing, result, log)
+    spark = small_session.for_round(spark, files, props)  # a few events: one shuffle partition (small_session.py)
     clock = time.monotonic()
     ordering = fields_of(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
     every_event: list | None = [] if history.enabled(props) else None
