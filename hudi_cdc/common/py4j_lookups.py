@@ -27,7 +27,7 @@ def install() -> None:
     with _lock:
         if _installed:
             return
-        from py4j import java_gateway as gw
+        from py4j import java_gateway as gw  # type: ignore[import-untyped]
 
         named = (gw.JavaClass, gw.JavaPackage)
         _wrap(gw.JVMView, lambda v, name: ("view", id(v._gateway_client), v._id, name), named)
