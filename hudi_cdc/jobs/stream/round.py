@@ -134,7 +134,6 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     root = streamer_prop(props, "source.dfs.root")
     if not root:
         raise JobInputError(f"{t.props}: hoodie.streamer.source.dfs.root is not set")
-    table_label = f"{t.target_table} ({t.target_base_path})"
     result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
     existing, checkpoint, files, new_cp, cut_meta = _pick_files(t, root, props, result, log)
     if not files:
@@ -193,7 +192,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         _write(df, t, opts, located, overwrite, result, clock, ordering if mor_keys else [], log)
     except Exception as exc:
         raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
-        raise RuntimeError(f"Hudi write to {table_label} failed: {root_cause(exc)}") from exc
+        raise RuntimeError(f"Hudi write to {t.target_table} ({t.target_base_path}) failed: {root_cause(exc)}") from exc
     finally:
         for cached in (events, df, *(every_event or ())):
             cached.unpersist()
