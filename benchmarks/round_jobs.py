@@ -1,11 +1,14 @@
 """The Spark jobs of one small round (issue 38, item 2): which job a round of a few events runs, where it
 is called from and how long it took, from Spark's event log of a whole `stream --once` process.
 
-    python -m benchmarks.round_jobs [--rows 5000] [--changes 20] [--type mor] [--work /work/bench-data/round-jobs]
+    python -m benchmarks.round_jobs [--rows 5000] [--changes 20] [--type mor] [--hudi-options JSON]
+        [--work /work/bench-data/round-jobs]
 
 A table of --rows rows (benchmarks/stream.py's generator) is bootstrapped, --changes change events land,
 and `stream --table small --once` runs with `spark.eventLog.enabled`; every SparkListenerJobStart/End pair
-is listed with its call site (`?`: a job Hudi started from the JVM, no Python call site).
+is listed with its call site (`?`: a job Hudi started from the JVM, no Python call site), its tasks and their
+deserialization and run CPU seconds (SparkListenerTaskEnd's metrics). --hudi-options: the table's
+`hudi_options` (e.g. `{"hoodie.streamer.hudi_cdc.small.round.bytes": "0"}` for the round in the job's session).
 """
 
 from __future__ import annotations
@@ -28,16 +31,27 @@ from benchmarks.multi_table import land, land_changes, pipeline  # noqa: E402
 
 def jobs_of(event_log: Path) -> list[dict]:
     starts: dict[int, tuple[int, str, int]] = {}
+    stage_job: dict[int, int] = {}
+    tasks: dict[int, list[float]] = {}  # job -> [tasks, deserialize CPU s, run CPU s]
     out = []
     for line in event_log.read_text().splitlines():
         e = json.loads(line)
+        if e["Event"] == "SparkListenerTaskEnd" and e.get("Stage ID") in stage_job:
+            m = e.get("Task Metrics") or {}
+            t = tasks.setdefault(stage_job[e["Stage ID"]], [0, 0.0, 0.0])
+            t[0] += 1
+            t[1] += m.get("Executor Deserialize CPU Time", 0) / 1e9
+            t[2] += m.get("Executor CPU Time", 0) / 1e9
         if e["Event"] == "SparkListenerJobStart":
+            stage_job.update({s: e["Job ID"] for s in e.get("Stage IDs", [])})
             props = e.get("Properties", {})
             stages = len(e.get("Stage Infos", []))
             starts[e["Job ID"]] = (e["Submission Time"], props.get("callSite.short", "?"), stages)
         elif e["Event"] == "SparkListenerJobEnd":
             at, site, stages = starts[e["Job ID"]]
+            n, deser, cpu = tasks.get(e["Job ID"], [0, 0.0, 0.0])
             out.append({"job": e["Job ID"], "s": round((e["Completion Time"] - at) / 1000, 3), "stages": stages,
+                        "tasks": n, "deserialize_cpu_s": round(deser, 3), "task_cpu_s": round(cpu, 3),
                         "call_site": site.replace(str(Path(__file__).resolve().parents[1]) + "/", "")})
     return out
 
@@ -47,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=5000)
     ap.add_argument("--changes", type=int, default=20)
     ap.add_argument("--type", choices=["cow", "mor"], default="mor")
+    ap.add_argument("--hudi-options", default="{}", help="JSON: the table's hudi_options")
     ap.add_argument("--work", default="/work/bench-data/round-jobs")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
@@ -55,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work)
     events = work / "events"
     events.mkdir(parents=True)
-    cfg = pipeline(work, ["small"], {"min_sync_interval_seconds": 1}, None,
+    cfg = pipeline(work, ["small"], {"min_sync_interval_seconds": 1}, json.loads(args.hudi_options) or None,
                    {"spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{events}"})
     doc = yaml.safe_load(cfg.read_text())
     doc["tables"]["small"]["table_types"] = [{"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}[args.type]]
@@ -71,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     phases = [line.strip() for line in (work / "round.log").read_text().splitlines() if ": committed " in line]
     res = {"command": "python -m benchmarks.round_jobs " + " ".join(argv if argv is not None else sys.argv[1:]),
            "machine": report.machine(), "process_s": round(m.seconds, 1), "jobs": len(jobs),
-           "seconds_in_jobs": round(sum(j["s"] for j in jobs), 2), "phases": phases[-1:], "each": jobs}
+           "seconds_in_jobs": round(sum(j["s"] for j in jobs), 2), "tasks": sum(j["tasks"] for j in jobs),
+           "deserialize_cpu_s": round(sum(j["deserialize_cpu_s"] for j in jobs), 2),
+           "task_cpu_s": round(sum(j["task_cpu_s"] for j in jobs), 2), "phases": phases[-1:], "each": jobs}
     return report.finish(res, args.out)
 
 

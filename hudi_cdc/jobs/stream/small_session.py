@@ -5,9 +5,10 @@ Every shuffle of a round (the lookup's joins, the summary's aggregates, Hudi's o
 deserializes its stage's plan and, for Hudi's, the table's Hadoop configuration: on a round of a few dozen
 events that is most of what the executors do (a profile of a long `stream --all`: a third of the executor
 threads' CPU in task deserialization). A round whose landed files are small enough runs in a sibling
-session with one shuffle partition instead: 8 tables changing every 5 s, one `stream --all`, committed
-30-32 rounds in two minutes instead of 27-28 (docs/measurements.md). Big rounds keep the job's session and
-its partitions, so a drain or a bootstrap still uses every core.
+session with one shuffle partition instead: a round of 20 events into a 5,000-row MoR table ran ~50 tasks
+instead of ~85, with a third less task deserialization CPU (docs/measurements.md; the rounds a minute of a
+long `stream --all` moved within that benchmark's noise). Big rounds keep the job's session and its
+partitions, so a drain or a bootstrap still uses every core.
 
 The sibling shares the context, the cache and the catalog, not the SQL settings: `newSession()` starts from
 the context's `spark.sql.*` settings (the pipeline's `spark.conf`, Hudi's extensions), typed.py sets the
