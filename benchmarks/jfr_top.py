@@ -6,8 +6,8 @@ frames most often on the stack, and (with --callers/--below NAME) who calls a me
 Record a hudi-cdc job by giving its driver JFR options through a benchmark's Spark settings, e.g. a
 warm_rounds variant: `spark.driver.extraJavaOptions` = `-XX:+UseG1GC -Xshare:off
 -XX:FlightRecorderOptions=stackdepth=300 -XX:StartFlightRecording=filename=/tmp/x.jfr,settings=profile`
-(`-Xshare:off`: JFR's stack walking crashed with hudi-cdc's class-data sharing archive). The `jfr` tool of a
-JDK 21+ reads it (its `--json` output is parsed here; the first read is cached next to the file).
+(`-Xshare:off`: JFR's stack walking crashed with hudi-cdc's class-data sharing archive). A JDK's `jfr` tool
+(Java 17's does) reads it: its `--json` output is parsed here, the first read cached next to the file.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--callers", help="the nearest non-JDK callers of methods whose name contains this")
     ap.add_argument("--below", help="the frames just above (called by) methods whose name contains this")
-    ap.add_argument("--jfr", default=shutil.which("jfr") or "jfr", help="a JDK 21+ `jfr` tool")
+    ap.add_argument("--jfr", default=shutil.which("jfr") or "jfr", help="a JDK's `jfr` tool")
     args = ap.parse_args(argv)
     samples = stacks(args.file, args.jfr)
     print(f"{len(samples)} samples")
