@@ -12,8 +12,9 @@ partitions, so a drain or a bootstrap still uses every core.
 
 The sibling shares the context, the cache and the catalog, not the SQL settings: `newSession()` starts from
 the context's `spark.sql.*` settings (the pipeline's `spark.conf`, Hudi's extensions), typed.py sets the
-typed lake's settings on whichever session a round uses, and a local relation, `range` or file scan there
-has one partition too (`spark.sql.leafNodeDefaultParallelism`).
+typed lake's settings on whichever session a round uses, and a file scan or a Spark-built local relation
+there has no more than one partition as its fewest (`spark.sql.leafNodeDefaultParallelism`; PySpark's `range`
+and `createDataFrame` of Python rows take the context's default parallelism instead).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from hudi_cdc.jobs.stream.props import streamer_prop
 # landed bytes up to which a round runs in the one-partition session (~10,000-50,000 Debezium events)
 SMALL_BYTES = 4 << 20
 PARTITIONS_KEY = "spark.sql.shuffle.partitions"
-# a local relation's (the driver lookup's rows), spark.range's and a file scan's fewest partitions
+# a file scan's and a Spark-built local relation's fewest partitions
 LEAF_KEY = "spark.sql.leafNodeDefaultParallelism"
 # `hoodie.streamer.hudi_cdc.small.round.bytes`: the limit above, per table (0: never)
 LIMIT_PROP = "hudi_cdc.small.round.bytes"
