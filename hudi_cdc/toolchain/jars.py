@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hudi_cdc.config.settings import CURRENT_HUDI
 from hudi_cdc.toolchain.maven import Artifact, fetch
 
 SPARK_VERSION = "3.5.5"  # pyspark pin; spark-avro must match Spark's minor version
@@ -40,14 +41,22 @@ def s3a_artifacts() -> list[Artifact]:
             Artifact("com.amazonaws", "aws-java-sdk-bundle", AWS_SDK_BUNDLE_VERSION)]
 
 
+def hudi_java_client(hudi_version: str) -> Artifact:
+    """Hudi's Java write client (~1 MB beside the Spark bundle): small MoR rounds commit from the driver with
+    it (hudi_cdc/jobs/stream/driver_write.py)."""
+    return Artifact("org.apache.hudi", "hudi-java-client", hudi_version)
+
+
 def local_job_artifacts(hudi_version: str, s3: bool = False) -> list[Artifact]:
     """What the local runner puts on --jars.
 
     The Hudi utilities (slim) bundle, which carries HoodieStreamer, is not served by the Maven
     repository this project can reach for any 1.x release, so the local runner drives Hudi's
-    Spark datasource from hudi_cdc/jobs/streamer.py instead (see ARCHITECTURE.md).
+    Spark datasource from hudi_cdc/jobs/streamer.py instead (see ARCHITECTURE.md). With the Hudi
+    version hudi-cdc's own job runs, Hudi's Java write client too.
     """
-    return [hudi_spark_bundle(hudi_version), spark_avro()] + (s3a_artifacts() if s3 else [])
+    java = [hudi_java_client(hudi_version)] if hudi_version == CURRENT_HUDI else []
+    return [hudi_spark_bundle(hudi_version), spark_avro(), *java] + (s3a_artifacts() if s3 else [])
 
 
 def ensure(art: Artifact, progress=None, dest: Path | None = None) -> Path:

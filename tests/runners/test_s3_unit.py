@@ -51,7 +51,8 @@ def test_local_paths_keep_the_old_jars_and_confs(tmp_path):
     p = parse_pipeline({"pipeline": "p", "source": {"root": "landing"}, "lake": {"root": "lake"},
                         "tables": {"t": {"topic": "x.t", "record_key": "id"}}}, "f.yaml", str(tmp_path))
     assert not p.uses_s3
-    assert len(jars.local_job_artifacts(p.hudi.version, p.uses_s3)) == 2
+    assert [a.artifact for a in jars.local_job_artifacts(p.hudi.version, p.uses_s3)] == [
+        "hudi-spark3.5-bundle_2.12", "spark-avro_2.12", "hudi-java-client"]
     assert not any("fs.s3" in c for c in render.spark_confs_local(p))
 
 

@@ -14,6 +14,7 @@ from hudi_cdc.jobs.stream import (
     compaction,
     cuts,
     driver_lookup,
+    driver_write,
     evolve,
     keyloc,
     keytext,
@@ -139,6 +140,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if not files:
         return compaction.after_empty_round(spark, t, props, existing, result, log)
     spark = small_session.for_round(spark, files, props)  # a few events: one shuffle partition (small_session.py)
+    driver = small_session.is_small(files, props) and driver_write.enabled(props)  # driver_write.py
     clock = time.monotonic()
     ordering = fields_of(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
     every_event: list | None = [] if history.enabled(props) else None
@@ -189,7 +191,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
-        _write(df, t, opts, located, overwrite, result, clock, ordering if mor_keys else [], log)
+        _write(df, t, opts, located, overwrite, result, clock, ordering if mor_keys else [], log, driver)
     except Exception as exc:
         raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {t.target_table} ({t.target_base_path}) failed: {root_cause(exc)}") from exc
@@ -306,9 +308,10 @@ def _side_files_first(t: Target, opts: dict[str, str], new_cp: str, deleted_keys
 
 
 def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result: RoundResult,
-           clock: float, log_keys_ordering: list[str], log) -> None:
+           clock: float, log_keys_ordering: list[str], log, driver: bool = False) -> None:
     """The round's commit(s): one, or a delete-block-safe split of it (delete_block_safe_parts). Given
-    the ordering fields, each located delta commit's logged keys are kept (logkeys.py)."""
+    the ordering fields, each located delta commit's logged keys are kept (logkeys.py). `driver`: a small
+    round, which Hudi's Java write client may commit from the driver (driver_write.py)."""
     if located is not None:
         opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
         opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
@@ -327,7 +330,8 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
         last = i == len(parts) - 1
         part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
         before = logkeys.deltacommits_before(t.target_base_path) if log_keys_ordering else set()
-        part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
+        if not (driver and driver_write.wrote(part, t, part_opts, located, len(parts), log)):
+            part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
         clock = result.lap("write" if i == 0 else f"write {i + 1}", clock)
         if log_keys_ordering:
             logkeys.record(part.sparkSession, t.target_base_path, part, log_keys_ordering, before, log,

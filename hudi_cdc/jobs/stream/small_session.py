@@ -37,15 +37,20 @@ _lock = threading.Lock()
 _siblings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # job session -> its sibling
 
 
-def for_round(spark, files, props: dict[str, str]):
-    """The session a round of `files` ([(path, mtime, size)]) runs in: the one-partition sibling when the
-    files are small and the job's session has more partitions, else the job's session."""
+def is_small(files, props: dict[str, str]) -> bool:
+    """Whether a round of `files` ([(path, mtime, size)]) is small: its landed bytes within the limit."""
     text = streamer_prop(props, LIMIT_PROP)
     try:
         limit = SMALL_BYTES if text in (None, "") else int(text)
     except ValueError:
         raise JobInputError(f"hoodie.streamer.{LIMIT_PROP} is {text!r}, not a number of bytes") from None
-    if sum(f[2] for f in files) > limit or str(spark.conf.get(PARTITIONS_KEY)) == "1":
+    return sum(f[2] for f in files) <= limit
+
+
+def for_round(spark, files, props: dict[str, str]):
+    """The session a round of `files` ([(path, mtime, size)]) runs in: the one-partition sibling when the
+    files are small and the job's session has more partitions, else the job's session."""
+    if not is_small(files, props) or str(spark.conf.get(PARTITIONS_KEY)) == "1":
         return spark
     return sibling(spark)
 

@@ -1,0 +1,248 @@
+"""A small located MoR round committed by Hudi's Java write client in the driver (issue 38): the
+round's records (already located: each carries its file group, or is an insert) are collected once
+into the driver JVM, made into Hudi records there the way Hudi's Spark writer makes prepped records
+(`HoodieCreateRecordUtils`: meta fields give key and location, the delete marker the delete), and
+appended to their file groups' logs in one delta commit with the round's metadata. No Spark job
+writes: a round of a few events no longer pays for the Spark write's stages, tasks and plans.
+
+Taken only when it cannot change the result: a MERGE_ON_READ table, a located round of one commit,
+few bytes landed (small_session.py's bound), no Hive sync, clustering or inline compaction in the
+commit (a compacting commit rewrites file groups: Spark's parallel compaction does it), the round's
+columns exactly the table's (no schema change), Hudi's Java write client on the classpath. Anything else, or any
+error before the commit starts, and the round writes through Spark as before (`why_not`/None). An
+error after the commit started fails the round: Hudi rolls back the unfinished commit, as it does
+a failed Spark write's. `hoodie.streamer.hudi_cdc.driver.write: false` (a table's hudi_options) turns
+it off for that table."""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+
+from hudi_cdc.common.causes import first_line
+from hudi_cdc.common.instants import table_instants
+from hudi_cdc.common.properties import local_path
+from hudi_cdc.jobs.stream.compaction import TRIGGER_PROP
+from hudi_cdc.jobs.stream.errors import JobInputError
+from hudi_cdc.jobs.stream.props import streamer_prop
+
+ENABLED = "hudi_cdc.driver.write"  # hoodie.streamer.hudi_cdc.driver.write
+_CLIENT = "org.apache.hudi.client.HoodieJavaWriteClient"
+META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+        "_hoodie_file_name")
+
+# The per-record work, one py4j call a round (py4j costs several round trips per object made from
+# Python). Compiled at run time by Janino, which Spark carries; raw types: Janino's generics are partial.
+_JAVA = r"""
+import java.util.*;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.hudi.avro.AvroRecordContext;
+import org.apache.hudi.avro.HoodieAvroUtils;
+import org.apache.hudi.common.fs.FSUtils;
+import org.apache.hudi.common.model.HoodieKey;
+import org.apache.hudi.common.model.HoodieRecordLocation;
+import org.apache.hudi.common.schema.HoodieSchema;
+import org.apache.hudi.common.table.HoodieTableConfig;
+import org.apache.hudi.common.table.read.DeleteContext;
+import org.apache.hudi.common.util.ConfigUtils;
+import org.apache.hudi.common.util.HoodieRecordUtils;
+import org.apache.hudi.common.util.Option;
+import org.apache.hudi.config.HoodieWriteConfig;
+public class HudiCdcDriverWrite {
+  public static String mismatch(StructType frame, HoodieSchema writer) {
+    DataType want = org.apache.hudi.HoodieSchemaConversionUtils.convertHoodieSchemaToDataType(writer);
+    if (frame.sameType(want)) return null;
+    return "the round's columns are not the table's: " + frame.simpleString() + " against " + want.simpleString();
+  }
+  public static List records(Dataset ds, HoodieSchema writer, HoodieWriteConfig config, HoodieTableConfig table) {
+    StructType st = ds.schema();
+    scala.Function1 toAvro = org.apache.hudi.AvroConversionUtils.createInternalRowToAvroConverter(st, writer, false);
+    Schema data = org.apache.hudi.common.schema.HoodieSchemaUtils.removeMetadataFields(writer).getAvroSchema();
+    DeleteContext deletes = new DeleteContext(ConfigUtils.getMergeProps(config.getProps(), table), writer)
+        .withReaderSchema(writer);
+    boolean requiresPayload = !config.isFileGroupReaderBasedMergeHandle();
+    String payload = config.getPayloadClass();
+    InternalRow[] rows = (InternalRow[]) ds.queryExecution().executedPlan().executeCollect();
+    List out = new ArrayList(rows.length);
+    for (int i = 0; i < rows.length; i++) {
+      GenericRecord rec = (GenericRecord) toAvro.apply(rows[i]);
+      boolean isDelete = AvroRecordContext.getFieldAccessorInstance().isDeleteRecord(rec, deletes);
+      Object instant = rec.get("_hoodie_commit_time");
+      Object file = rec.get("_hoodie_file_name");
+      Option location = instant != null && file != null
+          ? Option.of(new HoodieRecordLocation(instant.toString(), FSUtils.getFileId(file.toString())))
+          : Option.empty();
+      HoodieKey key = new HoodieKey(rec.get("_hoodie_record_key").toString(),
+                                    rec.get("_hoodie_partition_path").toString());
+      out.add(HoodieRecordUtils.createHoodieRecord(HoodieAvroUtils.rewriteRecord(rec, data), key, payload, location,
+                                                   requiresPayload, Boolean.valueOf(isDelete)));
+    }
+    return out;
+  }
+}
+"""
+
+# settings of the driver's write client: no timeline server of its own for each round's client, markers
+# as files; the Java client knows none of Spark's repartitioning sort modes (hudi-cdc renders one)
+_CLIENT_SETTINGS = {"hoodie.embed.timeline.server": "false", "hoodie.write.markers.type": "DIRECT",
+                    "hoodie.bulkinsert.sort.mode": "NONE"}
+
+_compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # SparkContext -> the helper class or why not
+_lock = threading.Lock()
+
+
+def enabled(props: dict[str, str]) -> bool:
+    value = (streamer_prop(props, ENABLED) or "true").strip().lower()
+    if value not in ("true", "false"):
+        raise JobInputError(f"hoodie.streamer.{ENABLED} must be true or false, not {value!r}")
+    return value == "true"
+
+
+def why_not(t, opts: dict[str, str], located, parts: int) -> str:
+    """Why a small round's write goes through Spark ('' when the driver can make it)."""
+    if t.table_type != "MERGE_ON_READ" or located is None or parts != 1:
+        return "not a located MoR round of one commit"
+    if "true" in (opts.get("hoodie.datasource.hive_sync.enable"), opts.get("hoodie.datasource.meta.sync.enable")):
+        return "the commit syncs Hive"
+    if (opts.get("hoodie.clustering.inline") or "").strip().lower() == "true":
+        return "the commit clusters"
+    if _compacts_in_commit(t.target_base_path, opts):
+        return "the commit compacts"  # Spark's compaction uses every core; the Java client's one thread
+    return ""
+
+
+def _compacts_in_commit(base_path: str, opts: dict[str, str]) -> bool:
+    """Whether Hudi would compact inline in this round's commit: its delta commits since the last compaction
+    reach hoodie.compact.inline.max.delta.commits (another trigger, or a compaction pending: assumed so)."""
+    if (opts.get("hoodie.compact.inline") or "false").strip().lower() != "true":
+        return False
+    if (opts.get(TRIGGER_PROP) or "NUM_COMMITS").strip().upper() != "NUM_COMMITS":
+        return True
+    limit = int(opts.get("hoodie.compact.inline.max.delta.commits") or 5)
+    instants = table_instants(local_path(base_path))
+    done = {i.requested_time for i in instants if i.is_completed}  # a completed one keeps its plan's files
+    if any(i.is_compaction and i.requested_time not in done for i in instants):
+        return True
+    last = max((i.requested_time for i in instants if i.is_completed and i.action == "commit"), default="")
+    since = sum(1 for i in instants if i.is_completed and i.action == "deltacommit" and i.requested_time > last)
+    return since + 1 >= limit
+
+
+def wrote(part, t, opts: dict[str, str], located, parts: int, log) -> bool:
+    """Commit a small round's located records from the driver; False (nothing written) when it cannot be."""
+    if why_not(t, opts, located, parts):
+        return False
+    spark = part.sparkSession
+    try:
+        prepared = prepare(spark, part, t.target_base_path, opts)
+    except Exception as exc:  # noqa: BLE001 - nothing is written yet: the round writes through Spark
+        prepared = first_line(exc)
+    if isinstance(prepared, str):
+        log(f"{t.target_table}: written through Spark, not from the driver ({prepared})")
+        return False
+    commit(spark, prepared)
+    return True
+
+
+def _helper(spark):
+    """The compiled helper class, or why there is none (a str: no Java client on a cluster's classpath)."""
+    sc = spark.sparkContext
+    with _lock:
+        if sc not in _compiled:
+            jvm = spark._jvm
+            loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+            try:
+                jvm.java.lang.Class.forName(_CLIENT, False, loader)
+            except Exception:  # noqa: BLE001 - the job's jars lack it: Spark writes every round
+                _compiled[sc] = f"no {_CLIENT} on the driver's classpath"
+                return _compiled[sc]
+            compiler = jvm.org.codehaus.janino.SimpleCompiler()
+            compiler.setParentClassLoader(loader)
+            compiler.cook(_JAVA)
+            _compiled[sc] = compiler.getClassLoader().loadClass("HudiCdcDriverWrite")
+        return _compiled[sc]
+
+
+def _static(spark, cls, name: str, *args):
+    """Call a static method of the compiled helper by reflection (its class is not on py4j's path)."""
+    gw = spark.sparkContext._gateway
+    jvm = spark._jvm
+    method = next(m for m in cls.getMethods() if m.getName() == name)
+    arr = gw.new_array(jvm.java.lang.Object, len(args))
+    for i, a in enumerate(args):
+        arr[i] = a
+    try:
+        return method.invoke(None, arr)
+    except Exception as exc:  # InvocationTargetException: the helper's own error is its cause
+        raise RuntimeError(first_line(exc)) from exc
+
+
+class Prepared:
+    """A driver commit's client and records, made before anything is written (None from `prepare`
+    when the driver cannot make it: the round then writes through Spark)."""
+
+    def __init__(self, client, records, instant_extra):
+        self.client, self.records, self.extra = client, records, instant_extra
+
+
+def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str:
+    """The write client and the round's Hudi records, or why the driver cannot write it."""
+    cls = _helper(spark)
+    if isinstance(cls, str):
+        return cls
+    jvm = spark._jvm
+    storage = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
+    meta = jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(storage) \
+        .setBasePath(base_path).build()
+    table_schema = jvm.org.apache.hudi.common.table.TableSchemaResolver(meta).getTableSchema(False)
+    writer = jvm.org.apache.hudi.common.schema.HoodieSchemaUtils.addMetadataFields(table_schema)
+    names = [f["name"] for f in json.loads(writer.toString())["fields"]]
+    if sorted(names) != sorted(part.columns):
+        return "the round's columns are not the table's"
+    ds = part.select(*names)._jdf
+    why = _static(spark, cls, "mismatch", ds.schema(), writer)
+    if why:
+        return str(why)
+    props = jvm.org.apache.hudi.common.config.TypedProperties()
+    props.putAll(meta.getTableConfig().getProps())
+    for k, v in {**opts, **_CLIENT_SETTINGS}.items():
+        props.setProperty(k, v)
+    config = jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(base_path).withProps(props) \
+        .withSchema(table_schema.toString()).build()
+    records = _static(spark, cls, "records", ds, writer, config, meta.getTableConfig())
+    extra = jvm.org.apache.hudi.DataSourceUtils.getExtraMetadata(_java_map(jvm, opts))
+    engine = jvm.org.apache.hudi.client.common.HoodieJavaEngineContext(storage)
+    client = jvm.org.apache.hudi.client.HoodieJavaWriteClient(engine, config)
+    return Prepared(client, records, extra)
+
+
+def commit(spark, prepared: Prepared) -> str:
+    """The delta commit of the prepared records; the instant. Errors: the commit did not complete."""
+    jvm = spark._jvm
+    client = prepared.client
+    try:
+        instant = client.startCommit()
+        client.transitionInflight(instant)  # the Java client's prepped delta commit does not do it itself
+        statuses = client.upsertPreppedRecords(prepared.records, instant)
+        for s in statuses:
+            if s.hasErrors():
+                error = s.getGlobalError() or next(iter(s.getErrors().values()), None)
+                raise RuntimeError(f"the driver's delta commit {instant} failed to write: {error}")
+        if not client.commit(instant, statuses, jvm.org.apache.hudi.common.util.Option.of(prepared.extra)):
+            raise RuntimeError(f"the driver's delta commit {instant} was not completed")
+        return instant
+    finally:
+        client.close()
+
+
+def _java_map(jvm, d: dict[str, str]):
+    m = jvm.java.util.HashMap()
+    for k, v in d.items():
+        m.put(k, v)
+    return m
