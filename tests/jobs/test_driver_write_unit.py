@@ -32,14 +32,13 @@ def test_the_switch_is_on_by_default_and_takes_only_true_or_false():
         driver_write.enabled({"hoodie.streamer.hudi_cdc.driver.write": "yes"})
 
 
-def test_only_a_located_mor_round_of_one_commit_without_sync_or_clustering(tmp_path):
+def test_only_a_located_mor_round_of_one_commit_without_clustering(tmp_path):
     t = _timeline(tmp_path)
     assert driver_write.why_not(t, {}, LOCATED, 1) == ""
     assert driver_write.why_not(SimpleNamespace(table_type="COPY_ON_WRITE", target_base_path=""), {}, LOCATED, 1)
     assert driver_write.why_not(t, {}, None, 1)  # keys located by Hudi's index
     assert driver_write.why_not(t, {}, LOCATED, 2)  # a record-level index's moves first
-    sync = {"hoodie.datasource.hive_sync.enable": "true"}
-    assert driver_write.why_not(t, sync, LOCATED, 1) == "the commit syncs Hive"
+    assert driver_write.why_not(t, {"hoodie.datasource.hive_sync.enable": "true"}, LOCATED, 1) == ""  # synced after
     assert driver_write.why_not(t, {"hoodie.clustering.inline": "true"}, LOCATED, 1) == "the commit clusters"
 
 
@@ -51,6 +50,9 @@ def test_a_commit_reaching_the_inline_compaction_goes_through_spark(tmp_path):
     assert driver_write.why_not(t, {**inline, "hoodie.compact.inline": "false"}, LOCATED, 1) == ""
     (tmp_path / ".hoodie" / "20260101000004000.deltacommit").write_text("")
     assert driver_write.why_not(t, inline, LOCATED, 1) == "the commit compacts"  # the 3rd
+    unset = {"hoodie.compact.inline.max.delta.commits": "3"}  # Hudi's Spark writer compacts a MoR table inline
+    assert driver_write.why_not(t, unset, LOCATED, 1) == "the commit compacts"
+    assert driver_write.why_not(t, {**unset, "hoodie.datasource.compaction.async.enable": "true"}, LOCATED, 1) == ""
     t = _timeline(tmp_path / "b", "20260101000001000.deltacommit", "20260101000002000.compaction.requested")
     assert driver_write.why_not(t, inline, LOCATED, 1) == "the commit compacts"  # a compaction pending
     t = _timeline(tmp_path / "c", "20260101000001000.deltacommit")

@@ -2,12 +2,13 @@
 round's records (already located: each carries its file group, or is an insert) are collected once
 into the driver JVM, made into Hudi records there the way Hudi's Spark writer makes prepped records
 (`HoodieCreateRecordUtils`: meta fields give key and location, the delete marker the delete), and
-appended to their file groups' logs in one delta commit with the round's metadata. No Spark job
-writes: a round of a few events no longer pays for the Spark write's stages, tasks and plans.
+appended to their file groups' logs in one delta commit with the round's metadata, then synced to
+the metastore as Hudi's Spark writer syncs. No Spark job writes: a round of a few events no longer
+pays for the Spark write's stages, tasks and plans.
 
 Taken only when it cannot change the result: a MERGE_ON_READ table, a located round of one commit,
-few bytes landed (small_session.py's bound), no Hive sync, clustering or inline compaction in the
-commit (a compacting commit rewrites file groups: Spark's parallel compaction does it), the round's
+few bytes landed (small_session.py's bound), no clustering or inline compaction in the commit (a
+compacting commit rewrites file groups: Spark's parallel compaction does it), the round's
 columns exactly the table's (no schema change), Hudi's Java write client on the classpath. Anything else, or any
 error before the commit starts, and the round writes through Spark as before (`why_not`/None). An
 error after the commit started fails the round: Hudi rolls back the unfinished commit, as it does
@@ -108,8 +109,6 @@ def why_not(t, opts: dict[str, str], located, parts: int) -> str:
     """Why a small round's write goes through Spark ('' when the driver can make it)."""
     if t.table_type != "MERGE_ON_READ" or located is None or parts != 1:
         return "not a located MoR round of one commit"
-    if "true" in (opts.get("hoodie.datasource.hive_sync.enable"), opts.get("hoodie.datasource.meta.sync.enable")):
-        return "the commit syncs Hive"
     if (opts.get("hoodie.clustering.inline") or "").strip().lower() == "true":
         return "the commit clusters"
     if _compacts_in_commit(t.target_base_path, opts):
@@ -117,10 +116,16 @@ def why_not(t, opts: dict[str, str], located, parts: int) -> str:
     return ""
 
 
+def _inline_compaction(opts: dict[str, str]) -> bool:
+    """Hudi's Spark writer compacts a MoR table inline unless told otherwise (or async); the Java client not."""
+    unset = "false" if (opts.get("hoodie.datasource.compaction.async.enable") or "").lower() == "true" else "true"
+    return (opts.get("hoodie.compact.inline") or unset).strip().lower() == "true"
+
+
 def _compacts_in_commit(base_path: str, opts: dict[str, str]) -> bool:
     """Whether Hudi would compact inline in this round's commit: its delta commits since the last compaction
     reach hoodie.compact.inline.max.delta.commits (another trigger, or a compaction pending: assumed so)."""
-    if (opts.get("hoodie.compact.inline") or "false").strip().lower() != "true":
+    if not _inline_compaction(opts):
         return False
     if (opts.get(TRIGGER_PROP) or "NUM_COMMITS").strip().upper() != "NUM_COMMITS":
         return True
@@ -146,7 +151,8 @@ def wrote(part, t, opts: dict[str, str], located, parts: int, log) -> bool:
     if isinstance(prepared, str):
         log(f"{t.target_table}: written through Spark, not from the driver ({prepared})")
         return False
-    commit(spark, prepared)
+    instant = commit(spark, prepared)
+    log(f"{t.target_table}: delta commit {instant} made in the driver (Hudi's Java write client, no Spark write)")
     return True
 
 
@@ -187,8 +193,9 @@ class Prepared:
     """A driver commit's client and records, made before anything is written (None from `prepare`
     when the driver cannot make it: the round then writes through Spark)."""
 
-    def __init__(self, client, records, instant_extra):
+    def __init__(self, client, records, instant_extra, props, base_path: str, sync: bool):
         self.client, self.records, self.extra = client, records, instant_extra
+        self.props, self.base_path, self.sync = props, base_path, sync
 
 
 def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str:
@@ -211,7 +218,8 @@ def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str
         return str(why)
     props = jvm.org.apache.hudi.common.config.TypedProperties()
     props.putAll(meta.getTableConfig().getProps())
-    for k, v in {**opts, **_CLIENT_SETTINGS}.items():
+    inline = {"hoodie.compact.inline": str(_inline_compaction(opts)).lower()}  # as Spark's writer would
+    for k, v in {**opts, **inline, **_CLIENT_SETTINGS}.items():
         props.setProperty(k, v)
     config = jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(base_path).withProps(props) \
         .withSchema(table_schema.toString()).build()
@@ -219,7 +227,7 @@ def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str
     extra = jvm.org.apache.hudi.DataSourceUtils.getExtraMetadata(_java_map(jvm, opts))
     engine = jvm.org.apache.hudi.client.common.HoodieJavaEngineContext(storage)
     client = jvm.org.apache.hudi.client.HoodieJavaWriteClient(engine, config)
-    return Prepared(client, records, extra)
+    return Prepared(client, records, extra, props, base_path, _syncs(opts))
 
 
 def commit(spark, prepared: Prepared) -> str:
@@ -236,9 +244,45 @@ def commit(spark, prepared: Prepared) -> str:
                 raise RuntimeError(f"the driver's delta commit {instant} failed to write: {error}")
         if not client.commit(instant, statuses, jvm.org.apache.hudi.common.util.Option.of(prepared.extra)):
             raise RuntimeError(f"the driver's delta commit {instant} was not completed")
-        return instant
     finally:
         client.close()
+    if prepared.sync:
+        _meta_sync(spark, prepared)
+    return instant
+
+
+def _syncs(opts: dict[str, str]) -> bool:
+    return "true" in (opts.get("hoodie.datasource.hive_sync.enable"), opts.get("hoodie.datasource.meta.sync.enable"))
+
+
+def _meta_sync(spark, prepared: Prepared) -> None:
+    """After the commit, the metastore sync Hudi's Spark writer runs after its own (HoodieSparkSqlWriter's
+    metaSync: each sync tool with the writer's properties, then the synced tables refreshed in Spark's
+    catalog); an error fails the round as it fails a Spark write's."""
+    jvm = spark._jvm
+    props = prepared.props
+    props.setProperty("hoodie.datasource.hive_sync.schema_string_length_thresh",
+                      str(spark.conf.get("spark.sql.sources.schemaStringLengthThreshold", "4000")))
+    props.setProperty("hoodie.meta_sync.spark.version", spark.version)
+    props.setProperty("hoodie.meta.sync.metadata_file_listing", props.getProperty("hoodie.metadata.enable", "true"))
+    tools = {t.strip() for t in (props.getProperty("hoodie.meta.sync.client.tool.class") or "").split(",") if t.strip()}
+    if (props.getProperty("hoodie.datasource.hive_sync.enable") or "").lower() == "true":
+        tools.add("org.apache.hudi.hive.HiveSyncTool")
+    if (props.getProperty("hoodie.datasource.hive_sync.mode") or "").upper() == "GLUE":
+        tools.add("org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool")
+    conf = spark._jsc.hadoopConfiguration()
+    fs = jvm.org.apache.hadoop.fs.Path(prepared.base_path).getFileSystem(conf)
+    file_format = props.getProperty("hoodie.datasource.hive_sync.base_file_format") or "PARQUET"
+    for tool in sorted(tools):
+        jvm.org.apache.hudi.sync.common.util.SyncUtilHelpers.runHoodieMetaSync(
+            tool, props, fs.getConf(), fs, prepared.base_path, file_format)
+    db = props.getProperty("hoodie.datasource.hive_sync.database") or "default"
+    table = props.getProperty("hoodie.datasource.hive_sync.table")
+    if table and spark.catalog.databaseExists(db):
+        ro = "" if (props.getProperty("hoodie.datasource.hive_sync.skip_ro_suffix") or "").lower() == "true" else "_ro"
+        for name in (f"{db}.{table}{ro}", f"{db}.{table}_rt"):
+            if spark.catalog.tableExists(name):
+                spark.catalog.refreshTable(name)
 
 
 def _java_map(jvm, d: dict[str, str]):

@@ -151,8 +151,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     # A round's changes are cached once: the counts, the lookups and the write all read them. A
     # bootstrap's snapshot is not (caching every row costs more than reading the files again).
     bulk = t.op == "BULK_INSERT"
-    events = df if bulk else df.cache()
-    df = events
+    df = events = df if bulk else df.cache()
     floor = truncate.read_floor(t.target_base_path, checkpoint) if existing else None
     if result.truncate_seen is not None or floor is not None:
         df, result.truncated_at = truncate.split(df, ordering, result.truncate_seen, floor)
