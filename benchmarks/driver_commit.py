@@ -2,8 +2,10 @@
 (`HoodieJavaWriteClient.upsertPreppedRecords`, no Spark job for the write) beside the two things hudi-cdc does
 today, in one warm JVM on one table, alternated:
 
-- `round`: hudi-cdc's whole round (`run_targets`: the landed file read, keys located, the prepped Spark write,
-  the logged keys) of --changes events from benchmarks/stream.py's generator (updates, moves, deletes, inserts);
+- `round`: hudi-cdc's whole round (`run_targets`: the landed file read, keys located, the write, the logged keys)
+  of --changes events from benchmarks/stream.py's generator (updates, moves, deletes, inserts); since session 50
+  its write is the driver's (jobs/stream/driver_write.py: the located records collected into the driver JVM,
+  Hudi's Java write client), not the prepped Spark write;
 - `spark write`: only the write of a round, Hudi's Spark datasource with --changes prepped updates (the records
   carry their file groups, as hudi-cdc's located rounds do) and hudi-cdc's writer options;
 - `driver commit`: the same kind of prepped updates through Hudi's Java write client in the driver: records made
@@ -20,8 +22,8 @@ do not take fails the benchmark.
 
     python -m benchmarks.driver_commit [--rows 5000] [--changes 20] [--rounds 6] [--work DIR] [--out F]
 
-The Java write client (`org.apache.hudi:hudi-java-client`, the Spark bundle's Hudi version) is fetched from
-Maven Central into hudi-cdc's jar cache on first use; hudi-cdc itself does not use it (yet).
+The Java write client (`org.apache.hudi:hudi-java-client`, the Spark bundle's Hudi version) is among hudi-cdc's
+local jars (toolchain/jars.py), fetched from Maven Central into the jar cache on first use.
 """
 
 from __future__ import annotations
@@ -52,10 +54,8 @@ def session(work: Path):
     from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, configure, local_conf
     from hudi_cdc.config.settings import CURRENT_HUDI
     from hudi_cdc.toolchain import jars
-    from hudi_cdc.toolchain.maven import Artifact
 
-    java_client = Artifact("org.apache.hudi", "hudi-java-client", CURRENT_HUDI)
-    paths = [*jars.ensure_jars(CURRENT_HUDI), jars.ensure(java_client)]
+    paths = jars.ensure_jars(CURRENT_HUDI)  # the Java write client among them
     builder = (SparkSession.builder.master("local[2]").appName("bench-driver-commit")
                .config("spark.jars", ",".join(str(p) for p in paths)).config("spark.driver.memory", "2g")
                .config("spark.sql.warehouse.dir", str(work / "warehouse"))

@@ -190,8 +190,8 @@ def _static(spark, cls, name: str, *args):
 
 
 class Prepared:
-    """A driver commit's client and records, made before anything is written (None from `prepare`
-    when the driver cannot make it: the round then writes through Spark)."""
+    """A driver commit's client, records, commit metadata and the properties its metastore sync takes, made
+    before anything is written (`prepare` returns why not instead when the driver cannot make it)."""
 
     def __init__(self, client, records, instant_extra, props, base_path: str, sync: bool):
         self.client, self.records, self.extra = client, records, instant_extra
