@@ -427,3 +427,11 @@ def test_numeric_nan_and_overflow_are_never_silent(scenario, spark):
          "reason": "does not fit decimal(38,18) exactly", "__lsn": rows[5]["__lsn"]}]
     assert "key 5 nfree = 0.1234567890123456789" in r.summary()
     assert table_status(p, TABLE, "COPY_ON_WRITE").rejected_rows == 2
+
+
+def test_first_mor_round_of_every_type_commits_from_the_driver(scenario):
+    """The first streamed MoR round (every type of docs/types.md, no compaction yet) is committed by Hudi's
+    Java write client in the driver (jobs/stream/driver_write.py), and test_lake_values_read_by_hudi_rs and
+    test_spark_reads_the_same_typed_values read its values back."""
+    driver = [m for m in scenario["log"] if "made in the driver" in m or "not from the driver" in m]
+    assert driver and "made in the driver" in driver[0], driver
