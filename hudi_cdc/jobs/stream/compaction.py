@@ -102,7 +102,11 @@ def writer_options(opts: dict[str, str]) -> None:
 
 def pending(base_path: str) -> list[str]:
     """Requested times of the table's compactions not completed yet (requested or in flight)."""
-    instants = table_instants(local_path(base_path))
+    return pending_in(table_instants(local_path(base_path)))
+
+
+def pending_in(instants) -> list[str]:
+    """`pending` of a timeline already listed (a completed compaction keeps its plan's files)."""
     done = {i.requested_time for i in instants if i.state == COMPLETED}
     return sorted({i.requested_time for i in instants if i.is_compaction and i.requested_time not in done})
 

@@ -10,7 +10,7 @@ Taken only when it cannot change the result: a MERGE_ON_READ table, a located ro
 few bytes landed (small_session.py's bound), no clustering or inline compaction in the commit (a
 compacting commit rewrites file groups: Spark's parallel compaction does it), the round's
 columns exactly the table's (no schema change), Hudi's Java write client on the classpath. Anything else, or any
-error before the commit starts, and the round writes through Spark as before (`why_not`/None). An
+error before the commit starts, and the round writes through Spark as before (`why_not`, `prepare`). An
 error after the commit started fails the round: Hudi rolls back the unfinished commit, as it does
 a failed Spark write's. `hoodie.streamer.hudi_cdc.driver.write: false` (a table's hudi_options) turns
 it off for that table."""
@@ -21,17 +21,15 @@ import json
 import threading
 import weakref
 
-from hudi_cdc.common.causes import first_line
+from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.instants import table_instants
 from hudi_cdc.common.properties import local_path
-from hudi_cdc.jobs.stream.compaction import TRIGGER_PROP
+from hudi_cdc.jobs.stream.compaction import TRIGGER_PROP, pending_in
 from hudi_cdc.jobs.stream.errors import JobInputError
 from hudi_cdc.jobs.stream.props import streamer_prop
 
 ENABLED = "hudi_cdc.driver.write"  # hoodie.streamer.hudi_cdc.driver.write
 _CLIENT = "org.apache.hudi.client.HoodieJavaWriteClient"
-META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-        "_hoodie_file_name")
 
 # The per-record work, one py4j call a round (py4j costs several round trips per object made from
 # Python). Compiled at run time by Janino, which Spark carries; raw types: Janino's generics are partial.
@@ -131,8 +129,7 @@ def _compacts_in_commit(base_path: str, opts: dict[str, str]) -> bool:
         return True
     limit = int(opts.get("hoodie.compact.inline.max.delta.commits") or 5)
     instants = table_instants(local_path(base_path))
-    done = {i.requested_time for i in instants if i.is_completed}  # a completed one keeps its plan's files
-    if any(i.is_compaction and i.requested_time not in done for i in instants):
+    if pending_in(instants):
         return True
     last = max((i.requested_time for i in instants if i.is_completed and i.action == "commit"), default="")
     since = sum(1 for i in instants if i.is_completed and i.action == "deltacommit" and i.requested_time > last)
@@ -147,7 +144,7 @@ def wrote(part, t, opts: dict[str, str], located, parts: int, log) -> bool:
     try:
         prepared = prepare(spark, part, t.target_base_path, opts)
     except Exception as exc:  # noqa: BLE001 - nothing is written yet: the round writes through Spark
-        prepared = first_line(exc)
+        prepared = root_cause(exc)
     if isinstance(prepared, str):
         log(f"{t.target_table}: written through Spark, not from the driver ({prepared})")
         return False
@@ -186,7 +183,7 @@ def _static(spark, cls, name: str, *args):
     try:
         return method.invoke(None, arr)
     except Exception as exc:  # InvocationTargetException: the helper's own error is its cause
-        raise RuntimeError(first_line(exc)) from exc
+        raise RuntimeError(root_cause(exc)) from exc
 
 
 class Prepared:
