@@ -2,7 +2,7 @@
 # Fetch what `hudi-cdc local up` needs, once, into the cache ($HUDI_CDC_HOME, default ~/.cache/hudi-cdc):
 #   - Apicurio Registry (io.apicurio:apicurio-registry-app:<v>:tar.gz:all) from Maven Central,
 #     unpacked to $HUDI_CDC_HOME/apicurio/<v>/ (quarkus-run.jar);
-#   - the Hudi Spark bundle and spark-avro jars ($HUDI_CDC_HOME/jars/);
+#   - the Hudi Spark bundle, spark-avro and Hudi's Java write client jars ($HUDI_CDC_HOME/jars/);
 #   - unless HUDI_CDC_SKIP_S3=1: s3proxy (org.gaul:s3proxy:<v>:jar:jar-with-dependencies, ~55 MB) for
 #     `local up --s3` ($HUDI_CDC_HOME/s3proxy/), and hadoop-aws 3.3.4 + aws-java-sdk-bundle 1.12.262
 #     (~280 MB) that local runs on s3:// roots put on the classpath ($HUDI_CDC_HOME/jars/).

@@ -40,6 +40,8 @@ def test_only_a_located_mor_round_of_one_commit_without_clustering(tmp_path):
     assert driver_write.why_not(t, {}, LOCATED, 2)  # a record-level index's moves first
     assert driver_write.why_not(t, {"hoodie.datasource.hive_sync.enable": "true"}, LOCATED, 1) == ""  # synced after
     assert driver_write.why_not(t, {"hoodie.clustering.inline": "true"}, LOCATED, 1) == "the commit clusters"
+    (tmp_path / ".hoodie" / "hoodie.properties").write_text("hoodie.table.metadata.partitions=files,record_index\n")
+    assert driver_write.why_not(t, {}, LOCATED, 1) == "the table keeps a record-level index"
 
 
 def test_a_commit_reaching_the_inline_compaction_goes_through_spark(tmp_path):

@@ -7,7 +7,7 @@ the metastore as Hudi's Spark writer syncs. No Spark job writes: a round of a fe
 pays for the Spark write's stages, tasks and plans.
 
 Taken only when it cannot change the result: a MERGE_ON_READ table, a located round of one commit,
-few bytes landed (small_session.py's bound), no clustering or inline compaction in the commit (a
+few bytes landed (small_session.py's bound), no record-level index, no clustering or inline compaction in the commit (a
 compacting commit rewrites file groups: Spark's parallel compaction does it), the round's
 columns exactly the table's (no schema change), Hudi's Java write client on the classpath. Anything else, or any
 error before the commit starts, and the round writes through Spark as before (`why_not`, `prepare`). An
@@ -24,6 +24,7 @@ import weakref
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.instants import table_instants
 from hudi_cdc.common.properties import local_path
+from hudi_cdc.jobs.stream import keyloc
 from hudi_cdc.jobs.stream.compaction import TRIGGER_PROP, pending_in
 from hudi_cdc.jobs.stream.errors import JobInputError
 from hudi_cdc.jobs.stream.props import streamer_prop
@@ -109,6 +110,8 @@ def why_not(t, opts: dict[str, str], located, parts: int) -> str:
         return "not a located MoR round of one commit"
     if (opts.get("hoodie.clustering.inline") or "").strip().lower() == "true":
         return "the commit clusters"
+    if keyloc.has_record_index(keyloc.table_config(t.target_base_path)):
+        return "the table keeps a record-level index"  # its upkeep by the Java client is not proven here
     if _compacts_in_commit(t.target_base_path, opts):
         return "the commit compacts"  # Spark's compaction uses every core; the Java client's one thread
     return ""
