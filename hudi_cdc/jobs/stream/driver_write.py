@@ -60,7 +60,18 @@ public class HudiCdcDriverWrite {
     if (frame.sameType(want)) return null;
     return "the round's columns are not the table's: " + frame.simpleString() + " against " + want.simpleString();
   }
-  public static List records(Dataset ds, HoodieSchema writer, HoodieWriteConfig config, HoodieTableConfig table) {
+  public static InternalRow[] collect(Dataset ds) {
+    return (InternalRow[]) ds.queryExecution().executedPlan().executeCollect();
+  }
+  public static Dataset frame(Dataset ds, InternalRow[] rows) {
+    StructType st = ds.schema();
+    scala.Function1 toRow = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(st);
+    List out = new ArrayList(rows.length);
+    for (int i = 0; i < rows.length; i++) out.add(toRow.apply(rows[i]));
+    return ds.sparkSession().createDataFrame(out, st);
+  }
+  public static List records(Dataset ds, InternalRow[] rows, HoodieSchema writer, HoodieWriteConfig config,
+                             HoodieTableConfig table) {
     StructType st = ds.schema();
     scala.Function1 toAvro = org.apache.hudi.AvroConversionUtils.createInternalRowToAvroConverter(st, writer, false);
     Schema data = org.apache.hudi.common.schema.HoodieSchemaUtils.removeMetadataFields(writer).getAvroSchema();
@@ -68,7 +79,6 @@ public class HudiCdcDriverWrite {
         .withReaderSchema(writer);
     boolean requiresPayload = !config.isFileGroupReaderBasedMergeHandle();
     String payload = config.getPayloadClass();
-    InternalRow[] rows = (InternalRow[]) ds.queryExecution().executedPlan().executeCollect();
     List out = new ArrayList(rows.length);
     for (int i = 0; i < rows.length; i++) {
       GenericRecord rec = (GenericRecord) toAvro.apply(rows[i]);
@@ -139,10 +149,12 @@ def _compacts_in_commit(base_path: str, opts: dict[str, str]) -> bool:
     return since + 1 >= limit
 
 
-def wrote(part, t, opts: dict[str, str], located, parts: int, log) -> bool:
-    """Commit a small round's located records from the driver; False (nothing written) when it cannot be."""
+def wrote(part, t, opts: dict[str, str], located, parts: int, log):
+    """Commit a small round's located records from the driver. Returns the committed rows as a local frame
+    (their key file is written from it, logkeys.py: the round's plan is not run again), or None when the
+    driver cannot commit them (nothing written: Spark writes the round)."""
     if why_not(t, opts, located, parts):
-        return False
+        return None
     spark = part.sparkSession
     try:
         prepared = prepare(spark, part, t.target_base_path, opts)
@@ -150,10 +162,10 @@ def wrote(part, t, opts: dict[str, str], located, parts: int, log) -> bool:
         prepared = root_cause(exc)
     if isinstance(prepared, str):
         log(f"{t.target_table}: written through Spark, not from the driver ({prepared})")
-        return False
+        return None
     instant = commit(spark, prepared)
     log(f"{t.target_table}: delta commit {instant} made in the driver (Hudi's Java write client, no Spark write)")
-    return True
+    return prepared.rows
 
 
 def _helper(spark):
@@ -193,13 +205,16 @@ class Prepared:
     """A driver commit's client, records, commit metadata and the properties its metastore sync takes, made
     before anything is written (`prepare` returns why not instead when the driver cannot make it)."""
 
-    def __init__(self, client, records, instant_extra, props, base_path: str, sync: bool):
+    def __init__(self, client, records, instant_extra, props, base_path: str, sync: bool, rows=None):
         self.client, self.records, self.extra = client, records, instant_extra
         self.props, self.base_path, self.sync = props, base_path, sync
+        self.rows = rows  # the records' rows, one local frame (a DataFrame)
 
 
 def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str:
     """The write client and the round's Hudi records, or why the driver cannot write it."""
+    from pyspark.sql import DataFrame
+
     cls = _helper(spark)
     if isinstance(cls, str):
         return cls
@@ -223,11 +238,13 @@ def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str
         props.setProperty(k, v)
     config = jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(base_path).withProps(props) \
         .withSchema(table_schema.toString()).build()
-    records = _static(spark, cls, "records", ds, writer, config, meta.getTableConfig())
+    rows = _static(spark, cls, "collect", ds)  # the round's one Spark job
+    records = _static(spark, cls, "records", ds, rows, writer, config, meta.getTableConfig())
+    frame = DataFrame(_static(spark, cls, "frame", ds, rows), spark)
     extra = jvm.org.apache.hudi.DataSourceUtils.getExtraMetadata(_java_map(jvm, opts))
     engine = jvm.org.apache.hudi.client.common.HoodieJavaEngineContext(storage)
     client = jvm.org.apache.hudi.client.HoodieJavaWriteClient(engine, config)
-    return Prepared(client, records, extra, props, base_path, _syncs(opts))
+    return Prepared(client, records, extra, props, base_path, _syncs(opts), frame)
 
 
 def commit(spark, prepared: Prepared) -> str:

@@ -329,11 +329,13 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
         last = i == len(parts) - 1
         part_opts = opts if last else {k: v for k, v in opts.items() if not k.startswith("streamer.")}
         before = logkeys.deltacommits_before(t.target_base_path) if log_keys_ordering else set()
-        if not (driver and driver_write.wrote(part, t, part_opts, located, len(parts), log)):
+        written = driver_write.wrote(part, t, part_opts, located, len(parts), log) if driver else None
+        if written is None:
             part.write.format("hudi").options(**part_opts).mode("append").save(t.target_base_path)
         clock = result.lap("write" if i == 0 else f"write {i + 1}", clock)
-        if log_keys_ordering:
-            logkeys.record(part.sparkSession, t.target_base_path, part, log_keys_ordering, before, log,
+        if log_keys_ordering:  # the driver's committed rows, else the part (its plan runs again)
+            logkeys.record(part.sparkSession, t.target_base_path, part if written is None else written,
+                           log_keys_ordering, before, log,
                            inserted=located.inserted if located is not None else None,
                            key_columns=located.key_columns if located is not None else ())
             clock = result.lap("log keys", clock)
