@@ -4,7 +4,8 @@ into the driver JVM, made into Hudi records there the way Hudi's Spark writer ma
 (`HoodieCreateRecordUtils`: meta fields give key and location, the delete marker the delete), and
 appended to their file groups' logs in one delta commit with the round's metadata, then synced to
 the metastore as Hudi's Spark writer syncs. No Spark job writes: a round of a few events no longer
-pays for the Spark write's stages, tasks and plans.
+pays for the Spark write's stages, tasks and plans. The collected rows also make the delta commit's key file
+(logkeys.py), so the round's plan is not run a second time for it.
 
 Taken only when it cannot change the result: a MERGE_ON_READ table, a located round of one commit,
 few bytes landed (small_session.py's bound), no record-level index, no clustering or inline compaction in the commit (a
@@ -165,7 +166,7 @@ def wrote(part, t, opts: dict[str, str], located, parts: int, log):
         return None
     instant = commit(spark, prepared)
     log(f"{t.target_table}: delta commit {instant} made in the driver (Hudi's Java write client, no Spark write)")
-    return prepared.rows
+    return prepared.frame
 
 
 def _helper(spark):
@@ -205,10 +206,10 @@ class Prepared:
     """A driver commit's client, records, commit metadata and the properties its metastore sync takes, made
     before anything is written (`prepare` returns why not instead when the driver cannot make it)."""
 
-    def __init__(self, client, records, instant_extra, props, base_path: str, sync: bool, rows=None):
+    def __init__(self, client, records, instant_extra, props, base_path: str, sync: bool, frame=None):
         self.client, self.records, self.extra = client, records, instant_extra
         self.props, self.base_path, self.sync = props, base_path, sync
-        self.rows = rows  # the records' rows, one local frame (a DataFrame)
+        self.frame = frame  # the records' rows as one local DataFrame (their key file is written from it)
 
 
 def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str:
