@@ -235,6 +235,16 @@ def write_bytes(uri: str, data: bytes, ep: Endpoint | None = None) -> None:
         raise problem(exc, uri, ep) from None
 
 
+def delete(uri: str, ep: Endpoint | None = None) -> None:
+    """Remove the object (no error when there is none, as S3 itself)."""
+    ep = ep or endpoint()
+    bucket, key = split(uri)
+    try:
+        client(ep).delete_object(Bucket=bucket, Key=key)
+    except Exception as exc:
+        raise problem(exc, uri, ep) from None
+
+
 def modified_ms(uri: str, ep: Endpoint | None = None) -> int | None:
     """The object's modification time as a listing gives it (what the streamer's checkpoint compares),
     in ms; None when there is no such key."""

@@ -138,6 +138,17 @@ def write_bytes(uri: str, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def delete(uri: str) -> None:
+    """Remove a file (none there: nothing to do)."""
+    if s3.is_s3(uri):
+        s3.delete(uri)
+        return
+    try:
+        os.remove(local(uri))
+    except FileNotFoundError:
+        pass
+
+
 def newest_mtime_ms(uri: str) -> int:
     """The newest modification time (ms) of the files under a folder; 0 when there are none."""
     return max((f[1] for f in walk_files(uri)), default=0) if is_dir(uri) else 0

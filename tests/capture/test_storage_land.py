@@ -69,6 +69,15 @@ def test_s3_land_is_one_put_in_a_later_second(bucket, tmp_path):
     assert next_offset(f"{root}/other/partition=0", "other", 0) == 0
 
 
+def test_delete_removes_a_file_locally_and_on_s3_and_a_missing_one_is_no_error(bucket, tmp_path):
+    for uri in (str(tmp_path / "d" / "f.jsonl"), f"s3://{bucket}/d/f.jsonl"):
+        storage.write_bytes(uri, b"x")
+        assert storage.read_bytes(uri) == b"x"
+        storage.delete(uri)
+        assert storage.read_bytes(uri) is None
+        storage.delete(uri)
+
+
 def test_s3_land_refuses_an_endpoint_clock_stuck_behind(bucket, tmp_path, monkeypatch):
     monkeypatch.setattr(s3, "modified_ms", lambda uri, ep=None: 1_000)
     monkeypatch.setattr(storage.time, "sleep", lambda s: None)

@@ -7,10 +7,11 @@ and commits the same files; a round that compacts inline writes through Spark.""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
-from hudi_cdc.jobs.stream import driver_write
+from hudi_cdc.jobs.stream import driver_write, tombstones
 from tests.jobs.test_cdc_semantics import DATA_COLS, SNAPSHOT, Lake
 from tests.jobs.test_logkeys import _random_round
 
@@ -33,6 +34,7 @@ def test_small_rounds_commit_from_the_driver_and_survive_a_failed_commit(tmp_pat
     lake.run("BULK_INSERT")
     commits, real_commit = [], driver_write.commit
     monkeypatch.setattr(driver_write, "commit", lambda s, p: commits.append(real_commit(s, p)) or commits[-1])
+    monkeypatch.setattr(tombstones, "FOLD_AT", 2)  # the rounds' tombstone files folded as they come (tombstones.py)
     rng, lsn, keys, ways = random.Random(11), 1000, set(range(1, 31)), []
     for _ in range(3):  # the pipeline compacts inline every 3 delta commits: the third round, through Spark
         events, lsn = _random_round(rng, lsn, keys)
@@ -60,4 +62,5 @@ def test_small_rounds_commit_from_the_driver_and_survive_a_failed_commit(tmp_pat
     assert len(commits) == 3, "the round after the failed one committed from the driver"
     lake.assert_matches()
     assert _spark_rows(spark, base) == lake.expected()
-
+    folder = Path(base[len("file://"):]) / ".hoodie" / ".aux" / "hudi-cdc-tombstones"
+    assert len(list(folder.glob("cp-*.jsonl"))) <= 2, "the counted tombstone files were folded into one"

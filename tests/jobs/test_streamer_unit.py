@@ -161,6 +161,33 @@ def test_tombstones_count_once_the_committed_checkpoint_reaches_them(tmp_path):
     assert read_tombstones(base, "1700000009000") == [{"id": 1, "__lsn": 10}, {"id": 2, "__lsn": 20}]
 
 
+def test_many_counted_tombstone_files_fold_into_one_newest_per_key(tmp_path):
+    """A round reads every counted tombstone file: from FOLD_AT of them on, they become one (each key's newest,
+    what drop_stale_after_delete compares with), written over the newest; a file not yet counted stays."""
+    from hudi_cdc.jobs.stream import tombstones as tb
+
+    base, n = str(tmp_path / "t"), tb.FOLD_AT + 3
+    folder = tmp_path / "t" / ".hoodie" / ".aux" / "hudi-cdc-tombstones"
+    for i in range(n):  # key i % 7 deleted again and again (newest last); key "k" newest in the first file
+        tb.write_tombstones(base, str(1_700_000_000_000 + i), [{"id": i % 7, "__lsn": 100 + i},
+                                                               {"id": "k", "__lsn": 1000 - i}])
+    tb.write_tombstones(base, "1800000000000", [{"id": 1, "__lsn": 5000}])  # a round not committed (yet)
+    checkpoint = str(1_700_000_000_000 + n - 1)
+    want = {**{k: max(100 + i for i in range(n) if i % 7 == k) for k in range(7)}, "k": 1000}
+
+    def newest(rows):
+        return {r["id"]: r["__lsn"] for r in tb.newest_per_key(rows, ["id"], ["__lsn"])}
+
+    assert len(tb.read_tombstones(base, checkpoint)) == 2 * n  # without the key fields: read, not folded
+    assert len(list(folder.iterdir())) == n + 1
+    folded = tb.read_tombstones(base, checkpoint, ["id"], ["__lsn"])
+    assert len(folded) == 8 and newest(folded) == want
+    assert sorted(p.name for p in folder.iterdir()) == [f"cp-0000000{checkpoint}.jsonl",
+                                                        "cp-00000001800000000000.jsonl"]
+    assert tb.read_tombstones(base, checkpoint, ["id"], ["__lsn"]) == folded  # read again: the same
+    assert newest(tb.read_tombstones(base, "1800000000000", ["id"], ["__lsn"])) == {**want, 1: 5000}
+
+
 def test_checkpoint_of_a_truncate_round_counts(tmp_path):
     """A TRUNCATE round commits a replacecommit (insert_overwrite_table): the next round starts after its
     checkpoint, not after the last plain commit's (it once read the truncate round's files again)."""

@@ -238,7 +238,7 @@ def _deletes(spark, t: Target, df, summary: dict, record_keys: list[str], orderi
         deleted_keys = [r.asDict() for r in
                         df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
     result.deletes = len(deleted_keys)
-    tombstones = read_tombstones(t.target_base_path, checkpoint) if t.op != "BULK_INSERT" else []
+    tombstones = read_tombstones(t.target_base_path, checkpoint, record_keys, ordering) if t.op != "BULK_INSERT" else []
     if tombstones and ordering:
         df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
         if result.stale_ignored:

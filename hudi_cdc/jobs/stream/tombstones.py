@@ -7,7 +7,12 @@ committed checkpoint has reached it. So a crash between the commit and the end o
 during inline compaction) cannot lose a delete's tombstone, and a failed round's file only counts
 when a later round commits past it, by which time that round has applied the same deletes.
 (Files named <commit instant>.jsonl, written by earlier releases after the commit, count when their
-commit is completed on the active timeline.)"""
+commit is completed on the active timeline.)
+
+Every round reads every file that counts, so once FOLD_AT of them count they are folded into one: the newest
+tombstone of each key (all a later round compares with, drop_stale_after_delete) written over the newest of them,
+then the others removed. A crash in between leaves tombstones twice, which changes nothing. Without it a table with
+deletes in every round read one more file each round, forever (5,000 files: 0.2 s locally, a GET each on S3)."""
 
 from __future__ import annotations
 
@@ -40,26 +45,52 @@ def _counts(name: str, checkpoint: str | None, done: set[str]) -> bool:
     return stem in done  # written after its commit by earlier releases
 
 
-def read_tombstones(base_path: str, checkpoint: str | None) -> list[dict]:
-    """Tombstones of the rounds the table's committed `checkpoint` has reached."""
+FOLD_AT = 32  # counted tombstone files folded into one once there are this many
+
+
+def read_tombstones(base_path: str, checkpoint: str | None, keys: list[str] | None = None,
+                    ordering: list[str] | None = None) -> list[dict]:
+    """Tombstones of the rounds the table's committed `checkpoint` has reached. Given the record `keys` and
+    `ordering` fields, FOLD_AT or more counted files are folded into one (the module's docstring)."""
     d = _tombstone_dir(base_path)
     names = storage.listdir(d)
     if not names:
         return []
     done = completed_write_times(local_path(base_path))
     rows: list[dict] = []
-    for name in sorted(names):
-        if name.endswith(".jsonl") and not name.startswith(".") and _counts(name, checkpoint, done):
-            text = (storage.read_bytes(storage.join(d, name)) or b"").decode("utf-8")
-            rows.extend(json.loads(line) for line in text.splitlines() if line.strip())
+    counted = [n for n in sorted(names)
+               if n.endswith(".jsonl") and not n.startswith(".") and _counts(n, checkpoint, done)]
+    for name in counted:
+        text = (storage.read_bytes(storage.join(d, name)) or b"").decode("utf-8")
+        rows.extend(json.loads(line) for line in text.splitlines() if line.strip())
+    ours = [n for n in counted if n.startswith(_PREFIX)]  # earlier releases' files are left as they are
+    if keys and ordering and len(ours) >= FOLD_AT:
+        rows = newest_per_key(rows, keys, ordering)
+        storage.write_bytes(storage.join(d, ours[-1]), _jsonl(rows))  # the newest counted file holds them all
+        for name in ours[:-1]:
+            storage.delete(storage.join(d, name))
     return rows
+
+
+def newest_per_key(tombstones: list[dict], keys: list[str], ordering: list[str]) -> list[dict]:
+    """Each key's tombstone with the highest ordering value (lexicographic over the ordering fields)."""
+    latest: dict[tuple, dict] = {}
+    for t in tombstones:
+        k = tuple(t.get(c) for c in keys)
+        o = tuple(t.get(c) for c in ordering)
+        if k not in latest or tuple(latest[k].get(c) for c in ordering) < o:
+            latest[k] = t
+    return list(latest.values())
+
+
+def _jsonl(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r, default=str) + "\n" for r in rows).encode("utf-8")
 
 
 def write_tombstones(base_path: str, checkpoint: str, rows: list[dict]) -> None:
     """Durably, before the round's commit: the deletes of the round that commits `checkpoint`."""
     name = f"{_PREFIX}{int(checkpoint):020d}.jsonl"
-    text = "".join(json.dumps(r, default=str) + "\n" for r in rows)
-    storage.write_bytes(storage.join(_tombstone_dir(base_path), name), text.encode("utf-8"))
+    storage.write_bytes(storage.join(_tombstone_dir(base_path), name), _jsonl(rows))
 
 
 def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
@@ -68,13 +99,7 @@ def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
     over the ordering fields). Returns (dataframe, how many were removed)."""
     from pyspark.sql import functions as F
 
-    latest: dict[tuple, dict] = {}
-    for t in tombstones:
-        k = tuple(t.get(c) for c in keys)
-        o = tuple(t.get(c) for c in ordering)
-        if k not in latest or tuple(latest[k][c] for c in ordering) < o:
-            latest[k] = t
-    rows = [tuple(t[c] for c in keys + ordering) for t in latest.values()]
+    rows = [tuple(t[c] for c in keys + ordering) for t in newest_per_key(tombstones, keys, ordering)]
     names = [f"__t_{c}" for c in keys + ordering]
     types = local_rows.inferred_types(rows, names)  # the types createDataFrame infers, without its Python workers
     tdf = local_rows.frame(spark, rows, names, types) if types else spark.createDataFrame(rows, names)
