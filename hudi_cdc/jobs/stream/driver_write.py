@@ -206,7 +206,7 @@ class Prepared:
     """A driver commit's client, records, commit metadata and the properties its metastore sync takes, made
     before anything is written (`prepare` returns why not instead when the driver cannot make it)."""
 
-    def __init__(self, client, records, instant_extra, props, base_path: str, sync: bool, frame=None):
+    def __init__(self, client, records, instant_extra, props, base_path: str, sync: bool, frame):
         self.client, self.records, self.extra = client, records, instant_extra
         self.props, self.base_path, self.sync = props, base_path, sync
         self.frame = frame  # the records' rows as one local DataFrame (their key file is written from it)
