@@ -162,3 +162,27 @@ def cpu_seconds(pid: int) -> float:
         except psutil.Error:
             pass
     return total
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of a process tree's threads so far, by thread name with its digits folded ("C2 CompilerThre#",
+    "Executor task l#"): where a JVM's CPU goes (JIT compilers, GC, tasks, the driver's own threads)."""
+    import re
+
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for q in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+        for task in Path(f"/proc/{q.pid}/task").glob("*"):
+            try:
+                name = re.sub(r"\d+", "#", (task / "comm").read_text().strip())
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def thread_cpu_delta(before: dict[str, float], after: dict[str, float], top: int = 12) -> dict[str, float]:
+    """The thread groups that used the most CPU seconds between two thread_cpu snapshots."""
+    d = {k: round(v - before.get(k, 0.0), 1) for k, v in after.items()}
+    return dict(sorted(d.items(), key=lambda kv: -kv[1])[:top])

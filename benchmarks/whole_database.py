@@ -84,7 +84,7 @@ def create_tables(conn, tables: list[dict], rows: int, big_rows: int = 0) -> Non
                          f"FROM generate_series(1, {big_rows if t['big'] else rows}) g")
 
 
-def configure(config: Path, tables: list[dict], table_type: str) -> None:
+def configure(config: Path, tables: list[dict], table_type: str, java_options: str | None = None) -> None:
     doc = yaml.safe_load(config.read_text())
     by = {t["name"]: t for t in tables}
     for name, entry in doc["tables"].items():
@@ -92,6 +92,9 @@ def configure(config: Path, tables: list[dict], table_type: str) -> None:
         if by[name]["partitioned"]:
             entry["partition_field"] = "region"
     doc["stream"] = {**doc.get("stream", {}), "min_sync_interval_seconds": 1, "stop_timeout_seconds": 600}
+    if java_options:  # the driver JVM's flags instead of hudi-cdc's (render.JAVA_OPTIONS)
+        spark = doc.setdefault("spark", {})
+        spark["conf"] = {**spark.get("conf", {}), "spark.driver.extraJavaOptions": java_options}
     config.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
@@ -238,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drain-seconds", type=float, default=300)
     ap.add_argument("--type", choices=["cow", "mor"], default="mor")
     ap.add_argument("--work", default="/work/bench-data/whole")
+    ap.add_argument("--java-options", help="the driver JVM's flags instead of hudi-cdc's own")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     return run(args, argv)
@@ -268,7 +272,7 @@ def run(args, argv) -> int:
                                      bench_pg.PASSWORD_ENV), logs / "init.log", extra_env=env)
         res["init_s"] = round(m.seconds, 1)
         config = project / "hudi-cdc.yaml"
-        configure(config, tables, table_type)
+        configure(config, tables, table_type, args.java_options)
         for step, argv_ in (("capture_once", ("capture", "--once")), ("bootstrap", ("bootstrap",))):
             m = procs.run(cli(config, *argv_), logs / f"{step}.log", extra_env=env, timeout=7200, cwd=project)
             res[f"{step}_s"] = round(m.seconds, 1)
@@ -281,7 +285,7 @@ def run(args, argv) -> int:
         up.append(runp)
         peak = procs.PeakRss(runp[0].pid)
         time.sleep(20)  # the application's first rounds (every table's checkpoint read once)
-        cpu0, t0 = cpu_seconds(runp[0].pid), time.time()
+        cpu0, t0, threads0 = cpu_seconds(runp[0].pid), time.time(), procs.thread_cpu(runp[0].pid)
         with psycopg.connect(pg.dsn("bench")) as conn:
             txns = generate(conn, tables, args, t0 + args.minutes * 60, args.rows)
         fed = time.time() - t0
@@ -293,6 +297,7 @@ def run(args, argv) -> int:
             time.sleep(2)
         elapsed = time.time() - t0
         cpu = cpu_seconds(runp[0].pid) - cpu0
+        res["cpu_s_by_thread"] = procs.thread_cpu_delta(threads0, procs.thread_cpu(runp[0].pid))
         watch.stop()
         events = sum(n for v in txns.values() for _, n in v)
         hot_events = sum(n for t in tables if t["group"] == "hot" for _, n in txns[t["name"]])
