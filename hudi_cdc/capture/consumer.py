@@ -55,7 +55,7 @@ class Consumer:
         with self.lock:
             return self.cuts.rotate() if self.cuts is not None else self.landing.rotate(seconds)
 
-    def _landed_form(self, record):
+    def _landed_form(self, record, topic: str):
         """The record as it lands: unwrapped (unwrap.py), with a key change's old key (oldkey.py), the values
         the event could not carry (specials.py), the interval[] / money[] columns it leaves out (pg_arrays.py)
         and the text of types Debezium does not know (textforms.py)."""
@@ -65,9 +65,9 @@ class Consumer:
         if self.specials is not None and out is not None:
             out = self.specials.apply(out)
         if self.arrays is not None and out is not None:
-            out = self.arrays.apply(out)
+            out = self.arrays.apply(out, topic)
         if self.textforms is not None and out is not None:
-            out = self.textforms.apply(out)
+            out = self.textforms.apply(out, topic)
         return out
 
     def _verdict(self, record, topic: str, value) -> str:
@@ -92,14 +92,14 @@ class Consumer:
         landing = self.landing
         reached = False
         try:
+            # each record's parts read once (every JPype call costs microseconds, paid per record)
+            batch = [(event, record, str(record.topic()), record.value())
+                     for event in records for record in (event.sourceRecord(),)]
             if self.specials is not None:
-                self.specials.look_up(records)
+                self.specials.look_up(batch)
             if self.arrays is not None:
-                self.arrays.look_up(records)
-            for event in records:
-                record = event.sourceRecord()
-                topic = str(record.topic())
-                value = record.value()
+                self.arrays.look_up(batch)
+            for event, record, topic, value in batch:
                 verdict = self._verdict(record, topic, value)
                 if verdict == "before":  # committed after the run started: unmarked, the next run's
                     self._end()  # (the binlog's first change after the run's end: a cut before its transaction)
@@ -133,7 +133,7 @@ class Consumer:
                 self.pending.append((self.seq, event))
                 if verdict == "land":
                     if value is not None:
-                        out = self._landed_form(record)
+                        out = self._landed_form(record, topic)
                         if out is not None and out.value() is not None:
                             schema, landed = self.source.rewrite(out.valueSchema(), out.value())
                             if self.snapshots is not None:

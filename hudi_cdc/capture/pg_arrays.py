@@ -156,13 +156,11 @@ class PgArrays(LazyConnection):
         return self._catalog[topic][0]
 
     def look_up(self, records) -> None:
-        """Before a batch lands: the values of these columns for every row event of it, one query per table."""
+        """Before a batch lands: the values of these columns for every row event of it, one query per table.
+        `records`: the batch's (event, source record, topic, value), as consumer.py reads them once."""
         self.found = {}
         wanted: dict[tuple[str, tuple[str, ...]], dict] = {}  # (topic, key fields): a key changed mid-batch too
-        for event in records:
-            record = event.sourceRecord()
-            value = record.value()
-            topic = str(record.topic())
+        for _, record, topic, value in records:
             if value is None or topic not in self._tables:
                 continue
             envelope = int(self._System.identityHashCode(value.schema()))
@@ -238,11 +236,13 @@ class PgArrays(LazyConnection):
             out.append((keys[i], row))
         return out
 
-    def apply(self, out):
-        """The unwrapped record with its table's interval[] / money[] columns (NULL when not read)."""
-        topic = str(out.topic())
+    def apply(self, out, topic: str):
+        """The unwrapped record (of `topic`, the change event's) with its table's interval[] / money[] columns
+        (NULL when not read)."""
+        if not self._arrays(topic):
+            return out
         value = out.value()
-        if value is None or not self._arrays(topic):
+        if value is None:
             return out
         plan = self._plan(topic, value.schema())
         if plan is None:

@@ -22,6 +22,14 @@ def _is_array(schema) -> bool:
     return str(schema.type().getName()).upper() == "ARRAY"
 
 
+def _is_null(value) -> bool:
+    return value is None
+
+
+def _has_null_element(value) -> bool:
+    return value is not None and any(e is None for e in value)
+
+
 class PgNumerics(LazyConnection):
     """The NULL numerics of row events, read from PostgreSQL by key."""
 
@@ -29,14 +37,14 @@ class PgNumerics(LazyConnection):
         super().__init__(connect)  # () -> a connection (autocommit)
         self._columns: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}  # lake name -> (name, type)
 
-    def fields(self, schema) -> list:
-        return [f for f in schema.fields()
-                if _numeric(f.schema()) or (_is_array(f.schema()) and _numeric(f.schema().valueSchema()))]
-
-    def suspect(self, field, value) -> bool:
-        if _is_array(field.schema()):  # a NULL element may be a NaN (a NULL array is just NULL)
-            return value is not None and any(e is None for e in value)
-        return value is None
+    def checks(self, schema) -> list:
+        out = []
+        for f in schema.fields():
+            if _numeric(f.schema()):
+                out.append((f, _is_null))
+            elif _is_array(f.schema()) and _numeric(f.schema().valueSchema()):
+                out.append((f, _has_null_element))  # a NULL element may be a NaN (a NULL array is just NULL)
+        return out
 
     def table_of(self, source) -> tuple[str, str]:
         return str(source.getString("schema")), str(source.getString("table"))

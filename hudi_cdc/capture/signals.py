@@ -236,8 +236,8 @@ class Snapshots:
     def rewrite(self, record, value) -> None:
         """An incremental-snapshot row of a requested table (`value`, as it lands: with its __lsn) is ordered
         at the request's floor."""
-        schema = value.schema()
-        if schema.field("__op") is None or schema.field("__lsn") is None or str(value.get("__op")) != "r":
+        op = _field_text(value, "__op")  # one JPype call for a change that is no read (the stream's)
+        if op != "r" or value.schema().field("__lsn") is None:
             return
         source = record.value().getStruct("source")
         if str(source.get("snapshot")) != INCREMENTAL:
@@ -332,3 +332,14 @@ def continuous(pipeline: Pipeline, run: Callable[[Pipeline, Snapshots], Any], pr
         if snapshots.reload is None:
             return results
         pipeline = snapshots.reload
+
+
+def _field_text(value, name: str) -> str | None:
+    """A Connect struct's field as text; None when it is null or the struct has no such field."""
+    from jpype import JException
+
+    try:
+        got = value.get(name)
+    except JException:  # Connect's DataException: no such field
+        return None
+    return None if got is None else str(got)

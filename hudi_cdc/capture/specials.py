@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Protocol
@@ -71,11 +72,9 @@ class LazyConnection:
 class Lookup(Protocol):
     """One database's part: which columns may hold such a value, and the query reading them."""
 
-    def fields(self, schema) -> list:
-        """The fields of a row schema that may hold such a value."""
-
-    def suspect(self, field, value) -> bool:
-        """Can this landed value stand for such a value?"""
+    def checks(self, schema) -> list[tuple[Any, Callable[[Any], bool]]]:
+        """The fields of a row schema that may hold such a value, each with its test of a landed value (can it
+        stand for such a value?). Asked once per row schema: the tests run for every row event."""
 
     def table_of(self, source) -> tuple[str, str]:
         """(schema or database, table) of an event's ``source`` block."""
@@ -98,23 +97,22 @@ class SourceValues:
         self._System = JClass("java.lang.System")
         self._SchemaBuilder = JClass("org.apache.kafka.connect.data.SchemaBuilder")
         self._Struct = JClass("org.apache.kafka.connect.data.Struct")
-        self._fields: dict[int, list] = {}  # identity of a row schema -> the fields to look at
+        self._fields: dict[int, list] = {}  # identity of a row schema -> (field, its name, its test) to look at
         self._widened: list[tuple[Any, Any]] = []
         self.found: dict[tuple[str, tuple], dict[str, str]] = {}  # (topic, key texts) -> {column: text}
         self._unkeyed: set[tuple[str, str]] = set()  # tables warned of: a key with no database text
 
     def look_up(self, records) -> None:
-        """Before a batch lands: the values of every row event in it with a suspect value."""
+        """Before a batch lands: the values of every row event in it with a suspect value. `records`: the
+        batch's (event, source record, topic, value), as consumer.py reads them once."""
         self.found = {}
         wanted: dict[tuple[str, str, str], dict] = {}
-        for event in records:
-            record = event.sourceRecord()
-            got = self._candidate(record)
+        for _, record, topic, value in records:
+            got = self._candidate(record, value)
             if got is None:
                 continue
             (schema, table), cols, key = got
-            w = wanted.setdefault((str(record.topic()), schema, table), {"fields": key[0], "keys": set(),
-                                                                         "cols": set()})
+            w = wanted.setdefault((topic, schema, table), {"fields": key[0], "keys": set(), "cols": set()})
             w["keys"].add(key[1])
             w["cols"].update(cols)
         for (topic, schema, table), w in wanted.items():
@@ -143,9 +141,8 @@ class SourceValues:
     def close(self) -> None:
         self.lookup.close()
 
-    def _candidate(self, record):
+    def _candidate(self, record, value):
         """((schema, table), suspect columns, (key fields, key texts)) of a row event, else None."""
-        value = record.value()
         if value is None or record.key() is None or value.schema().field("after") is None:
             return None
         after = value.getStruct("after")
@@ -155,8 +152,8 @@ class SourceValues:
         ident = int(self._System.identityHashCode(schema))
         fields = self._fields.get(ident)
         if fields is None:
-            fields = self._fields[ident] = self.lookup.fields(schema)
-        cols = [str(f.name()) for f in fields if self.lookup.suspect(f, after.get(f))]
+            fields = self._fields[ident] = [(f, str(f.name()), check) for f, check in self.lookup.checks(schema)]
+        cols = [name for f, name, check in fields if check(after.get(f))]
         if not cols:
             return None
         source = value.getStruct("source")

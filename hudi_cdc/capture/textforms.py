@@ -37,12 +37,11 @@ class TextForms(LazyConnection):
         # identity of a row schema -> (the fields to rewrite, the rewritten schema) or None
         self._plans: dict[tuple[str, int], tuple[list[str], Any] | None] = {}
 
-    def apply(self, out):
-        """The unwrapped record, its unknown-type columns as strings."""
+    def apply(self, out, topic: str):
+        """The unwrapped record (of `topic`, the change event's), its unknown-type columns as strings."""
         value = out.value()
         if value is None:
             return out
-        topic = str(out.topic())
         schema = value.schema()
         ident = (topic, int(self._System.identityHashCode(schema)))
         if ident not in self._plans:

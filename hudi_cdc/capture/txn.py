@@ -56,10 +56,11 @@ def record_lsn(record) -> int | None:
         return None
 
 
-def transaction_id(value) -> str | None:
+def transaction_id(value, source=None) -> str | None:
     """The change's transaction: PostgreSQL's ``source.txId``, else (the binlog connectors) the envelope's
-    ``transaction.id`` (Debezium's transaction block); None outside a transaction (a snapshot row)."""
-    source = value.getStruct("source")
+    ``transaction.id`` (Debezium's transaction block); None outside a transaction (a snapshot row).
+    `source`: the envelope's source block when the caller has it already."""
+    source = source if source is not None else value.getStruct("source")
     if source is not None and source.schema().field("txId") is not None:
         txid = source.get("txId")
         return str(txid) if txid is not None else None
@@ -115,6 +116,7 @@ class Cuts:
         self.snapshot = False
         self.ended = 0  # transactions ended since the last cut
         self.written = 0  # cuts written by this run
+        self._seen: tuple = (None, "")  # the record observe() looked at last, and its source.snapshot
 
     # ------------------------------------------------------------ the record stream
     def observe(self, record, topic: str, value) -> None:
@@ -137,13 +139,14 @@ class Cuts:
             return
         source = value.getStruct("source")
         snap = str(source.getString("snapshot") or "false") if source is not None else "false"
+        self._seen = (record, snap)  # landed() asks again of the same record
         if snap in _IN_SNAPSHOT or snap == "last":
             self.snapshot = True
             self.landing.flush_size = self.flush_size
             return
         if snap == "incremental":
             return  # read between transactions (an incremental snapshot's chunk)
-        txid = transaction_id(value)
+        txid = transaction_id(value, source)
         if self.snapshot:
             self.snapshot = False
             self.landing.flush_size = _UNLIMITED
@@ -156,8 +159,12 @@ class Cuts:
 
     def landed(self, record, value) -> None:
         """After a change record is landed: the snapshot's last record is a boundary."""
-        source = value.getStruct("source") if value is not None else None
-        if source is not None and str(source.getString("snapshot") or "") == "last":
+        if self._seen[0] is record:  # observed just before (one JPype call less per record)
+            last = self._seen[1] == "last"
+        else:
+            source = value.getStruct("source") if value is not None else None
+            last = source is not None and str(source.getString("snapshot") or "") == "last"
+        if last:
             self.snapshot = False
             self.landing.flush_size = _UNLIMITED
             self._advance(self.position(record, value))

@@ -14,6 +14,12 @@ INTEGERS = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint")
 BINARIES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
 
 
+def _zero_date_test(default):
+    """NULL, the epoch or the column's default (`default`, None when it has none) may stand for a zero date."""
+    stands = set(EPOCHS) | ({str(default)} if default is not None else set())
+    return lambda value: value is None or str(value) in stands
+
+
 class ZeroDates(LazyConnection):
     """The date and timestamp values of row events that may stand for a zero date, read by key."""
 
@@ -21,14 +27,9 @@ class ZeroDates(LazyConnection):
         super().__init__(connect)  # () -> a connection (autocommit)
         self._columns: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}  # lake name -> (name, key's cast)
 
-    def fields(self, schema) -> list:
-        return [f for f in schema.fields() if str(f.schema().name()) in DATE_NAMES]
-
-    def suspect(self, field, value) -> bool:
-        if value is None:
-            return True
-        default = field.schema().defaultValue()
-        return str(value) in EPOCHS or (default is not None and str(value) == str(default))
+    def checks(self, schema) -> list:
+        return [(f, _zero_date_test(f.schema().defaultValue())) for f in schema.fields()
+                if str(f.schema().name()) in DATE_NAMES]
 
     def table_of(self, source) -> tuple[str, str]:
         return str(source.getString("db")), str(source.getString("table"))
