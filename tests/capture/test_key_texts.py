@@ -62,6 +62,20 @@ def test_mysql_compares_a_key_as_its_column_type():
     assert key_cast("date", "date", None, None) == key_cast("varchar", "varchar(10)", None, None) == "{}"
 
 
+def test_the_suspect_value_tests_made_once_per_row_schema():
+    """specials.py asks each lookup once per row schema for a test per field, then runs it on every row event:
+    a zero date may stand behind NULL, the epoch or the column's default; a numeric NaN behind NULL, in an array
+    behind a NULL element."""
+    from hudi_cdc.capture.pg_numerics import _has_null_element, _is_null
+    from hudi_cdc.capture.zerodates import _zero_date_test
+
+    with_default, without = _zero_date_test(19723), _zero_date_test(None)
+    assert with_default(None) and with_default(0) and with_default("1970-01-01T00:00:00Z") and with_default(19723)
+    assert not with_default(19724) and without(0) and not without(19723)
+    assert _is_null(None) and not _is_null(0)
+    assert _has_null_element([1, None]) and not _has_null_element([1, 2]) and not _has_null_element(None)
+
+
 @pytest.mark.postgres
 def test_postgres_reads_a_row_by_key_texts_of_bytea_times_interval_floats_numeric(postgres):
     """The lookup's query (pg_numerics.py) finds the row by the texts key_text gives (no Debezium: its key
