@@ -36,10 +36,11 @@ def enabled(props: dict[str, str]) -> bool:
 
 
 def stored_rows(spark, events, base_path: str, keys: list[str], columns: list[str], meta: tuple | list,
-                mor_ordering: list[str] | None, log=None):
+                mor_ordering: list[str] | None, log=None, known_keys: list[tuple] | None = None):
     """The table's rows for the round's keys (`events` holds one event per key) with `meta` (Hudi's meta
     columns, as `__s<name>`) and `columns` (as `__s_<name>`), as stored_for_round names them; None when
-    this module does not read them (the caller reads through Spark)."""
+    this module does not read them (the caller reads through Spark). `known_keys`: the events' key tuples when
+    the caller has them (the round's summary pass collected them), else a Spark job collects them here."""
     spark_types = {f.name: type(f.dataType).__name__ for f in events.schema.fields}
     if not keys or any(spark_types.get(k) not in _KEY_TYPES for k in keys):
         return None
@@ -47,7 +48,8 @@ def stored_rows(spark, events, base_path: str, keys: list[str], columns: list[st
         return None
     if keyloc.has_record_index(keyloc.table_config(base_path)):
         return None  # keyloc.py prunes by the record-level index
-    wanted = {tuple(r) for r in events.select(*keys).limit(MAX_KEYS + 1).collect()}
+    wanted = set(known_keys) if known_keys is not None else {
+        tuple(r) for r in events.select(*keys).limit(MAX_KEYS + 1).collect()}
     if len(wanted) > MAX_KEYS:
         return None
     wanted = {k for k in wanted if None not in k}  # a null key matches no stored row

@@ -150,14 +150,15 @@ class Located:
 
 def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], log=None,
            mor: bool = False, insert_targets: dict[str, tuple[str, str]] | None = None,
-           driver: bool = True) -> Located | None:
+           driver: bool = True, round_keys: list[tuple] | None = None) -> Located | None:
     """The round's events tagged with the stored locations, or None when this round must go through
     Hudi's index (a column type or stored key this module does not reproduce). `events` holds one
     event per key and the `_hoodie_is_deleted` column. `mor`: the stored rows may be read as base files
     plus the keys hudi-cdc's own delta commits logged (logkeys.py). `insert_targets`: partition path ->
     (instant, base file name) of the file group a new key in that partition goes to (log_inserts.py);
     a new key in another partition gets no location (Hudi opens a file group). `driver`: a small round's
-    stored rows may be read in the driver (driver_lookup.py)."""
+    stored rows may be read in the driver (driver_lookup.py); `round_keys`, when known, the events' record key
+    tuples (a superset does no harm: stored rows of other keys join no event)."""
     from pyspark.sql import functions as F
 
     cols = list(shape.record_keys) + list(shape.partition_fields)
@@ -170,7 +171,7 @@ def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], 
     keys = list(shape.record_keys)
     stored_cols = list(dict.fromkeys(keys + list(shape.partition_fields) + ordering))
     stored, on = stored_for_round(spark, events, base_path, keys, stored_cols, meta=META, log=log,
-                                  mor_ordering=ordering if mor else None, driver=driver)
+                                  mor_ordering=ordering if mor else None, driver=driver, known_keys=round_keys)
     joined = events.join(stored, on, "left")
     found = F.col("__s_hoodie_record_key").isNotNull()
     is_del = F.coalesce(F.col("_hoodie_is_deleted"), F.lit(False))

@@ -25,11 +25,13 @@ def read_for_keys(spark, base_path: str, keys: list[str], round_keys, columns: l
 
 
 def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[str], meta=(), log=None,
-                     mor_ordering: list[str] | None = None, driver: bool = False):
+                     mor_ordering: list[str] | None = None, driver: bool = False,
+                     known_keys: list[tuple] | None = None):
     """The table's rows for the round's keys (a snapshot read: a MoR table's logs count), each of
     `columns` as `__s_<name>` and each of the `meta` columns (Hudi's) as `__s<name>`; and the
     condition joining them to the round's events by key. `driver`: `df` holds one event per key, and a
-    small round's rows may be read in the driver (driver_lookup.py)."""
+    small round's rows may be read in the driver (driver_lookup.py), which asks `df` for its key tuples unless
+    they are `known_keys`."""
     from pyspark.sql import functions as F
 
     columns = list(dict.fromkeys(columns))  # an ordering field may be a key field too (a raw history's __lsn)
@@ -38,7 +40,7 @@ def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[s
         eq = F.col(c) == F.col(f"__s_{c}")
         on = eq if on is None else on & eq
     if driver:
-        stored = driver_lookup.stored_rows(spark, df, base_path, keys, columns, meta, mor_ordering, log)
+        stored = driver_lookup.stored_rows(spark, df, base_path, keys, columns, meta, mor_ordering, log, known_keys)
         if stored is not None:
             return stored, on
     round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()

@@ -34,7 +34,7 @@ from hudi_cdc.jobs.stream.files import list_source_files
 from hudi_cdc.jobs.stream.located import PREPPED_OPTION, key_shape, locate, unlocatable
 from hudi_cdc.jobs.stream.props import streamer_prop
 from hudi_cdc.jobs.stream.redelivery import drop_unchanged
-from hudi_cdc.jobs.stream.summary import DELETED, SMALL_ROUND, rejected_rows, source_position, summarize
+from hudi_cdc.jobs.stream.summary import DELETED, KEYS, SMALL_ROUND, rejected_rows, source_position, summarize
 from hudi_cdc.jobs.stream.table import (
     CHECKPOINT_KEY,
     has_completed_commit,
@@ -156,10 +156,10 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     if result.truncate_seen is not None or floor is not None:
         df, result.truncated_at = truncate.split(df, ordering, result.truncate_seen, floor)
         summary = None
-    if summary is None:  # the events were reduced to one per key (a small round's deletes collected with it)
+    if summary is None:  # the events were reduced to one per key (a small round's deletes and keys collected with it)
         fold = df is events and "_hoodie_is_deleted" in df.columns and result.records_in <= SMALL_ROUND
         summary = summarize(df if bulk and result.truncate_seen is not None else events, ordering,
-                            deleted=[*record_keys, *ordering] if fold else None)
+                            deleted=[*record_keys, *ordering] if fold else None, keys=record_keys if fold else None)
     clock = result.lap("read", clock)
     is_delete = "_hoodie_is_deleted" in df.columns
     deleted_keys: list[dict] = []
@@ -173,7 +173,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         df = df.where(~F.col("_hoodie_is_deleted")) if is_delete else df
     mor_lookup = t.table_type == "MERGE_ON_READ" and logkeys.enabled(props)  # logkeys.py
     if t.op != "BULK_INSERT" and existing and ordering and not overwrite:
-        df, located = _locate_keys(spark, t, props, df, record_keys, ordering, result, log, mor_lookup)
+        df, located = _locate_keys(spark, t, props, df, record_keys, ordering, result, log, mor_lookup, summary)
         clock = result.lap("locate" if located else "redelivery", clock)
     clock = _count_written(df, bulk, summary, located, result, clock)
     result.rejected = rejected_rows(summary, t.target_table, log)
@@ -248,14 +248,16 @@ def _deletes(spark, t: Target, df, summary: dict, record_keys: list[str], orderi
 
 
 def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[str], ordering: list[str],
-                 result: RoundResult, log, mor_lookup: bool):
+                 result: RoundResult, log, mor_lookup: bool, summary: dict):
     """Events no newer than the stored row dropped: hudi-cdc finds each key's file group itself
-    (located.py) when it can (returned, the records then carry their locations), else Hudi's index does."""
+    (located.py) when it can (returned, the records then carry their locations), else Hudi's index does.
+    A small round's summary holds its key tuples (KEYS): the driver's lookup needs no pass of its own."""
     shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
     into_logs = log_inserts.enabled(props, t.table_type)
     targets = log_inserts.targets(t.target_base_path, props) if shape and into_logs else None
     located = locate(spark, df, t.target_base_path, shape, ordering, log, mor=mor_lookup,
-                     insert_targets=targets, driver=driver_lookup.enabled(props)) if shape else None
+                     insert_targets=targets, driver=driver_lookup.enabled(props),
+                     round_keys=summary.get(KEYS)) if shape else None
     if located is not None:
         df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
         result.ignored_deletes = located.ignored_deletes

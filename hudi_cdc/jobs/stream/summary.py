@@ -27,20 +27,27 @@ def summary_columns(events, ordering: list[str]) -> list:
 # a round of at most this many events collects its deletes' keys in its summary pass (no job of their own)
 SMALL_ROUND = 10_000
 DELETED = "deleted"  # the summary's list of the deletes' keys and ordering values, when asked for
+KEYS = "round_keys"  # the summary's list of the round's distinct record key tuples, when asked for
 
 
-def summarize(events, ordering: list[str], deleted: list[str] | None = None) -> dict:
+def summarize(events, ordering: list[str], deleted: list[str] | None = None, keys: list[str] | None = None) -> dict:
     """One pass over the round's events: how many, how many deletes, the newest source event time
     and ordering value (for the commit metadata); given `deleted` (column names), the deletes' values
-    of those columns too, as dicts under DELETED (what a collect of them would give, in no set order)."""
+    of those columns too, as dicts under DELETED (what a collect of them would give, in no set order);
+    given `keys` (the record key fields), the events' distinct key tuples under KEYS (what the driver's
+    lookup of stored rows asks for: driver_lookup.py)."""
     from pyspark.sql import functions as F
 
     aggs = summary_columns(events, ordering)
     if deleted is not None:
         aggs.append(F.collect_list(F.when(F.col("_hoodie_is_deleted"), F.struct(*deleted))).alias(DELETED))
+    if keys:
+        aggs.append(F.collect_set(F.struct(*keys)).alias(KEYS))
     out = events.agg(*aggs).first().asDict()
     if deleted is not None:
         out[DELETED] = [r.asDict() for r in out[DELETED]]
+    if keys:
+        out[KEYS] = [tuple(r) for r in out[KEYS]]  # a binary key's bytearray is no set member
     return out
 
 
