@@ -171,7 +171,8 @@ def thread_cpu(pid: int) -> dict[str, float]:
 
     tick = os.sysconf("SC_CLK_TCK")
     out: dict[str, float] = {}
-    for q in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+    root = psutil.Process(pid)
+    for q in [root, *root.children(recursive=True)]:
         for task in Path(f"/proc/{q.pid}/task").glob("*"):
             try:
                 name = re.sub(r"\d+", "#", (task / "comm").read_text().strip())

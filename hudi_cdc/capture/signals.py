@@ -336,10 +336,10 @@ def continuous(pipeline: Pipeline, run: Callable[[Pipeline, Snapshots], Any], pr
 
 def _field_text(value, name: str) -> str | None:
     """A Connect struct's field as text; None when it is null or the struct has no such field."""
-    from jpype import JException
+    from jpype import JClass
 
     try:
         got = value.get(name)
-    except JException:  # Connect's DataException: no such field
+    except JClass("org.apache.kafka.connect.errors.DataException"):  # no such field (nothing else is caught)
         return None
     return None if got is None else str(got)
