@@ -56,6 +56,22 @@ def local_conf(parallelism: int = 2, host: str = "127.0.0.1") -> dict[str, str]:
     }
 
 
+# Spark keeps the classes it generates for queries in a cache of 100 (`spark.sql.codegen.cache.maxEntries`, a
+# static setting, read when the application starts). A table's rounds generate 25-40 classes of their own
+# (their code follows the table's column types), so one application streaming more than a few tables of
+# different columns compiled ~28 classes again every round: 10 such tables, 2.5 CPU s a round and 27.6 classes
+# compiled, against 2.4 s and none with room for all (docs/measurements.md, session 53). Evicted classes held
+# as much metaspace until unloaded as the kept ones did.
+CODEGEN_CLASSES_PER_TABLE = 40
+
+
+def codegen_cache_conf(table_jobs: int) -> dict[str, str]:
+    """Room in Spark's generated-code cache for the classes of `table_jobs` tables' rounds (one per table and
+    table type the application may write); nothing where Spark's own 100 is room enough."""
+    entries = CODEGEN_CLASSES_PER_TABLE * table_jobs
+    return {"spark.sql.codegen.cache.maxEntries": str(entries)} if entries > 100 else {}
+
+
 def as_pairs(conf: Mapping[str, str]) -> list[str]:
     """key=value strings, as spark-submit's --conf takes them."""
     return [f"{k}={v}" for k, v in conf.items()]

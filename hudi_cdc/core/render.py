@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, local_conf
+from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, as_pairs, codegen_cache_conf, local_conf
 from hudi_cdc.config import TYPE_SUFFIX, Pipeline, history_name
 from hudi_cdc.config.settings import CURRENT_HUDI
 from hudi_cdc.core.lock_provider import lock_flags
@@ -232,6 +232,7 @@ def spark_confs_local(pipeline: Pipeline, short_round: bool = False) -> list[str
         **local_conf(s.shuffle_partitions),
         **HUDI_SESSION_CONF,
         "spark.driver.extraJavaOptions": SHORT_ROUND_JAVA_OPTIONS if short_round else JAVA_OPTIONS,
+        **codegen_cache_conf(sum(len(t.table_types) for t in pipeline.tables.values())),
     }
     if not s.master.startswith("local"):  # a cluster (spark://, yarn): the executors' size too
         confs["spark.executor.memory"] = s.executor_memory
@@ -338,7 +339,8 @@ def hudi_cdc_aws_jobs_argv(pipeline: Pipeline, jobs: Sequence[tuple[Job, str]]) 
             flags.append("--next")
         flags += streamer_flags(pipeline, job, props_uri) + lock_flags(pipeline, job.table, job.table_type, prof.name)
     text = _render(prof, "spark-submit.args.j2", master=None, name=None, driver_memory=None,
-                   confs=[*prof.emr_confs, *HUDI_CDC_AWS_CONFS], jars=list(HUDI_CDC_AWS_JARS), py_files=[zip_uri],
+                   confs=[*prof.emr_confs, *HUDI_CDC_AWS_CONFS, *as_pairs(codegen_cache_conf(len(jobs)))],
+                   jars=list(HUDI_CDC_AWS_JARS), py_files=[zip_uri],
                    streamer_class=None, app_jar=script, streamer_flags=flags)
     return _lines(text)
 

@@ -83,6 +83,21 @@ def test_one_round_jvms_compile_less(tmp_path, op, continuous, short):
     assert "spark.driver.extraJavaOptions=-Xmx1g" in argv
 
 
+
+def test_many_tables_get_room_in_sparks_generated_code_cache(tmp_path):
+    """40 generated classes per table job the application may write, when Spark's 100 is not enough; the
+    pipeline's spark.conf still wins."""
+    p = load_pipeline(ROOT / "hudi-cdc.yaml")  # 2 tables x 2 types
+    job = [render.Job("artists", "MERGE_ON_READ", "UPSERT", True)]
+    assert "spark.sql.codegen.cache.maxEntries=160" in render.local_argv(p, job, tmp_path, [], "/x/s.py")
+    one = p.model_copy(update={"tables": {"artists": p.tables["artists"].model_copy(
+        update={"table_types": ["MERGE_ON_READ"]})}})  # Spark's own 100 is room enough
+    assert not [a for a in render.local_argv(one, job, tmp_path, [], "/x/s.py") if "codegen.cache" in a]
+    many = p.model_copy(update={"tables": {**p.tables, **{f"t{i}": p.tables["artists"] for i in range(48)}}})
+    assert "spark.sql.codegen.cache.maxEntries=4000" in render.local_argv(many, job, tmp_path, [], "/x/s.py")
+    many.spark.conf["spark.sql.codegen.cache.maxEntries"] = "500"
+    assert "spark.sql.codegen.cache.maxEntries=500" in render.local_argv(many, job, tmp_path, [], "/x/s.py")
+
 def _hoodiestreamer(p):
     """The pipeline with hudi.engine hoodiestreamer (on EMR 7 the default is hudi-cdc's streamer)."""
     return p.model_copy(update={"hudi": p.hudi.model_copy(update={"engine": "hoodiestreamer"})})
