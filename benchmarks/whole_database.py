@@ -84,7 +84,8 @@ def create_tables(conn, tables: list[dict], rows: int, big_rows: int = 0) -> Non
                          f"FROM generate_series(1, {big_rows if t['big'] else rows}) g")
 
 
-def configure(config: Path, tables: list[dict], table_type: str, java_options: str | None = None) -> None:
+def configure(config: Path, tables: list[dict], table_type: str, java_options: str | None = None,
+              spark_conf: list[str] | None = None) -> None:
     doc = yaml.safe_load(config.read_text())
     by = {t["name"]: t for t in tables}
     for name, entry in doc["tables"].items():
@@ -95,6 +96,9 @@ def configure(config: Path, tables: list[dict], table_type: str, java_options: s
     if java_options:  # the driver JVM's flags instead of hudi-cdc's (render.JAVA_OPTIONS)
         spark = doc.setdefault("spark", {})
         spark["conf"] = {**spark.get("conf", {}), "spark.driver.extraJavaOptions": java_options}
+    if spark_conf:  # KEY=VALUE settings of the pipeline's spark.conf (a variant of hudi-cdc's own)
+        spark = doc.setdefault("spark", {})
+        spark["conf"] = {**spark.get("conf", {}), **dict(kv.split("=", 1) for kv in spark_conf)}
     config.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
@@ -242,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--type", choices=["cow", "mor"], default="mor")
     ap.add_argument("--work", default="/work/bench-data/whole")
     ap.add_argument("--java-options", help="the driver JVM's flags instead of hudi-cdc's own")
+    ap.add_argument("--spark-conf", action="append", metavar="KEY=VALUE",
+                    help="a Spark setting of the pipeline (repeatable), e.g. spark.sql.codegen.cache.maxEntries=100")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     return run(args, argv)
@@ -272,7 +278,7 @@ def run(args, argv) -> int:
                                      bench_pg.PASSWORD_ENV), logs / "init.log", extra_env=env)
         res["init_s"] = round(m.seconds, 1)
         config = project / "hudi-cdc.yaml"
-        configure(config, tables, table_type, args.java_options)
+        configure(config, tables, table_type, args.java_options, args.spark_conf)
         for step, argv_ in (("capture_once", ("capture", "--once")), ("bootstrap", ("bootstrap",))):
             m = procs.run(cli(config, *argv_), logs / f"{step}.log", extra_env=env, timeout=7200, cwd=project)
             res[f"{step}_s"] = round(m.seconds, 1)
