@@ -47,7 +47,8 @@ from benchmarks.lake import Variant  # noqa: E402
 KINDS = ("round", "spark write", "driver commit", "driver round", "driver round, JVM records")
 
 
-def session(work: Path):
+def session(work: Path, conf: dict[str, str] | None = None):
+    """The warm local session of these probes (hudi-cdc's local settings, G1), plus `conf`."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
@@ -60,7 +61,7 @@ def session(work: Path):
                .config("spark.jars", ",".join(str(p) for p in paths)).config("spark.driver.memory", "2g")
                .config("spark.sql.warehouse.dir", str(work / "warehouse"))
                .config("spark.driver.extraJavaOptions", "-XX:+UseG1GC"))
-    spark = configure(configure(builder, local_conf()), HUDI_SESSION_CONF).getOrCreate()
+    spark = configure(configure(configure(builder, local_conf()), HUDI_SESSION_CONF), conf or {}).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

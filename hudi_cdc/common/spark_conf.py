@@ -59,9 +59,9 @@ def local_conf(parallelism: int = 2, host: str = "127.0.0.1") -> dict[str, str]:
 # Spark keeps the classes it generates for queries in a cache of 100 (`spark.sql.codegen.cache.maxEntries`, a
 # static setting, read when the application starts). A table's rounds generate 25-40 classes of their own
 # (their code follows the table's column types), so one application streaming more than a few tables of
-# different columns compiled ~28 classes again every round: 10 such tables, 2.5 CPU s a round and 27.6 classes
-# compiled, against 2.4 s and none with room for all (docs/measurements.md, session 53). Evicted classes held
-# as much metaspace until unloaded as the kept ones did.
+# different columns compiled ~29 classes again every round: 10 such tables, 3.11 CPU s a round and 29.4 classes
+# compiled, against 2.42 s and none with room for all (`python -m benchmarks.codegen_cache`, docs/measurements.md).
+# Evicted classes held as much metaspace until unloaded as the kept ones did.
 CODEGEN_CLASSES_PER_TABLE = 40
 
 
