@@ -93,12 +93,14 @@ def configure(config: Path, tables: list[dict], table_type: str, java_options: s
         if by[name]["partitioned"]:
             entry["partition_field"] = "region"
     doc["stream"] = {**doc.get("stream", {}), "min_sync_interval_seconds": 1, "stop_timeout_seconds": 600}
-    if java_options:  # the driver JVM's flags instead of hudi-cdc's (render.JAVA_OPTIONS)
+    # KEY=VALUE settings of the pipeline's spark.conf, and the driver JVM's flags instead of hudi-cdc's
+    # (render.JAVA_OPTIONS): a variant of hudi-cdc's own
+    extra = dict(kv.split("=", 1) for kv in spark_conf or [])
+    if java_options:
+        extra["spark.driver.extraJavaOptions"] = java_options
+    if extra:
         spark = doc.setdefault("spark", {})
-        spark["conf"] = {**spark.get("conf", {}), "spark.driver.extraJavaOptions": java_options}
-    if spark_conf:  # KEY=VALUE settings of the pipeline's spark.conf (a variant of hudi-cdc's own)
-        spark = doc.setdefault("spark", {})
-        spark["conf"] = {**spark.get("conf", {}), **dict(kv.split("=", 1) for kv in spark_conf)}
+        spark["conf"] = {**spark.get("conf", {}), **extra}
     config.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 

@@ -246,9 +246,9 @@ def test_a_binary_key_has_one_text_from_bootstrap_to_upserts(spark, tmp_path):
             "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.partitionpath.field": "",
             "hoodie.index.type": "GLOBAL_SIMPLE"}
     boot = spark.createDataFrame([(b"\x00\xff\x10", "a", 1, False), (b"abc", "b", 1, False)], schema)
-    assert keytext.row_writer_options(boot.schema, opts) == {keytext.ROW_WRITER: "false"}
-    assert keytext.row_writer_options(boot.schema, {**opts, "hoodie.datasource.write.recordkey.field": "v"}) == {}
-    boot.write.format("hudi").options(**opts, **keytext.row_writer_options(boot.schema, opts), **{
+    assert keytext.row_writer_options(boot.schema, ["k"]) == {keytext.ROW_WRITER: "false"}
+    assert keytext.row_writer_options(boot.schema, ["v"]) == {}
+    boot.write.format("hudi").options(**opts, **keytext.row_writer_options(boot.schema, ["k"]), **{
         "hoodie.datasource.write.operation": "bulk_insert"}).mode("append").save(path)
     spark.createDataFrame([(b"\x00\xff\x10", None, 2, True), (b"abc", "b2", 2, False)], schema).write.format(
         "hudi").options(**opts, **{"hoodie.datasource.write.operation": "upsert"}).mode("append").save(path)

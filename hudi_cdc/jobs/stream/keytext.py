@@ -40,9 +40,8 @@ def type_name(dtype: Any) -> str:
     return type(dtype).__name__
 
 
-def row_writer_options(schema: Any, opts: dict[str, str]) -> dict[str, str]:
-    """A bulk insert's options for the row writer: off when a record key field is binary (above)."""
-    keys = [k.strip() for k in (opts.get("hoodie.datasource.write.recordkey.field") or "").split(",") if k.strip()]
+def row_writer_options(schema: Any, keys: list[str]) -> dict[str, str]:
+    """A bulk insert's options for the row writer: off when a record key field (`keys`) is binary (above)."""
     types = {f.name: type_name(f.dataType) for f in schema.fields}
     return {ROW_WRITER: "false"} if any(types.get(k) == "BinaryType" for k in keys) else {}
 

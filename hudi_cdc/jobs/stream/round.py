@@ -314,7 +314,8 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
     the ordering fields, each located delta commit's logged keys are kept (logkeys.py). `driver`: a small
     round, which Hudi's Java write client may commit from the driver (driver_write.py)."""
     if t.op == "BULK_INSERT":  # a binary record key's text as the upserts make it (keytext.py)
-        opts.update(keytext.row_writer_options(df.schema, opts))
+        keys = fields_of(opts.get("hoodie.datasource.write.recordkey.field"))
+        opts.update(keytext.row_writer_options(df.schema, keys))
     if located is not None:
         opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
         opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it
