@@ -10,7 +10,7 @@ import time
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
-from hudi_cdc.jobs.stream import evolve, routed, shape, shard_truncate, toast, truncate, typed
+from hudi_cdc.jobs.stream import evolve, keytext, routed, shape, shard_truncate, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.errors import JobInputError
 from hudi_cdc.jobs.stream.files import validate_avro_files
@@ -68,7 +68,8 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
         keyless = keyless & ~truncate.is_truncate(df)  # a truncate row's key is a placeholder
-        counts = df.agg(*summary_columns(df, ordering), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
+        parts = record_keys if bulk and keytext.counts_parts(props, record_keys) else None
+        counts = df.agg(*summary_columns(df, ordering, parts), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
                         *distinct, *toast.count_columns(df, record_keys + ordering, toast.placeholder_of(props)),
                         *truncate.summary_columns(df, ordering)).first().asDict()
     except Exception:

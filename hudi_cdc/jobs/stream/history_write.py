@@ -15,13 +15,12 @@ from dataclasses import asdict, dataclass
 
 from hudi_cdc.common.checkpoints import HISTORY_OPEN_KEY, newest_value
 from hudi_cdc.jobs.stream import history as h
-from hudi_cdc.jobs.stream import log_inserts
+from hudi_cdc.jobs.stream import keytext, log_inserts
 from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD, commit_metas_newest_first, has_completed_commit
 
 ENABLED_PROP = "hoodie.streamer.hudi_cdc.history"
 PATH_PROP = "hoodie.streamer.hudi_cdc.history.path"
 TABLE_PROP = "hoodie.streamer.hudi_cdc.history.table"
-NONPARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
 # the current-state round's options that do not apply to the history table's commit
 _NOT_HERE = ("hoodie.datasource.write.insert.drop.duplicates", "hoodie.datasource.write.hive_style_partitioning",
              "hoodie.datasource.hive_sync.partition_fields", "hoodie.simple.index.update.partition.path",
@@ -55,7 +54,7 @@ def history_options(round_opts: dict[str, str], props: dict[str, str], keys: lis
         "hoodie.datasource.write.operation": "bulk_insert" if new_table else "upsert",
         "hoodie.datasource.write.recordkey.field": ",".join([*keys, h.FROM_LSN]),
         "hoodie.datasource.write.partitionpath.field": "",
-        "hoodie.datasource.write.keygenerator.class": NONPARTITIONED,
+        "hoodie.datasource.write.keygenerator.class": keytext.NONPARTITIONED,
         "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
         "hoodie.index.type": "SIMPLE",
         # mostly inserts: new versions fill the small base files rather than open file groups per round
@@ -134,7 +133,8 @@ def write_round(spark, events, keys: list[str], lsn_field: str, props: dict[str,
         was_open = F.col(h.WAS_OPEN).cast("int") if h.WAS_OPEN in rows.columns else F.lit(0)
         counts = rows.agg(F.count(F.lit(1)).alias("n"), F.sum(F.when(F.col(h.DELETED), 1).otherwise(0)).alias("gone"),
                           F.sum(F.when(~F.col(h.DELETED) & F.col(h.CURRENT), 1).otherwise(0)).alias("opened"),
-                          F.sum(F.coalesce(was_open, F.lit(0))).alias("closed")).first()
+                          F.sum(F.coalesce(was_open, F.lit(0))).alias("closed"),
+                          *([keytext.empty_parts(keys)] if new_table else [])).first()
         out.removed = int(counts["gone"] or 0)
         out.versions = int(counts["n"]) - out.removed
         if counts["n"]:
@@ -142,6 +142,8 @@ def write_round(spark, events, keys: list[str], lsn_field: str, props: dict[str,
             if before is not None:
                 out.open_versions = before + int(counts["opened"] or 0) - int(counts["closed"] or 0)
             opts = history_options(round_opts, props, keys, new_table)
+            if new_table:  # a binary key or an empty / NULL part as the upserts write it (keytext.py)
+                opts.update(keytext.row_writer_options(rows.schema, keys, counts[keytext.EMPTY_PARTS]))
             if out.open_versions is not None:
                 opts[HISTORY_OPEN_KEY] = str(out.open_versions)
             rows.drop(h.WAS_OPEN).write.format("hudi").options(**opts).mode("append").save(path)

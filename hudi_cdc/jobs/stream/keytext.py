@@ -20,6 +20,12 @@ the byte array, ``[B@2e440a02``, a different text in every JVM: no later change 
 bootstrap whose record key holds a binary column is written without the row writer (``row_writer_options``), and
 this module does not write binary keys (their rounds go through Hudi's index).
 
+A record key of several fields in a table without partitions (the Nonpartitioned key generator; every history
+table): the Avro path writes an empty or NULL part as ``__empty__`` / ``__null__`` (KeyGenUtils), but the row
+writer's path refuses it ("Record key has to be non-null!", BuiltinKeyGenerator.combineRecordKeyInternal in Hudi
+1.2.0), so a bulk insert holding such a row goes without the row writer too (``empty_parts`` counts them in a pass
+the round makes anyway). The Complex key generator's row path writes them as the Avro path does.
+
 ``unwritable`` is the condition of a value outside those ranges: a round holding one goes through Hudi's
 index instead (located.py), which renders it itself.
 """
@@ -40,10 +46,32 @@ def type_name(dtype: Any) -> str:
     return type(dtype).__name__
 
 
-def row_writer_options(schema: Any, keys: list[str]) -> dict[str, str]:
-    """A bulk insert's options for the row writer: off when a record key field (`keys`) is binary (above)."""
+KEYGEN = "hoodie.datasource.write.keygenerator.class"
+NONPARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+EMPTY_PARTS = "empty_key_parts"  # the summary's count of rows with an empty or NULL part of a composite key
+
+
+def counts_parts(props: dict[str, str], keys: list[str]) -> bool:
+    """Whether a bulk insert with these writer properties (its key generator) and record key fields needs
+    empty_parts (above)."""
+    return len(keys) > 1 and (props.get(KEYGEN) or "").strip() == NONPARTITIONED
+
+
+def empty_parts(keys: list[str]):
+    """The aggregate Column (named EMPTY_PARTS) of the rows with an empty or NULL part among `keys`."""
+    from pyspark.sql import functions as F
+
+    cond = F.lit(False)
+    for k in keys:
+        cond = cond | F.col(k).isNull() | (F.col(k).cast("string") == "")
+    return F.sum(F.when(cond, 1).otherwise(0)).alias(EMPTY_PARTS)
+
+
+def row_writer_options(schema: Any, keys: list[str], empty: int | None = 0) -> dict[str, str]:
+    """A bulk insert's options for the row writer: off when a record key field (`keys`) is binary, or when `empty`
+    (empty_parts' count) rows have an empty or NULL part of a composite key (above)."""
     types = {f.name: type_name(f.dataType) for f in schema.fields}
-    return {ROW_WRITER: "false"} if any(types.get(k) == "BinaryType" for k in keys) else {}
+    return {ROW_WRITER: "false"} if empty or any(types.get(k) == "BinaryType" for k in keys) else {}
 
 
 def text(col, dtype: Any, zones: tuple[str, str] = ("UTC", "UTC")):

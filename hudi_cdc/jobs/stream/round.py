@@ -157,9 +157,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
         df, result.truncated_at = truncate.split(df, ordering, result.truncate_seen, floor)
         summary = None
     if summary is None:  # the events were reduced to one per key (a small round's deletes and keys collected with it)
-        fold = df is events and "_hoodie_is_deleted" in df.columns and result.records_in <= SMALL_ROUND
-        summary = summarize(df if bulk and result.truncate_seen is not None else events, ordering,
-                            deleted=[*record_keys, *ordering] if fold else None, keys=record_keys if fold else None)
+        summary = _summary(df, events, bulk, props, record_keys, ordering, result)
     clock = result.lap("read", clock)
     is_delete = "_hoodie_is_deleted" in df.columns
     deleted_keys: list[dict] = []
@@ -178,7 +176,7 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     clock = _count_written(df, bulk, summary, located, result, clock)
     result.rejected = rejected_rows(summary, t.target_table, log)
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
-    opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta)
+    opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta, df.schema if bulk else None, record_keys)
     if located is not None and located.inserted is not None:
         opts[log_inserts.INSERTS_KEY] = "true"  # a later round through Hudi's index compacts first
     mor_keys = located is not None and mor_lookup
@@ -209,6 +207,17 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp} "
         f"({', '.join(f'{k} {v:.1f} s' for k, v in result.phases.items())})")
     return result
+
+
+def _summary(df, events, bulk: bool, props: dict[str, str], record_keys: list[str], ordering: list[str],
+             result: RoundResult) -> dict:
+    """The round's summary when the events pass could not give it (summary.py): a small round's deletes and keys
+    collected with it, a bootstrap's composite key parts its row writer cannot write counted (keytext.py)."""
+    fold = df is events and "_hoodie_is_deleted" in df.columns and result.records_in <= SMALL_ROUND
+    parts = record_keys if bulk and keytext.counts_parts(props, record_keys) else None
+    return summarize(df if bulk and result.truncate_seen is not None else events, ordering,
+                     deleted=[*record_keys, *ordering] if fold else None, keys=record_keys if fold else None,
+                     key_parts=parts)
 
 
 def _count_written(df, bulk: bool, summary: dict, located, result: RoundResult, clock: float) -> float:
@@ -274,8 +283,9 @@ def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[
 
 
 def _write_options(props: dict[str, str], t: Target, overwrite: bool, new_cp: str, summary: dict,
-                   cut_meta: dict[str, str]) -> dict[str, str]:
-    """The Hudi writer's options of this round's commit, with its checkpoint and source position."""
+                   cut_meta: dict[str, str], bulk_schema=None, record_keys: list[str] | None = None) -> dict[str, str]:
+    """The Hudi writer's options of this round's commit, with its checkpoint and source position; `bulk_schema`: a
+    bootstrap's events' schema (the row writer: keytext.row_writer_options)."""
     opts = writer_options(props, t)
     opts["hoodie.datasource.write.operation"] = truncate.OVERWRITE_OPERATION if overwrite else t.op.lower()
     if t.filter_dupes and t.op != "BULK_INSERT":
@@ -286,6 +296,8 @@ def _write_options(props: dict[str, str], t: Target, overwrite: bool, new_cp: st
     opts[CHECKPOINT_KEY] = new_cp
     opts.update(source_position(summary))
     opts.update(cut_meta)
+    if bulk_schema is not None:  # a binary key, or a composite key's empty part, as the upserts write it (keytext.py)
+        opts.update(keytext.row_writer_options(bulk_schema, record_keys or [], summary.get(keytext.EMPTY_PARTS)))
     return opts
 
 
@@ -313,9 +325,6 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
     """The round's commit(s): one, or a delete-block-safe split of it (delete_block_safe_parts). Given
     the ordering fields, each located delta commit's logged keys are kept (logkeys.py). `driver`: a small
     round, which Hudi's Java write client may commit from the driver (driver_write.py)."""
-    if t.op == "BULK_INSERT":  # a binary record key's text as the upserts make it (keytext.py)
-        keys = fields_of(opts.get("hoodie.datasource.write.recordkey.field"))
-        opts.update(keytext.row_writer_options(df.schema, keys))
     if located is not None:
         opts[PREPPED_OPTION] = "true"  # records carry their locations: no index lookup
         opts.pop(evolve.SET_NULL_OPTION, None)  # Hudi refuses it with prepped records; evolve.py did it

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from hudi_cdc.common.checkpoints import REJECTED_ROWS_KEY
 from hudi_cdc.common.lake_types import REJECTS_COLUMN
+from hudi_cdc.jobs.stream import keytext
 from hudi_cdc.jobs.stream.table import SOURCE_ORDERING_KEY, SOURCE_TS_FIELD, SOURCE_TS_KEY
 
 
-def summary_columns(events, ordering: list[str]) -> list:
+def summary_columns(events, ordering: list[str], key_parts: list[str] | None = None) -> list:
+    """The summary's aggregates; given `key_parts` (a composite record key a bulk insert's row writer cannot
+    always write: keytext.counts_parts), the rows with an empty or NULL part of it too (keytext.EMPTY_PARTS)."""
     from pyspark.sql import functions as F
 
     aggs = [F.count(F.lit(1)).alias("n")]
@@ -21,6 +24,8 @@ def summary_columns(events, ordering: list[str]) -> list:
         aggs.append(F.max(ordering[0]).alias("ord"))
     if REJECTS_COLUMN in events.columns:  # values their lake type cannot hold (typed.py)
         aggs.append(F.count(F.col(REJECTS_COLUMN)).alias("rejected"))
+    if key_parts:
+        aggs.append(keytext.empty_parts(key_parts))
     return aggs
 
 
@@ -30,7 +35,8 @@ DELETED = "deleted"  # the summary's list of the deletes' keys and ordering valu
 KEYS = "round_keys"  # the summary's list of the round's distinct record key tuples, when asked for
 
 
-def summarize(events, ordering: list[str], deleted: list[str] | None = None, keys: list[str] | None = None) -> dict:
+def summarize(events, ordering: list[str], deleted: list[str] | None = None, keys: list[str] | None = None,
+              key_parts: list[str] | None = None) -> dict:
     """One pass over the round's events: how many, how many deletes, the newest source event time
     and ordering value (for the commit metadata); given `deleted` (column names), the deletes' values
     of those columns too, as dicts under DELETED (what a collect of them would give, in no set order);
@@ -38,7 +44,7 @@ def summarize(events, ordering: list[str], deleted: list[str] | None = None, key
     lookup of stored rows asks for: driver_lookup.py)."""
     from pyspark.sql import functions as F
 
-    aggs = summary_columns(events, ordering)
+    aggs = summary_columns(events, ordering, key_parts)
     if deleted is not None:
         aggs.append(F.collect_list(F.when(F.col("_hoodie_is_deleted"), F.struct(*deleted))).alias(DELETED))
     if keys:
