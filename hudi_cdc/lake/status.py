@@ -37,6 +37,7 @@ from hudi_cdc.lake.version import mismatch
 
 SMALL_FILE_BYTES = 100 * 1024 * 1024  # Hudi's hoodie.parquet.small.file.limit default (104857600)
 FAILURES_DIR = ("state", "failures")  # under the pipeline's work dir (.hudi-cdc/)
+BOOTSTRAP_LABEL = "bootstrap"  # the runner's label of a bootstrap's jobs, in their failure records
 STATUS_THREADS = 4  # tables read at once by pipeline_status
 
 
@@ -132,6 +133,15 @@ def record_failure(pipeline: Pipeline, table: str, table_type: str, label: str, 
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload))
     tmp.replace(path)
+
+
+def bootstrap_failure(pipeline: Pipeline, table: str, table_type: str) -> str | None:
+    """The error of the table's bootstrap when its newest recorded failure is one (None otherwise)."""
+    path = _failure_file(pipeline, table, table_type)
+    if not path.exists():
+        return None
+    failure = json.loads(path.read_text())
+    return str(failure.get("message") or "") if failure.get("label") == BOOTSTRAP_LABEL else None
 
 
 def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_epoch: float | None) -> dict | None:

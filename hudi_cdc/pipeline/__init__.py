@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from hudi_cdc.common import storage
+from hudi_cdc.common.causes import first_line
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline, is_s3_uri, uri_to_path
 from hudi_cdc.core.lock import table_locks
@@ -15,6 +16,7 @@ from hudi_cdc.core.render import Job
 from hudi_cdc.errors import DataError, TablesFailed, TableStateError
 from hudi_cdc.jobs.streamer import has_completed_commit
 from hudi_cdc.lake.empty import DATA, EMPTY, MISSING, clear_empty, is_empty_bootstrapped, landing_state, mark_empty
+from hudi_cdc.lake.status import BOOTSTRAP_LABEL, bootstrap_failure
 from hudi_cdc.lake.version import check_version
 from hudi_cdc.registry.preflight import check_subjects
 from hudi_cdc.runners import Runner, make_runner
@@ -200,7 +202,7 @@ def _run_bootstrap(pipeline: Pipeline, jobs: list[Job], target: str, progress: P
     _check_registry(pipeline, jobs, target)
     moved = _set_aside(pipeline, jobs, progress)
     try:
-        results = runner.run(jobs, "bootstrap")
+        results = runner.run(jobs, BOOTSTRAP_LABEL)
     except TablesFailed as exc:  # only the failed tables get their set-aside copy back
         _restore([m for m in moved if (m[0], m[1]) in exc.names], progress)
         _drop_aside([m for m in moved if (m[0], m[1]) not in exc.names])
@@ -227,7 +229,10 @@ def waits_for_files(pipeline: Pipeline, table: str, table_type: str, target: str
 
 
 def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | None = None,
-                target: str = "local") -> list[Job]:
+                target: str = "local", taken_up: list[tuple[str, str, str]] | None = None) -> list[Job]:
+    """The stream jobs of a table's types. `taken_up` (stream --all, run): a table whose bootstrap failed is
+    streamed, not refused: its first round creates it from the whole landing by UPSERT, as a table bootstrapped
+    empty (its failure, if it repeats, is then the table's alone); appended to the list as (table, type, error)."""
     types = [tt for tt in pipeline.table(table).table_types if not table_type or tt == table_type]
     waiting = [tt for tt in types if waits_for_files(pipeline, table, tt, target)]
     if len(waiting) < len(types):
@@ -235,14 +240,19 @@ def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | No
     jobs = []
     for tt in types:
         base = pipeline.base_path(table, tt)
+        hudi_cdc_streams = engine_for(pipeline.hudi.version, target, pipeline.hudi.engine) == HUDI_CDC
         if tt in waiting:
-            if engine_for(pipeline.hudi.version, target, pipeline.hudi.engine) != HUDI_CDC:
+            if not hudi_cdc_streams:
                 raise TableStateError(
                     f"table {table} ({tt}) was bootstrapped empty and does not exist yet; hudi.version "
                     f"{pipeline.hudi.version} streams existing tables only: `hudi-cdc bootstrap --table {table}` "
                     "once rows landed")
         elif _readable(pipeline, target, base) and not table_exists(pipeline, table, tt, target):
-            raise TableStateError(f"table {table} ({tt}) does not exist at {base}; run `hudi-cdc bootstrap` first")
+            failed = bootstrap_failure(pipeline, table, tt) if taken_up is not None and hudi_cdc_streams else None
+            if failed is None:
+                raise TableStateError(f"table {table} ({tt}) does not exist at {base}; run `hudi-cdc bootstrap` "
+                                      "first")
+            taken_up.append((table, tt, failed))  # type: ignore[union-attr]
         elif _readable(pipeline, target, base):
             check_version(pipeline, table, tt)
         jobs.append(Job(table, tt, "UPSERT", continuous=not once))
@@ -274,13 +284,20 @@ def stream(pipeline: Pipeline, table: str, *, once: bool = False, table_type: st
 ALL_LABEL = "stream-all"
 
 
-def plan_stream_all(pipeline: Pipeline, once: bool, target: str = "local") -> list[Job]:
-    """Every table and type of the pipeline; each must have been bootstrapped."""
+def plan_stream_all(pipeline: Pipeline, once: bool, target: str = "local",
+                    progress: Progress | None = None) -> list[Job]:
+    """Every table and type of the pipeline; each must have been bootstrapped, or have failed its bootstrap
+    (plan_stream's `taken_up`: one line each to `progress`)."""
     jobs = []
     side_by_side = not once or target == "local"  # local --once: the rounds side by side in the one JVM
+    taken_up: list[tuple[str, str, str]] = []
     for name in pipeline.tables:
         jobs += [Job(j.table, j.table_type, j.op, j.continuous, all_tables=side_by_side)
-                 for j in plan_stream(pipeline, name, once, None, target)]
+                 for j in plan_stream(pipeline, name, once, None, target, taken_up)]
+    say = progress or (lambda _: None)
+    for table, tt, error in taken_up:
+        say(f"{table} ({tt}): its bootstrap failed ({first_line(error, 200)}); its stream creates it from the "
+            "landed files by upsert, the other tables go on")
     return jobs
 
 
@@ -305,7 +322,7 @@ def stream_all(pipeline: Pipeline, *, once: bool = False, target: str = "local",
         raise ConfigError(f"stream --all on {target}: one EMR Serverless job run per table (stream each --table), "
                           "or run it on an EMR cluster (--target emr); docs/stream-all.md")
     with table_locks(pipeline, _local_targets(pipeline, target, pipeline.targets()), "stream --all", progress):
-        jobs = plan_stream_all(pipeline, once, target)
+        jobs = plan_stream_all(pipeline, once, target, progress)
         runner = runner or make_runner(pipeline, target, progress, dry_run)
         if not once and getattr(runner, "delegate", None) is not None:
             from hudi_cdc.errors import ConfigError
