@@ -93,7 +93,7 @@ class CaptureResult:
 
 def _topic_dirs(pipeline: Pipeline) -> dict[str, str]:
     """Each topic's landing folder: a local path, or an s3:// prefix (storage.py reaches both)."""
-    return {t.topic: storage.local(pipeline.landing_dir(t.topic)) for t in src.source_tables(pipeline)}
+    return {t.landed_topic: storage.local(pipeline.landing_dir(t.topic)) for t in src.source_tables(pipeline)}
 
 
 def _check_landing_root(pipeline: Pipeline) -> None:
@@ -162,17 +162,17 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     if connect is not None and source.special_values is not None:  # values the events cannot carry (specials.py)
         consumer.specials = SourceValues(_SPECIAL_VALUES[source.special_values](connect))
     if connect is not None and source.unknown_type_text:  # types Debezium does not know: their text (textforms.py)
-        consumer.textforms = TextForms(connect, {t.topic: (t.schema, t.table) for t in tables})
+        consumer.textforms = TextForms(connect, {t.landed_topic: (t.schema, t.table) for t in tables})
     if connect is not None and source.omitted_arrays:  # interval[] / money[]: read by key (pg_arrays.py)
-        consumer.arrays = PgArrays(connect, {t.topic: (t.schema, t.table) for t in tables},
-                                   {t.topic: pipeline.shape(t.name) for t in tables})
+        consumer.arrays = PgArrays(connect, {t.landed_topic: (t.schema, t.table) for t in tables},
+                                   {t.landed_topic: pipeline.shape(t.name) for t in tables})
     if source.signals is not None:
         consumer.snapshots = snapshots or signals.Snapshots(pipeline, progress)
     if source.transaction_boundaries:
         consumer.cuts = Cuts(landing, storage.local(pipeline.source_root),
                              transaction_topic(src.topic_prefix(pipeline)), rotate_seconds if continuous else None,
                              position=kind.position)
-    registrar = Registrar(pipeline, {t.topic: t.name for t in tables}, progress)  # schema changes -> registry
+    registrar = Registrar(pipeline, {t.landed_topic: t.name for t in tables}, progress)  # schema changes -> registry
     new_columns = NewColumns(pipeline, source, landing, progress)  # ADD COLUMN ... DEFAULT (defaults.py)
     landing.on_file_start = new_columns.file_started
     state: dict = {}

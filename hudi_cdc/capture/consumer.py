@@ -3,6 +3,7 @@ is durable (see capture.py for the order of durability), and the completion call
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -15,6 +16,19 @@ from hudi_cdc.capture.specials import SourceValues
 from hudi_cdc.capture.textforms import TextForms
 from hudi_cdc.capture.txn import Cuts, initial_snapshot_row, record_lsn, stands_on_commit
 from hudi_cdc.capture.unwrap import Unwrap
+
+_LOG = logging.getLogger("hudi_cdc")
+
+
+def _is_change(value) -> bool:
+    """Is this record value a Debezium change of a row (an envelope with `op` and `source`; not a logical
+    decoding message, op "m", which capture's markers and heartbeats are)?"""
+    if value is None or not hasattr(value, "schema"):
+        return False
+    schema = value.schema()
+    if schema is None or schema.field("op") is None or schema.field("source") is None:
+        return False
+    return str(value.getString("op")) != "m"
 
 
 class Consumer:
@@ -42,6 +56,7 @@ class Consumer:
         self.arrays: PgArrays | None = None  # interval[] / money[] columns Debezium leaves out (pg_arrays.py)
         # topics with files landed before this run: an initial snapshot taken again lands a truncate first
         self.refill: set[str] = {t for t, offset in landing.offsets.items() if offset > 0}
+        self.strays: set[str] = set()  # topics of changes no table takes (said once each)
         # called first in every batch (offsets.GoodCopies: the last commit is whole then)
         self.before_batch: Callable[[], None] | None = None
 
@@ -74,6 +89,10 @@ class Consumer:
         """The source's verdict; past a --once run's end, one that carries out snapshots finishes them first
         (Snapshots.under_way): its changes land, its end is not reached."""
         verdict = self.source.verdict(record, topic, value, self.landing.topic_dirs, self.continuous)
+        if verdict == "other" and topic not in self.strays and _is_change(value):
+            self.strays.add(topic)  # a change no table of the pipeline takes: never dropped without a word
+            _LOG.warning("capture: changes of topic %s match no table's topic (%s): they are not landed", topic,
+                        ", ".join(sorted(self.landing.topic_dirs)))
         if verdict in ("before", "reached") and self.snapshots is not None and self.snapshots.under_way():
             return "land" if verdict == "before" else "other"
         return verdict

@@ -68,7 +68,7 @@ class NewColumns:
         self.landing = landing
         self.progress = progress
         self.not_null_rewrites = bool(source.not_null_rewrites)
-        self.tables = {t.topic: t for t in src.source_tables(pipeline)}
+        self.tables = {t.landed_topic: t for t in src.source_tables(pipeline)}
         self.known: dict[str, dict[str, Any]] = {}  # topic -> {field: type} of its newest file
         self.pending: deque[tuple[str, list[str], dict[str, str]]] = deque()  # (topic, added, {column: why})
         self.lock = threading.Lock()

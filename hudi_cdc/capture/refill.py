@@ -18,7 +18,7 @@ def truncate_before_snapshot(consumer, pipeline: Pipeline, topic: str, lsn: int 
                              progress: Callable[[str], None]) -> None:
     """An initial snapshot's first row of `topic` in a run that found files landed for it: a truncate at
     the row's LSN - 1 (engine thread, under the consumer's lock)."""
-    t = next((t for t in src.source_tables(pipeline) if t.topic == topic), None)
+    t = next((t for t in src.source_tables(pipeline) if t.landed_topic == topic), None)
     if t is None or lsn is None:
         return
     land_truncate(consumer, pipeline, t, lsn - 1, progress, "snapshot taken again")
@@ -33,7 +33,7 @@ def land_truncate(consumer, pipeline: Pipeline, t, lsn: int, progress: Callable[
     from hudi_cdc.common import storage
 
     landing = consumer.landing
-    topic_dir = landing.topic_dirs[t.topic]
+    topic_dir = landing.topic_dirs[t.landed_topic]
     names = sorted(n for n in storage.listdir(topic_dir) if n.endswith(".avro") and not n.startswith("."))
     if not names:
         progress(f"{why}: nothing landed for {t.name} yet, nothing to replace")
@@ -55,6 +55,6 @@ def land_truncate(consumer, pipeline: Pipeline, t, lsn: int, progress: Callable[
     if schema.field("__source_ts_ms") is not None:
         row.put("__source_ts_ms", JClass("java.lang.Long")(JLong(int(time.time() * 1000))))
     consumer.seq += 1
-    landing.append(consumer.seq, t.topic, schema, row)
+    landing.append(consumer.seq, t.landed_topic, schema, row)
     landing.flush_all()
     progress(f"{why}: landed a truncate of {t.name} at LSN {lsn}")

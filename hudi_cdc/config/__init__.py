@@ -26,6 +26,7 @@ from hudi_cdc.config.settings import (
     StreamSettings,
     TableSettings,
 )
+from hudi_cdc.config.topic import kafka_topic
 from hudi_cdc.errors import ConfigError
 
 DEFAULT_CONFIG = "hudi-cdc.yaml"
@@ -221,8 +222,9 @@ class Pipeline(Model):
         return [self.landing_dir(t) for t in storage.list_folders(self.source_root) if route.matches(t)]
 
     def landing_dir(self, topic: str) -> str:
-        """Where a topic's files land: <root>/<topic>/partition=<n> (a routed table's shards: one each)."""
-        return f"{self.source_root}/{topic}/partition={self.source.partition}"
+        """Where a topic's files land: <root>/<Kafka topic>/partition=<n> (a routed table's shards: one each;
+        the Kafka topic: Debezium's name for it, config/topic.py)."""
+        return f"{self.source_root}/{kafka_topic(topic)}/partition={self.source.partition}"
 
     def base_path(self, table: str, table_type: str) -> str:
         return f"{self.lake_root}/{table}_{TYPE_SUFFIX[table_type]}"

@@ -83,7 +83,7 @@ def sink_connector(pipeline: Pipeline) -> dict[str, Any]:
     config: dict[str, Any] = {
         "connector.class": S3_SINK,
         "tasks.max": "1",
-        "topics": ",".join(t.topic for t in source_tables(pipeline)),  # a routed table: its shards
+        "topics": ",".join(t.landed_topic for t in source_tables(pipeline)),  # a routed table: its shards
         "s3.region": st.s3_region or pipeline.emr.region,
         "s3.bucket.name": bucket,
         "topics.dir": topics_dir,

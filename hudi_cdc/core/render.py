@@ -17,6 +17,7 @@ import jinja2
 from hudi_cdc.common.spark_conf import HUDI_SESSION_CONF, as_pairs, codegen_cache_conf, local_conf
 from hudi_cdc.config import TYPE_SUFFIX, Pipeline, history_name
 from hudi_cdc.config.settings import CURRENT_HUDI
+from hudi_cdc.config.topic import kafka_topic
 from hudi_cdc.core.lock_provider import lock_flags
 from hudi_cdc.core.profiles import HUDI_CDC, Profile, engine_for, profile_for
 from hudi_cdc.errors import ConfigError
@@ -89,7 +90,7 @@ def registry_subject_url(pipeline: Pipeline, table: str) -> str | None:
     base = pipeline.source.schema_registry
     if not base:
         return None
-    return f"{base.rstrip('/')}/subjects/{pipeline.table(table).topic}-value/versions/latest"
+    return f"{base.rstrip('/')}/subjects/{kafka_topic(pipeline.table(table).topic)}-value/versions/latest"
 
 
 def delete_sql(pipeline: Pipeline, table: str) -> str:

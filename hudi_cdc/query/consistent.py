@@ -19,6 +19,7 @@ from typing import Any
 
 from hudi_cdc.common import checkpoints, storage
 from hudi_cdc.config import Pipeline
+from hudi_cdc.config.topic import kafka_topic
 from hudi_cdc.errors import TableStateError
 from hudi_cdc.jobs.stream import cuts
 
@@ -76,7 +77,7 @@ def consistent_point(pipeline: Pipeline, table_type: str, cut: int | None = None
     if routed:
         raise TableStateError(f"tables.{routed[0]} is routed from several source tables: a consistent point "
                               "across routed tables is not built yet (read it without --consistent)")
-    topics = {name: pipeline.table(name).topic for name in names}
+    topics = {name: kafka_topic(pipeline.table(name).topic) for name in names}  # as the cuts name them
     commits = {name: _commits_by_last_file(pipeline.base_path(name, table_type)) for name in names}
     for n in reversed(numbers):
         if cut is not None and n != cut:

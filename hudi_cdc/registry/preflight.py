@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hudi_cdc.registry.client import RegistryClient
+from hudi_cdc.registry.register import subject_for
 
 
 def check_subjects(pipeline, tables: Iterable[str]) -> None:
@@ -15,4 +16,4 @@ def check_subjects(pipeline, tables: Iterable[str]) -> None:
         return
     with RegistryClient.from_pipeline(pipeline, retries=1) as client:
         for table in dict.fromkeys(tables):
-            client.get(f"{pipeline.table(table).topic}-value")
+            client.get(subject_for(pipeline, table))

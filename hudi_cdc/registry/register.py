@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from hudi_cdc.config.topic import kafka_topic
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.registry.client import RegistryClient
 from hudi_cdc.registry.errors import IncompatibleSchema
@@ -13,7 +14,7 @@ from hudi_cdc.registry.schemas import schema_from_avsc, schema_from_landed
 
 
 def subject_for(pipeline, table: str) -> str:
-    return f"{pipeline.table(table).topic}-value"
+    return f"{kafka_topic(pipeline.table(table).topic)}-value"  # the Kafka topic's (config/topic.py)
 
 
 def _schemas_to_use(pipeline, tables: Sequence[str] | None,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from hudi_cdc.config import Pipeline
 from hudi_cdc.config.settings import DatabaseSettings
+from hudi_cdc.config.topic import kafka_topic
 from hudi_cdc.errors import ConfigError
 
 
@@ -27,8 +28,36 @@ class SourceTable:
         return f"{self.schema}.{self.table}"
 
     @property
+    def landed_topic(self) -> str:
+        """The Kafka topic Debezium gives its records (and the landing folder's name): config/topic.py."""
+        return kafka_topic(self.topic)
+
+    @property
+    def sql_text(self) -> str:
+        """The qualified name as a user types it in SQL: each part quoted only when it must be (sql_ident)."""
+        return f"{sql_ident(self.schema)}.{sql_ident(self.table)}"
+
+    @property
     def sql_name(self) -> str:
         return f'"{self.schema}"."{self.table}"'
+
+
+# PostgreSQL's reserved key words (its documentation's appendix C), which a plain identifier cannot be
+_RESERVED = frozenset("""all analyse analyze and any array as asc asymmetric authorization binary both case cast check
+collate collation column concurrently constraint create cross current_catalog current_date current_role current_schema
+current_time current_timestamp current_user default deferrable desc distinct do else end except false fetch for
+foreign freeze from full grant group having ilike in initially inner intersect into is isnull join lateral leading
+left like limit localtime localtimestamp natural not notnull null offset on only or order outer overlaps placing
+primary references returning right select session_user similar some symmetric system_user table tablesample then to
+trailing true union unique user using variadic verbose when where window with""".split())
+
+
+def sql_ident(name: str) -> str:
+    """An identifier as PostgreSQL SQL text: as it is when PostgreSQL reads it back unchanged (lower-case letters,
+    digits, _; not a reserved word), else double-quoted (a mixed-case, spaced or reserved name)."""
+    plain = bool(name) and (name[0] == "_" or "a" <= name[0] <= "z") and all(
+        c == "_" or "a" <= c <= "z" or "0" <= c <= "9" for c in name)
+    return name if plain and name not in _RESERVED else '"' + name.replace('"', '""') + '"'
 
 
 def database(pipeline: Pipeline) -> DatabaseSettings:

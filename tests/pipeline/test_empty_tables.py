@@ -129,7 +129,7 @@ def test_stream_all_and_run_plan_every_table_with_the_empty_one(p, monkeypatch):
 def test_stream_all_and_run_take_up_a_table_whose_bootstrap_failed(p, monkeypatch):
     """One table's failed bootstrap does not stop `run` / `stream --all` from starting: that table is streamed, its
     first round creating it from the landing (a line says so); `stream --table` and a table never bootstrapped keep
-    the refusal, as does hudi.version 0.14.0 (the real round after a failed bootstrap: tests/jobs/test_cdc_semantics)."""
+    the refusal, as does hudi.version 0.14.0 (the real round after a failed bootstrap: jobs/test_cdc_semantics)."""
     from hudi_cdc.lake.status import BOOTSTRAP_LABEL, record_failure
 
     _land(p, "artists")
@@ -145,7 +145,8 @@ def test_stream_all_and_run_take_up_a_table_whose_bootstrap_failed(p, monkeypatc
     assert [(j.table, j.table_type, j.op) for j in jobs] == [(t, tt, "UPSERT") for t in ("artists", "artworks")
                                                              for tt in (COW, MOR)]
     assert said == [f"artworks ({tt}): its bootstrap failed (Hudi write to artworks failed: HoodieKeyException: ...); "
-                    "its stream creates it from the landed files by upsert, the other tables go on" for tt in (COW, MOR)]
+                    "its stream creates it from the landed files by upsert, the other tables go on"
+                    for tt in (COW, MOR)]
     with pytest.raises(TableStateError, match="bootstrap` first"):
         pipe.plan_stream(p, "artworks", once=False)
     p014 = p.model_copy(update={"hudi": p.hudi.model_copy(update={"version": "0.14.0"})})

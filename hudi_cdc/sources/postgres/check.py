@@ -18,7 +18,7 @@ from hudi_cdc.sources.postgres import catalog
 from hudi_cdc.sources.postgres.db import connect, current_lsn
 from hudi_cdc.sources.postgres.heartbeat import action_table_sql
 from hudi_cdc.sources.postgres.identity import Unusable, unusable
-from hudi_cdc.sources.tables import SourceTable
+from hudi_cdc.sources.tables import SourceTable, lake_name
 
 RESTART = "then restart PostgreSQL"
 INDEX_KEYS = ("hoodie.index.type",)
@@ -177,7 +177,7 @@ def _server_checks(pipeline: Pipeline, f: Facts) -> list[Check]:
 
 
 def _publication_checks(f: Facts, tables: list[TableFacts]) -> list[Check]:
-    names = ", ".join(t.table.qualified for t in tables)
+    names = ", ".join(t.table.sql_text for t in tables)
     if not f.publication_exists:
         return [Check("publication", "warn", f"{f.publication} does not exist; capture creates it (the user must own "
                       "the tables)", f"CREATE PUBLICATION {f.publication} FOR TABLE {names};")]
@@ -193,7 +193,7 @@ def _publication_checks(f: Facts, tables: list[TableFacts]) -> list[Check]:
     if f.publication_all_tables:
         out.append(Check("publication tables", "ok", f"{f.publication} publishes all tables"))
         return out
-    absent = [t.table.qualified for t in tables if (t.table.schema, t.table.table) not in f.published]
+    absent = [t.table.sql_text for t in tables if (t.table.schema, t.table.table) not in f.published]
     if absent:
         out.append(Check("publication tables", "fail", f"{f.publication} does not publish {', '.join(absent)}",
                          f"ALTER PUBLICATION {f.publication} ADD TABLE {', '.join(absent)};"))
@@ -203,7 +203,7 @@ def _publication_checks(f: Facts, tables: list[TableFacts]) -> list[Check]:
 
 
 def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
-    name, q = t.table.name, t.table.qualified
+    name, q = t.table.name, t.table.sql_text
     # one of a routed table's shards: its checks name the shard too
     label = name if pipeline.table(name).route is None else f"{name}[{q}]"
     if not t.exists:
@@ -222,9 +222,9 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
         out.append(Check(f"{label}: primary key", "warn", f"{q} has none: Debezium keys its events by "
                          f"record_key {', '.join(keys)} only with REPLICA IDENTITY FULL",
                          f"ALTER TABLE {q} ADD PRIMARY KEY ({', '.join(keys)});"))
-    elif sorted(t.primary_key) != sorted(keys):
+    elif sorted(lake_name(k) for k in t.primary_key) != sorted(keys):  # keys: the columns' names in the lake
         out.append(Check(f"{label}: primary key", "warn", f"({', '.join(t.primary_key)}) differs from record_key "
-                         f"({', '.join(keys)})", f"tables.{name}.record_key: {t.primary_key}"))
+                         f"({', '.join(keys)})", f"tables.{name}.record_key: {[lake_name(k) for k in t.primary_key]}"))
     else:
         out.append(Check(f"{label}: primary key", "ok", ", ".join(t.primary_key)))
     ident = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}.get(t.replica_identity, "?")

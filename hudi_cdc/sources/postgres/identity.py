@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from hudi_cdc.errors import SourceError
 from hudi_cdc.sources.db_tables import UniqueIndex
+from hudi_cdc.sources.tables import sql_ident
 
 IDENTITY = {"d": "DEFAULT", "f": "FULL", "i": "USING INDEX", "n": "NOTHING"}
 
@@ -35,9 +36,10 @@ class Unusable:
 
     def fix(self) -> str:
         """The SQL that gives the table a usable replica identity (runnable as it is)."""
+        table = f"{sql_ident(self.schema)}.{sql_ident(self.table)}"
         if self.index is not None:
-            return f"ALTER TABLE {self.qualified} REPLICA IDENTITY USING INDEX {self.index.name};"
-        return f"ALTER TABLE {self.qualified} REPLICA IDENTITY FULL;"
+            return f"ALTER TABLE {table} REPLICA IDENTITY USING INDEX {sql_ident(self.index.name)};"
+        return f"ALTER TABLE {table} REPLICA IDENTITY FULL;"
 
     def advice(self) -> str:
         """The fix with what goes with it."""
