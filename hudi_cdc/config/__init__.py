@@ -59,9 +59,14 @@ class Pipeline(Model):
     def _tables(cls, v: dict[str, TableSettings]) -> dict[str, TableSettings]:
         if not v:
             raise ValueError("at least one table is needed")
+        seen: dict[str, str] = {}
         for name in v:
             if not _NAME.match(name):
                 raise ValueError(f"table name {name!r} must be letters, digits and _")
+            if name.lower() in seen:  # one Hive table (and one folder on a case-insensitive file system)
+                raise ValueError(f"tables {seen[name.lower()]} and {name} differ only in case: Hive's table names do "
+                                 "not, rename one")
+            seen[name.lower()] = name
         return v
 
     @model_validator(mode="after")

@@ -89,9 +89,12 @@ def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | N
 
 
 def _table_name(t: DbTable, taken: set[str], tables: list[DbTable]) -> str:
-    same = sum(1 for o in tables if o.table == t.table) > 1
+    """A lake table name no other takes, in any case (Hive's names are case-insensitive: `Orders` and `orders`
+    would be one table there): the schema before it when another schema's table has its name."""
+    same = sum(1 for o in tables if o.table.lower() == t.table.lower()) > 1
     name = re.sub(r"[^A-Za-z0-9_]", "_", f"{t.schema}_{t.table}" if same else t.table)
-    while name in taken:
+    lowered = {n.lower() for n in taken}
+    while name.lower() in lowered:
         name += "_"
     return name
 

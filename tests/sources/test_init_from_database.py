@@ -58,6 +58,28 @@ def test_signal_tables_are_not_offered_as_tables(tmp_path):
     assert result.skipped == ["public.hudi_cdc_shop_signal: a signal table of incremental snapshots (capture's own)"]
 
 
+def test_lake_table_names_never_differ_only_in_case():
+    """Hive's table names are case-insensitive: `Orders` and `orders` (one schema, or two) get names that differ in
+    more than case, and a name Hive or a path cannot hold gets `_`; the pipeline file refuses two names differing in
+    case only."""
+    from hudi_cdc.config import parse_pipeline
+    from hudi_cdc.errors import ConfigError
+    from hudi_cdc.sources.db_tables import DbTable
+    from hudi_cdc.sources.init import _table_name
+
+    found = [DbTable("public", t, [("id", "int")], ["id"], "d") for t in ("Orders", "orders", "Order Items")]
+    found.append(DbTable("Sales", "ORDERS", [("id", "int")], ["id"], "d"))
+    taken: set[str] = set()
+    for t in found:
+        taken.add(_table_name(t, taken, found))
+    assert sorted(taken) == ["Order_Items", "Sales_ORDERS", "public_Orders", "public_orders_"]
+    doc = {"pipeline": "p", "source": {"root": "l"}, "lake": {"root": "k", "hive_database": "d"},
+           "tables": {"Orders": {"topic": "p.public.Orders", "record_key": "id"},
+                      "orders": {"topic": "p.public.orders", "record_key": "id"}}}
+    with pytest.raises(ConfigError, match="tables Orders and orders differ only in case"):
+        parse_pipeline(doc, "p.yaml", ".")
+
+
 def _sql(postgres, db, *statements):
     import psycopg
 
