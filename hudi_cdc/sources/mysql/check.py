@@ -17,7 +17,7 @@ from hudi_cdc.sources.base import Check
 from hudi_cdc.sources.mysql import binlog as mysql
 from hudi_cdc.sources.mysql import settings as mysql_settings
 from hudi_cdc.sources.mysql.signals import SIGNAL_DDL, signal_table
-from hudi_cdc.sources.tables import SourceTable, source_tables
+from hudi_cdc.sources.tables import SourceTable, lake_name, source_tables
 
 PARAMETER_GROUP = "on RDS/Aurora: set it in the DB (cluster) parameter group and reboot"
 
@@ -192,24 +192,25 @@ def _grant_checks(pipeline: Pipeline, f: Facts, tables: list[TableFacts]) -> lis
 
 
 def _table_checks(pipeline: Pipeline, t: TableFacts) -> list[Check]:
-    name = t.table.qualified
+    name, sql_name = t.table.qualified, ".".join(f"`{p.replace('`', '``')}`" for p in (t.table.schema, t.table.table))
     if not t.exists:
-        return [Check(f"table:{name}", "fail", "not found", f"CREATE TABLE {name} (...), or fix tables."
+        return [Check(f"table:{name}", "fail", "not found", f"CREATE TABLE {sql_name} (...), or fix tables."
                                                             f"{t.table.name}.topic")]
     out = [Check(f"table:{name}", "ok", f"exists ({t.engine})")]
     keys = pipeline.table(t.table.name).source_keys
     if not t.primary_key:
         out.append(Check(f"primary_key:{name}", "fail", "no primary key: delete events carry no key",
-                         f"ALTER TABLE {name} ADD PRIMARY KEY ({', '.join(keys)});"))
-    elif sorted(t.primary_key) != sorted(keys):
+                         f"ALTER TABLE {sql_name} ADD PRIMARY KEY ({', '.join(keys)});"))
+    elif sorted(lake_name(k) for k in t.primary_key) != sorted(keys):  # keys: the columns' names in the lake
+        lake_keys = [lake_name(k) for k in t.primary_key]
         out.append(Check(f"primary_key:{name}", "warn", f"primary key ({', '.join(t.primary_key)}) is not the "
                          f"record key ({', '.join(keys)})", f"tables.{t.table.name}.record_key: "
-                         f"{t.primary_key[0] if len(t.primary_key) == 1 else t.primary_key}"))
+                         f"{lake_keys[0] if len(lake_keys) == 1 else lake_keys}"))
     else:
         out.append(Check(f"primary_key:{name}", "ok", f"({', '.join(t.primary_key)})"))
     if t.engine and t.engine.upper() not in ("INNODB", "ROCKSDB"):
         out.append(Check(f"engine:{name}", "warn", f"{t.engine} is not transactional: the snapshot is not consistent",
-                         f"ALTER TABLE {name} ENGINE = InnoDB;"))
+                         f"ALTER TABLE {sql_name} ENGINE = InnoDB;"))
     return out
 
 
