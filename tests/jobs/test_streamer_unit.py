@@ -71,6 +71,24 @@ def test_validate_names_corrupt_truncated_and_keyless_files(tmp_path):
         streamer.validate_avro_files([(str(REAL), 0, 0)], ["artwork_id"])
 
 
+def test_validate_names_a_file_cut_off_in_a_later_block(tmp_path):
+    """Its first record decodes, and Spark would read its whole blocks without a word (2,720 of these 3,000
+    records, measured): the missing sync marker at its end names it; the whole file and a header-only one pass."""
+    import fastavro
+
+    schema = {"type": "record", "name": "r",
+              "fields": [{"name": "id", "type": "long"}, {"name": "s", "type": "string"}]}
+    whole, empty, cut = tmp_path / "w.avro", tmp_path / "e.avro", tmp_path / "c.avro"
+    with open(whole, "wb") as fh:
+        fastavro.writer(fh, schema, [{"id": i, "s": "x" * 50} for i in range(3000)], sync_interval=16000)
+    with open(empty, "wb") as fh:
+        fastavro.writer(fh, schema, [])
+    cut.write_bytes(whole.read_bytes()[:-40])
+    assert len(streamer.validate_avro_files([(str(whole), 0, 0), (str(empty), 0, 0)], ["id"], every_record=False)) == 1
+    with pytest.raises(streamer.JobInputError, match=r"corrupt or truncated Avro file .*c\.avro: it does not end"):
+        streamer.validate_avro_files([(str(cut), 0, 0)], ["id"], every_record=False)
+
+
 def test_parse_argv_groups():
     ts = streamer.parse_argv(["--props", "p1", "--table-type", "COPY_ON_WRITE", "--target-base-path", "/a/",
                               "--target-table", "db.a", "--op", "BULK_INSERT", "--filter-dupes", "--next",

@@ -87,6 +87,9 @@ def read_records(path: str) -> tuple[dict, list[dict]]:
         raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
 
 
+SYNC_SIZE = 16  # an Avro container file's sync marker: after its header and after every block
+
+
 def validate_avro_files(files: list[SourceFile], required_fields: list[str], record_keys: list[str] = (),  # type: ignore[assignment]
                         reader_schema: dict | None = None, every_record: bool = True,
                         groups: dict[str, list[str]] | None = None) -> list[tuple[str, dict]]:
@@ -98,7 +101,9 @@ def validate_avro_files(files: list[SourceFile], required_fields: list[str], rec
     writer schemas seen, each with the first file that carries it.
 
     `every_record=False` decodes only each file's first record (header, schema, resolution against
-    the registry's schema): the round then checks keys and readability of the rest in Spark's own
+    the registry's schema) and checks that the file ends with its sync marker (Spark reads a file cut off
+    in a later block without a word, as its whole blocks: 2,720 of 3,000 records, measured): the round
+    then checks keys and readability of the rest in Spark's own
     pass over the files and calls this again with every record only when that pass finds a problem,
     to name the file and record (decoding a million records in Python took 8-11 s of a 28 s
     bootstrap). `groups`, when given, receives each distinct writer schema's files (schema JSON ->
@@ -114,6 +119,10 @@ def validate_avro_files(files: list[SourceFile], required_fields: list[str], rec
             with io.BytesIO(data) as fh:
                 reader = fastavro.reader(fh)
                 schema = reader.writer_schema
+                sync = data[fh.tell() - SYNC_SIZE:fh.tell()]  # the header ends with the file's sync marker
+            if data[-SYNC_SIZE:] != sync:  # every block ends with it: Spark reads a cut-off file's whole blocks only
+                raise JobInputError(f"corrupt or truncated Avro file {path}: it does not end with its sync marker "
+                                    "(a file cut off mid-block)")
             if not isinstance(schema, dict):
                 raise JobInputError(f"the writer schema of {path} is not an Avro record")
             names = {f["name"] for f in schema.get("fields", [])}
