@@ -3,7 +3,7 @@ entries): its columns, key and what the pipeline file's entry says about it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -12,6 +12,8 @@ class UniqueIndex:
     columns: tuple[str, ...]
 
 
+GENERATED_NOTE = ("generated column(s): PostgreSQL's logical decoding does not send them, so their streamed values "
+                  "would land as NULL")
 CANDIDATE_TYPES = ("text", "character varying", "character", "date", "boolean", "smallint", "integer")
 
 
@@ -29,6 +31,8 @@ class DbTable:
     note: str | None = None
     key_fix: str | None = None
     uncapturable: str | None = None  # why Debezium cannot capture the table (init leaves it out, saying so)
+    # columns change events never carry (PostgreSQL's generated columns: postgres/catalog.py): init excludes them
+    generated: list[str] = field(default_factory=list)
     candidate_types: tuple[str, ...] = CANDIDATE_TYPES
 
     @property
@@ -41,4 +45,5 @@ class DbTable:
         return f"{self.schema}.{self.table}"
 
     def candidates(self) -> list[str]:
-        return [n for n, t in self.columns if n not in self.key and t.split("(")[0] in self.candidate_types]
+        return [n for n, t in self.columns if n not in self.key and n not in self.generated
+                and t.split("(")[0] in self.candidate_types]

@@ -25,7 +25,7 @@ from hudi_cdc.config import Pipeline, load_pipeline, parse_pipeline
 from hudi_cdc.config.settings import CURRENT_HUDI, DEFAULT_TABLE_VERSION, TABLE_VERSION_COMMENT, DatabaseSettings
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.sources import history
-from hudi_cdc.sources.db_tables import DbTable
+from hudi_cdc.sources.db_tables import GENERATED_NOTE, DbTable
 from hudi_cdc.sources.init_routes import proposals
 from hudi_cdc.sources.tables import lake_name, source_tables, topic_prefix
 
@@ -85,6 +85,9 @@ def _entry(t: DbTable, name: str, prefix: str, ordering: str, partition: str | N
     else:
         lines.append(f"{i2}# partition_field: <column>  # candidates: {', '.join(cands) if cands else 'none'}")
     lines.append(f"{i2}table_types: [COPY_ON_WRITE, MERGE_ON_READ]")
+    if t.generated:  # never landed rather than NULL once streamed (postgres/catalog.py)
+        lines.append(f"{i2}columns: {{exclude: [{', '.join(t.generated)}]}}  # {GENERATED_NOTE}; derive them "
+                     "(docs/shaping.md) if the lake needs them")
     return "\n".join(lines) + "\n"
 
 

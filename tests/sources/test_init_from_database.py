@@ -101,7 +101,8 @@ def test_init_from_database(tmp_path, capsys, postgres, pg_database):
     _sql(postgres, "initdb",
          "CREATE TABLE public.artists (artist_id integer PRIMARY KEY, name text, nationality text, birth_year int)",
          "CREATE TABLE public.artworks (artwork_id bigint, edition int, title text, acquired date, "
-         "price numeric(12,2), PRIMARY KEY (artwork_id, edition))",
+         "price numeric(12,2), price_x2 numeric GENERATED ALWAYS AS (price * 2) STORED, "
+         "PRIMARY KEY (artwork_id, edition))",
          "CREATE TABLE public.loose (id integer, v text)",
          "CREATE SCHEMA other", "CREATE TABLE other.hidden (id integer PRIMARY KEY)")
     conn_args = ["--dbname", "initdb", "--user", "hudi_cdc", "--port", str(db["port"]),
@@ -120,6 +121,7 @@ def test_init_from_database(tmp_path, capsys, postgres, pg_database):
     assert "    # nationality is null in key-only deletes (REPLICA IDENTITY not FULL)" in out
     assert "    # nationality can change (not in the primary key): the global index moves the row" in out
     assert "    # partition_field: <column>  # candidates: title, acquired\n" in out  # artworks
+    assert "    columns: {exclude: [price_x2]}  # generated column(s): PostgreSQL's logical decoding" in out
     assert "hidden" not in out  # schema public only, by default
 
     code, _, err = _init(capsys, d, *conn_args, "--partition-field", "artists=nationality")

@@ -9,6 +9,20 @@ PRIMARY_KEY_SQL = (
     "WHERE i.indrelid = %s AND i.indisprimary ORDER BY k.n")
 
 
+# STORED generated columns (PostgreSQL 12+): pgoutput leaves them out of every change before PostgreSQL 18 (and from
+# 18 unless the publication sets publish_generated_columns), so Debezium streams them as NULL while its snapshot,
+# a SELECT, reads their values
+GENERATED_SQL = ("SELECT attname FROM pg_attribute WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped "
+                 "AND attgenerated = 's' ORDER BY attnum")
+
+
+def generated_columns(conn: Any, oid: int) -> list[str]:
+    """The table's STORED generated columns (none before PostgreSQL 12, which has none)."""
+    if int(conn.execute("SHOW server_version_num").fetchone()[0]) < 120000:
+        return []
+    return [r[0] for r in conn.execute(GENERATED_SQL, (oid,))]
+
+
 def primary_key(conn: Any, oid: int) -> list[str]:
     """The primary key's columns of the table with this oid, in key order ([] when it has none)."""
     return [r[0] for r in conn.execute(PRIMARY_KEY_SQL, (oid,))]

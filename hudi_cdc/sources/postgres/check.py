@@ -13,6 +13,7 @@ from typing import Any
 
 from hudi_cdc.config import Pipeline
 from hudi_cdc.sources.base import Check
+from hudi_cdc.sources.db_tables import GENERATED_NOTE
 from hudi_cdc.sources.history import is_history
 from hudi_cdc.sources.postgres import catalog
 from hudi_cdc.sources.postgres.db import connect, current_lsn
@@ -36,6 +37,7 @@ class TableFacts:
     rows: int = 0  # pg_class.reltuples (an estimate)
     heap_bytes: int = 0
     toast_bytes: int = 0
+    generated: list[str] = field(default_factory=list)  # STORED generated columns (catalog.py)
 
 
 @dataclass
@@ -118,7 +120,8 @@ def gather(conn, pipeline: Pipeline, tables: list[SourceTable]) -> Facts:
         rows, heap, toast = _one(conn, "SELECT greatest(reltuples, 0)::bigint, pg_relation_size(oid), "
                                        "coalesce(pg_relation_size(nullif(reltoastrelid, 0)), 0) FROM pg_class "
                                        "WHERE oid = %s", (oid,))
-        facts.tables.append(TableFacts(t, True, bool(select), pk, ident, toastable, int(rows), int(heap), int(toast)))
+        facts.tables.append(TableFacts(t, True, bool(select), pk, ident, toastable, int(rows), int(heap), int(toast),
+                                       catalog.generated_columns(conn, oid)))
     lsn = current_lsn(conn)
 
     def behind(text: str | None) -> int | None:
@@ -240,6 +243,7 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
         out.append(Check(f"{label}: replica identity", "ok", ident))
     out += _toast_checks(pipeline, t, ident, full)
     out += _shape_checks(pipeline, t, ident, full)
+    out += _generated_checks(pipeline, t, label)
     part = settings.partition_field
     index = next((settings.hudi_options[k] for k in INDEX_KEYS if k in settings.hudi_options), "GLOBAL_SIMPLE")
     if part and part not in t.primary_key:
@@ -255,6 +259,18 @@ def _table_checks(pipeline: Pipeline, f: Facts, t: TableFacts) -> list[Check]:
             out.append(Check(f"{label}: partition field", "ok", f"{part}: mutable, null in key-only deletes; "
                              f"{index} index finds the row in any partition"))
     return out
+
+
+def _generated_checks(pipeline: Pipeline, t: TableFacts, label: str) -> list[Check]:
+    """A STORED generated column the table's shaping keeps: its snapshot values land, its streamed ones are NULL."""
+    cols = pipeline.table(t.table.name).columns
+    kept = [c for c in t.generated if not cols or (c in cols.include if cols.include else c not in cols.exclude)]
+    if not kept:
+        return []
+    fix = (f"tables.{t.table.name}.columns: exclude {', '.join(kept)}" if not (cols and cols.include)
+           else f"take {', '.join(kept)} out of tables.{t.table.name}.columns.include")
+    return [Check(f"{label}: generated columns", "warn", f"{', '.join(kept)}: {GENERATED_NOTE} (the snapshot's are "
+                  "read); `verify` names the rows", fix + " (and derive them, docs/shaping.md)")]
 
 
 def _toast_checks(pipeline: Pipeline, t: TableFacts, ident: str, full: str) -> list[Check]:

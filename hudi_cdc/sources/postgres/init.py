@@ -27,7 +27,7 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
             "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
             "AND NOT attisdropped ORDER BY attnum", (oid,))]
         pk = catalog.primary_key(conn, oid)
-        t = DbTable(schema, table, cols, pk, ident)
+        t = DbTable(schema, table, cols, pk, ident, generated=catalog.generated_columns(conn, oid))
         if not pk:
             t.unique_index = unique_index(conn, oid)
             row = conn.execute("SELECT ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid "
