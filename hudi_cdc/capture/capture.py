@@ -46,6 +46,7 @@ from hudi_cdc.capture.zerodates import ZeroDates
 from hudi_cdc.common import s3, storage
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
+from hudi_cdc.config.topic import kafka_topic
 from hudi_cdc.errors import HudiCdcError, SourceError
 from hudi_cdc.jobs.stream.toast import DEFAULT_PLACEHOLDER
 from hudi_cdc.sources import routes
@@ -156,6 +157,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
     engine_props, smt = split_transforms(props)
     consumer = Consumer(landing, kind, continuous, Unwrap(smt) if smt else None)
     consumer.before_batch = GoodCopies(pipeline)
+    if engine_props.get("signal.data.collection"):  # the signal table's rows are signals, not a table's changes
+        consumer.strays.add(kafka_topic(f"{src.topic_prefix(pipeline)}.{engine_props['signal.data.collection']}"))
     if source.toast_placeholders:  # a key change's TOASTed values come from the old key's row (oldkey.py)
         consumer.oldkeys = OldKeys(engine_props.get("unavailable.value.placeholder") or DEFAULT_PLACEHOLDER)
     connect = source.lookup_connection(pipeline)
