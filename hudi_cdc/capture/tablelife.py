@@ -8,7 +8,8 @@ PostgreSQL's publication, MySQL / MariaDB's schema history, sources/mysql/tablel
   and the way forward, and this run captures the other tables (the publication follows a renamed table
   by its oid: its changes come under the new name, which the pipeline does not land until it lists it);
 * a table Debezium cannot capture at all (source.uncapturable: a MariaDB INET4 / INET6 column, whose CREATE
-  its DDL parser refuses, stopping the connector for every table): one line per run names it, the column and
+  its DDL parser refuses; a PostgreSQL table with columns differing only in case: either stops the connector
+  for every table): one line per run names it, the column and
   the way forward, and this run captures the other tables;
 * a table dropped and created again under the same name that capture landed before (PostgreSQL: the
   publication lost it with the drop; MySQL / MariaDB: the schema history has a DROP of it read from the
@@ -42,8 +43,8 @@ def runnable(pipeline: Pipeline, progress: Callable[[str], None]) -> Pipeline:
         progress(line)
     refused = {n: why for n, why in source.uncapturable(pipeline).items() if n not in gone}
     for name, why in refused.items():
-        progress(f"warning: table {by_name[name].qualified} is not captured: {why}; the other tables are. Change the "
-                 f"column's type (e.g. VARCHAR(39)) or take the table out of the pipeline file; once changed, "
+        progress(f"warning: table {by_name[name].qualified} is not captured: {why}; the other tables are. Fix it "
+                 f"or take the table out of the pipeline file; once fixed, "
                  f"`hudi-cdc capture snapshot --table {name}` brings what it missed")
     if len(refused) == len(by_name):
         raise SourceError(f"no table of the pipeline can be captured: {'; '.join(refused.values())}")

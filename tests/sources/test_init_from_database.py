@@ -104,6 +104,7 @@ def test_init_from_database(tmp_path, capsys, postgres, pg_database):
          "price numeric(12,2), price_x2 numeric GENERATED ALWAYS AS (price * 2) STORED, "
          "PRIMARY KEY (artwork_id, edition))",
          "CREATE TABLE public.loose (id integer, v text)",
+         'CREATE TABLE public.twins (id integer PRIMARY KEY, "Name" text, name text)',
          "CREATE SCHEMA other", "CREATE TABLE other.hidden (id integer PRIMARY KEY)")
     conn_args = ["--dbname", "initdb", "--user", "hudi_cdc", "--port", str(db["port"]),
                  "--password-env", db["password_env"]]
@@ -113,6 +114,9 @@ def test_init_from_database(tmp_path, capsys, postgres, pg_database):
     assert not (d / "hudi-cdc.yaml").exists()  # --dry-run writes nothing
     # no primary key: offered as an append-only raw history (tests/jobs/test_transactions.py)
     assert "public.loose: no primary key: added as an append-only raw history" in err
+    # columns differing only in case: Debezium would stop its connector for every table (capture skips it too)
+    assert "skipped public.twins: columns Name, name differ only in case, which Debezium refuses" in err
+    assert "twins:" not in out
     assert "    record_key: [__lsn, id, v]  # the event position, then the row\n" in out
     assert os.environ[db["password_env"]] not in out + err
     assert "    password_env: HUDI_CDC_TEST_PGPASSWORD" in out

@@ -49,8 +49,9 @@ def uncapturable(pipeline: Pipeline) -> dict[str, str]:
     (the connector would stop for every table at the table's CREATE)."""
     tables = src.source_tables(pipeline)
     found = catalog.unparseable_columns(pipeline, tables)
-    return {t.name: ", ".join(f"{c} is {ty}" for c, ty in found[t.qualified]) + " (Debezium's MariaDB/MySQL DDL parser "
-            "does not know the type)" for t in tables if t.qualified in found}
+    why = " (Debezium's MariaDB/MySQL DDL parser does not know the type: change the column's type, e.g. VARCHAR(39))"
+    return {t.name: ", ".join(f"{c} is {ty}" for c, ty in found[t.qualified]) + why
+            for t in tables if t.qualified in found}
 
 
 def gaps(pipeline: Pipeline, history: Path) -> tuple[list[str], list[str]]:

@@ -23,6 +23,20 @@ def generated_columns(conn: Any, oid: int) -> list[str]:
     return [r[0] for r in conn.execute(GENERATED_SQL, (oid,))]
 
 
+def case_twins(columns: list[str]) -> list[str]:
+    """Columns whose names differ only in case (`"Name"` and `name`): Debezium refuses such a table ("columns that
+    differ only by case"), and its connector stops for every table."""
+    seen: dict[str, list[str]] = {}
+    for c in columns:
+        seen.setdefault(c.lower(), []).append(c)
+    return [c for group in seen.values() if len(group) > 1 for c in group]
+
+
+def case_twins_why(twins: list[str]) -> str:
+    return (f"columns {', '.join(twins)} differ only in case, which Debezium refuses (its connector would stop for "
+            "every table); rename one")
+
+
 def primary_key(conn: Any, oid: int) -> list[str]:
     """The primary key's columns of the table with this oid, in key order ([] when it has none)."""
     return [r[0] for r in conn.execute(PRIMARY_KEY_SQL, (oid,))]

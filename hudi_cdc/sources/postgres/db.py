@@ -105,6 +105,25 @@ def publication_gaps(pipeline: Pipeline) -> tuple[list[str], list[str]]:
         return gone, [t.name for t in missing if t.name not in gone]
 
 
+def case_twin_tables(pipeline: Pipeline) -> dict[str, str]:
+    """{pipeline table: why} of the tables whose columns differ only in case (catalog.case_twins): Debezium refuses
+    them, stopping its connector for every table."""
+    from hudi_cdc.sources.postgres import catalog
+    from hudi_cdc.sources.tables import source_tables
+
+    out: dict[str, str] = {}
+    with connect(pipeline) as conn:
+        for t in source_tables(pipeline):
+            cols = [r[0] for r in conn.execute(
+                "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0 AND NOT "
+                "a.attisdropped", (t.schema, t.table))]
+            twins = catalog.case_twins(cols)
+            if twins and t.name not in out:
+                out[t.name] = catalog.case_twins_why(twins)
+    return out
+
+
 def _in_publication(conn, publication: str, t: SourceTable) -> bool:
     """The table, or a partitioned table it is a partition of, is a member of the publication (a partitioned
     table published without publish_via_partition_root shows in pg_publication_tables as its partitions)."""

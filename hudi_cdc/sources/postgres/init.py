@@ -28,6 +28,9 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
             "AND NOT attisdropped ORDER BY attnum", (oid,))]
         pk = catalog.primary_key(conn, oid)
         t = DbTable(schema, table, cols, pk, ident, generated=catalog.generated_columns(conn, oid))
+        twins = catalog.case_twins([n for n, _ in cols])
+        if twins:
+            t.uncapturable = catalog.case_twins_why(twins)
         if not pk:
             t.unique_index = unique_index(conn, oid)
             row = conn.execute("SELECT ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid "

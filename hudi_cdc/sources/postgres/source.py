@@ -44,7 +44,11 @@ class PostgresSource:
         return db.publication_gaps(pipeline)
 
     def uncapturable(self, pipeline: Pipeline) -> dict[str, str]:
-        return {}  # a type Debezium does not know lands as text or is read by key (capture/textforms.py, pg_arrays.py)
+        """Tables whose columns differ only in case (catalog.case_twins); a type Debezium does not know lands as text
+        or is read by key (capture/textforms.py, pg_arrays.py)."""
+        from hudi_cdc.sources.postgres import db
+
+        return db.case_twin_tables(pipeline)
 
     def layout_changes(self, pipeline: Pipeline) -> list[str]:
         from hudi_cdc.sources.base import work_dir
