@@ -137,11 +137,8 @@ def record_failure(pipeline: Pipeline, table: str, table_type: str, label: str, 
 
 def bootstrap_failure(pipeline: Pipeline, table: str, table_type: str) -> str | None:
     """The error of the table's bootstrap when its newest recorded failure is one (None otherwise)."""
-    path = _failure_file(pipeline, table, table_type)
-    if not path.exists():
-        return None
-    failure = json.loads(path.read_text())
-    return str(failure.get("message") or "") if failure.get("label") == BOOTSTRAP_LABEL else None
+    failure = _last_failure(pipeline, table, table_type, None)
+    return str(failure.get("message") or "") if failure and failure.get("label") == BOOTSTRAP_LABEL else None
 
 
 def _last_failure(pipeline: Pipeline, table: str, table_type: str, last_commit_epoch: float | None) -> dict | None:

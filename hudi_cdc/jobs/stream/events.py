@@ -68,7 +68,7 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
         keyless = keyless & ~truncate.is_truncate(df)  # a truncate row's key is a placeholder
-        parts = record_keys if bulk and keytext.counts_parts(props, record_keys) else None
+        parts = keytext.parts_to_count(props, record_keys, bulk)
         counts = df.agg(*summary_columns(df, ordering, parts), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
                         *distinct, *toast.count_columns(df, record_keys + ordering, toast.placeholder_of(props)),
                         *truncate.summary_columns(df, ordering)).first().asDict()

@@ -51,10 +51,11 @@ NONPARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
 EMPTY_PARTS = "empty_key_parts"  # the summary's count of rows with an empty or NULL part of a composite key
 
 
-def counts_parts(props: dict[str, str], keys: list[str]) -> bool:
-    """Whether a bulk insert with these writer properties (its key generator) and record key fields needs
-    empty_parts (above)."""
-    return len(keys) > 1 and (props.get(KEYGEN) or "").strip() == NONPARTITIONED
+def parts_to_count(props: dict[str, str], keys: list[str], bulk: bool) -> list[str] | None:
+    """The record key fields whose empty or NULL parts a round's summary counts (empty_parts, above): a bulk
+    insert's composite key under the Nonpartitioned key generator; None otherwise."""
+    nonpartitioned = (props.get(KEYGEN) or "").strip() == NONPARTITIONED
+    return keys if bulk and len(keys) > 1 and nonpartitioned else None
 
 
 def empty_parts(keys: list[str]):

@@ -214,7 +214,7 @@ def _summary(df, events, bulk: bool, props: dict[str, str], record_keys: list[st
     """The round's summary when the events pass could not give it (summary.py): a small round's deletes and keys
     collected with it, a bootstrap's composite key parts its row writer cannot write counted (keytext.py)."""
     fold = df is events and "_hoodie_is_deleted" in df.columns and result.records_in <= SMALL_ROUND
-    parts = record_keys if bulk and keytext.counts_parts(props, record_keys) else None
+    parts = keytext.parts_to_count(props, record_keys, bulk)
     return summarize(df if bulk and result.truncate_seen is not None else events, ordering,
                      deleted=[*record_keys, *ordering] if fold else None, keys=record_keys if fold else None,
                      key_parts=parts)

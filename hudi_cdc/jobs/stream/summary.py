@@ -12,7 +12,7 @@ from hudi_cdc.jobs.stream.table import SOURCE_ORDERING_KEY, SOURCE_TS_FIELD, SOU
 
 def summary_columns(events, ordering: list[str], key_parts: list[str] | None = None) -> list:
     """The summary's aggregates; given `key_parts` (a composite record key a bulk insert's row writer cannot
-    always write: keytext.counts_parts), the rows with an empty or NULL part of it too (keytext.EMPTY_PARTS)."""
+    always write: keytext.parts_to_count), the rows with an empty or NULL part of it too (keytext.EMPTY_PARTS)."""
     from pyspark.sql import functions as F
 
     aggs = [F.count(F.lit(1)).alias("n")]

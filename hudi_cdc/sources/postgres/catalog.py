@@ -18,7 +18,7 @@ GENERATED_SQL = ("SELECT attname FROM pg_attribute WHERE attrelid = %s AND attnu
 
 def generated_columns(conn: Any, oid: int) -> list[str]:
     """The table's STORED generated columns (none before PostgreSQL 12, which has none)."""
-    if int(conn.execute("SHOW server_version_num").fetchone()[0]) < 120000:
+    if conn.info.server_version < 120000:  # psycopg's, from the connection's start
         return []
     return [r[0] for r in conn.execute(GENERATED_SQL, (oid,))]
 
