@@ -268,20 +268,28 @@ def test_a_composite_key_with_an_empty_or_null_part_in_an_unpartitioned_table(tm
     """A record key of several fields without a partition field, one part '' or NULL: Hudi 1.2.0's bulk insert row
     path (the Nonpartitioned key generator's) refuses it, so such a bootstrap goes without the row writer and stores
     `__empty__` / `__null__` as the upserts' Avro path does: an update finds its row, in the table and in its history
-    table (whose key, the table's plus the version's LSN, is always composite)."""
+    table (whose key, the table's plus the version's LSN, is always composite), and a delete of the row with a NULL
+    part (a key a user chose) finds it too (keyjoin.py)."""
     lake = Lake(tmp_path, spark, types=("MERGE_ON_READ",), history="scd2",
                 table_options={"record_key": ["artist_id", "gender"], "partition_field": None})
     lake.land([{**ev(i, 100, op="r"), "gender": g} for i, g in [(1, ""), (2, None), (3, "Male")]])
     lake.run("BULK_INSERT")
-    lake.land([{**ev(1, 200, name="one"), "gender": ""}, {**ev(3, 200, deleted=True), "gender": "Male"}])
+    lake.land([{**ev(1, 200, name="one"), "gender": ""}, {**ev(2, 200, name="two"), "gender": None},
+               {**ev(3, 200, deleted=True), "gender": "Male"}])
     lake.run("UPSERT")
     lake.assert_matches()
     rows = lake.table("MERGE_ON_READ")
-    assert sorted(r["_hoodie_record_key"] for r in rows.values()) == [
-        "artist_id:1,gender:__empty__", "artist_id:2,gender:__null__"]
+    assert sorted((r["_hoodie_record_key"], r["name"]) for r in rows.values()) == [
+        ("artist_id:1,gender:__empty__", "one"), ("artist_id:2,gender:__null__", "two")]
     hist = lake.spark.read.format("hudi").load(lake.pipeline.history_base_path("artists", "MERGE_ON_READ"))
     got = sorted((r.artist_id, r.name, r[h.CURRENT]) for r in hist.collect())
-    assert got == [(1, "artist 1", False), (1, "one", True), (2, "artist 2", True), (3, "artist 3", False)], got
+    assert got == [(1, "artist 1", False), (1, "one", True), (2, "artist 2", False), (2, "two", True),
+                   (3, "artist 3", False)], got
+    # a delete of the row whose key has a NULL part (a key a user chose) finds it: the lookup matches NULL parts
+    lake.land([{**ev(2, 300, deleted=True), "gender": None}])
+    lake.run("UPSERT")
+    lake.assert_matches()
+    assert [r["_hoodie_record_key"] for r in lake.table("MERGE_ON_READ").values()] == ["artist_id:1,gender:__empty__"]
 
 
 def test_a_table_whose_bootstrap_failed_is_created_by_its_first_upsert_round(tmp_path, spark, monkeypatch):

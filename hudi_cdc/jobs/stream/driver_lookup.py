@@ -52,8 +52,9 @@ def stored_rows(spark, events, base_path: str, keys: list[str], columns: list[st
         tuple(r) for r in events.select(*keys).limit(MAX_KEYS + 1).collect()}
     if len(wanted) > MAX_KEYS:
         return None
-    wanted = {k for k in wanted if None not in k}  # a null key matches no stored row
-    firsts = sorted({k[0] for k in wanted})
+    # a NULL part of a composite key is a stored value (keyjoin.py); a key of one field is never NULL
+    wanted = {k for k in wanted if (len(keys) > 1 and any(v is not None for v in k)) or None not in k}
+    firsts = sorted({k[0] for k in wanted}, key=lambda v: (v is not None, v if v is not None else 0))
     try:
         table = s3.hudi_table_builder(base_path).build()
         mor = bool(table.is_mor)
@@ -92,12 +93,12 @@ def _read_base(table, columns: list[str], key: str, values: list, mor: bool) -> 
     from hudi import HudiReadOptions
 
     opts = HudiReadOptions(projection=list(dict.fromkeys(columns)), hudi_options=_RO if mor else {})
-    text = isinstance(values[0], str)
-    wanted = pa.array(values, type=pa.string() if text else pa.int64())
+    text = any(isinstance(v, str) for v in values)
+    wanted = pa.array(values, type=pa.string() if text else pa.int64())  # a None among them matches NULLs
     out: list[dict] = []
     for batch in table.read_stream(opts):
         column = batch.column(key).cast(pa.string() if text else pa.int64())
-        found = batch.filter(pc.is_in(column, value_set=wanted))
+        found = batch.filter(pc.is_in(column, value_set=wanted, skip_nulls=False))
         if found.num_rows:
             out.extend(found.to_pylist())
     return out

@@ -27,6 +27,8 @@ Spark DataFrames only (no pandas, no UDF): windows over the key ordered by LSN.
 
 from __future__ import annotations
 
+from hudi_cdc.jobs.stream import keyjoin
+
 FROM_LSN = "__valid_from_lsn"
 TO_LSN = "__valid_to_lsn"
 FROM_TS = "__valid_from_ts"
@@ -182,13 +184,13 @@ def changes(new, stored, keys: list[str]):
                         _stored_col(stored, FROM_PREV).alias("__h_old_fp"),
                         _stored_col(stored, TO_PREV).alias("__h_old_tp"),
                         F.lit(True).alias("__h_was"))
-    joined = new.join(old, on, "left")
+    joined = keyjoin.join(new, old, on, "left")
     same = (F.coalesce(F.col("__h_was"), F.lit(False)) & F.col("__h_old_to").eqNullSafe(F.col(TO_LSN))
             & F.col("__h_old_to_ts").eqNullSafe(F.col(TO_TS)) & F.col("__h_old_fp").eqNullSafe(F.col(FROM_PREV))
             & F.col("__h_old_tp").eqNullSafe(F.col(TO_PREV)))
     was_open = F.coalesce(F.col("__h_was"), F.lit(False)) & F.col("__h_old_to").isNull()
     upserts = joined.where(~same).withColumn(WAS_OPEN, was_open) \
         .drop("__h_old_to", "__h_old_to_ts", "__h_old_fp", "__h_old_tp", "__h_was").withColumn(DELETED, F.lit(False))
-    gone = stored.join(new.select(*on), on, "left_anti") \
+    gone = keyjoin.join(stored, new.select(*on), on, "left_anti") \
         .select(*on, F.lit(True).alias(DELETED), F.col(TO_LSN).isNull().alias(WAS_OPEN))
     return upserts.unionByName(gone, allowMissingColumns=True)

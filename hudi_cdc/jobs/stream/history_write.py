@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from hudi_cdc.common.checkpoints import HISTORY_OPEN_KEY, newest_value
 from hudi_cdc.jobs.stream import history as h
-from hudi_cdc.jobs.stream import keytext, log_inserts
+from hudi_cdc.jobs.stream import keyjoin, keytext, log_inserts
 from hudi_cdc.jobs.stream.table import SOURCE_TS_FIELD, commit_metas_newest_first, has_completed_commit
 
 ENABLED_PROP = "hoodie.streamer.hudi_cdc.history"
@@ -93,7 +93,7 @@ def plan(spark, events, keys: list[str], lsn_field: str, path: str, truncated: l
                 cond = h.open_at(hist, lsn)
                 open_then = cond if open_then is None else (open_then | cond)
             keys_df = round_keys.unionByName(hist.where(open_then).select(*keys)).distinct()
-        stored = hist.join(keys_df, keys, "left_semi").cache()
+        stored = keyjoin.join(hist, keys_df, keys, "left_semi").cache()
         ev = ev.unionByName(h.stored_events(stored, keys), allowMissingColumns=True)
     if truncated:
         ev = ev.unionByName(h.truncate_events(keys_df, keys, truncated), allowMissingColumns=True)

@@ -4,7 +4,7 @@ changes nothing, so it is dropped before the write."""
 
 from __future__ import annotations
 
-from hudi_cdc.jobs.stream import driver_lookup, keyloc, logkeys
+from hudi_cdc.jobs.stream import driver_lookup, keyjoin, keyloc, logkeys
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 
 
@@ -35,10 +35,7 @@ def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[s
     from pyspark.sql import functions as F
 
     columns = list(dict.fromkeys(columns))  # an ordering field may be a key field too (a raw history's __lsn)
-    on = None
-    for c in keys:
-        eq = F.col(c) == F.col(f"__s_{c}")
-        on = eq if on is None else on & eq
+    on = keyjoin.equal(keys, right="__s_")
     if driver:
         stored = driver_lookup.stored_rows(spark, df, base_path, keys, columns, meta, mor_ordering, log, known_keys)
         if stored is not None:
@@ -46,7 +43,7 @@ def stored_for_round(spark, df, base_path: str, keys: list[str], columns: list[s
     round_keys = df.select(*[F.col(c).alias(f"__s_{c}") for c in keys]).distinct()
     table = read_for_keys(spark, base_path, keys, round_keys, [*meta, *columns], log, mor_ordering)
     stored = table.select(*[F.col(m).alias(f"__s{m}") for m in meta], *[F.col(c).alias(f"__s_{c}") for c in columns])
-    stored = stored.join(F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
+    stored = keyjoin.join(stored, F.broadcast(round_keys), [f"__s_{c}" for c in keys], "left_semi")
     return stored, on
 
 

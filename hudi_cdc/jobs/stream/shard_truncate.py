@@ -19,7 +19,7 @@ late out of order); capture lands a table's events in order, so it needs a redel
 from __future__ import annotations
 
 from hudi_cdc.common.routing import Route
-from hudi_cdc.jobs.stream import truncate
+from hudi_cdc.jobs.stream import keyjoin, truncate
 
 DELETED = "_hoodie_is_deleted"
 
@@ -51,7 +51,7 @@ def apply(spark, df, base_path: str, route: Route | None, ordering: list[str], r
         df = df.withColumn(DELETED, F.lit(False))
     stored = (spark.read.format("hudi").load(base_path).where(col.isin(list(shard_cuts)))
               .select(*dict.fromkeys([*record_keys, route.column])))
-    gone = stored.join(df.select(*record_keys).distinct(), on=record_keys, how="left_anti")
+    gone = keyjoin.join(stored, df.select(*record_keys).distinct(), record_keys, "left_anti")
     types = dict(df.dtypes)
     at = []
     for i, o in enumerate(ordering):

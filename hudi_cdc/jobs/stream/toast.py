@@ -169,7 +169,10 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
         stored, on = stored_for_round(spark, df.where(any_ph), base_path, keys,
                                       list(dict.fromkeys(keys + ord_cols + stored_cols)))
         df = df.join(stored, on, "left")
-    found = F.col(f"__s_{keys[0]}").isNotNull() if base_path is not None else F.lit(False)
+    # a stored row has some key part not NULL (Hudi refuses a key of NULLs only; keyjoin.py)
+    found = F.lit(False)
+    for k in keys if base_path is not None else []:
+        found = found | F.col(f"__s_{k}").isNotNull()
     stored_order = F.struct(*[F.col(f"__s_{o}").alias(f"o{i}") for i, o in enumerate(ordering)]) \
         if ordering and base_path is not None else None
     values: dict[str, Any] = {}

@@ -18,6 +18,7 @@ stdlib + pyspark only (the Spark job imports it).
 from __future__ import annotations
 
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
+from hudi_cdc.jobs.stream import keyjoin
 
 MAX_CHAIN = 4  # key changes of one row in one round followed back (A -> B -> C ...)
 
@@ -68,9 +69,7 @@ def fill_from_old_key(spark, df, need, keys: list[str], ordering: list[str], col
     for _ in range(MAX_CHAIN):
         found = _old_key_values(spark, df, need, keys, [OLDKEY_PREFIX + k for k in keys], ordering, cols, base_path,
                                 unknown)
-        on = F.lit(True)
-        for k in keys:
-            on = on & (F.col(k) == F.col(f"__m_{k}"))
+        on = keyjoin.equal(keys, right="__m_")
         for i, o in enumerate(ordering):
             on = on & F.col(o).eqNullSafe(F.col(f"__mo{i}"))
         joined = df.join(found, on, "left")
@@ -129,10 +128,7 @@ def _old_key_values(spark, df, need, keys, old, ordering, cols, base_path, unkno
             old_keys = moved.select(*[F.col(f"__ok_{k}").alias(k) for k in keys]).distinct()
             stored, _ = stored_for_round(spark, old_keys, base_path, keys,
                                          list(dict.fromkeys(keys + ord_cols + stored_cols)))
-            son = None
-            for k in keys:
-                eq = F.col(f"__ok_{k}") == F.col(f"__s_{k}")
-                son = eq if son is None else son & eq
+            son = keyjoin.equal(keys, left="__ok_", right="__s_")
             in_round = in_round.join(stored, son, "left")
         else:
             stored_cols = []

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from hudi_cdc.common import storage
 from hudi_cdc.common.instants import completed_write_times
 from hudi_cdc.common.properties import local_path
-from hudi_cdc.jobs.stream import local_rows
+from hudi_cdc.jobs.stream import keyjoin, local_rows
 from hudi_cdc.jobs.stream.ordering import at_least as ordering_at_least
 
 if TYPE_CHECKING:
@@ -105,12 +105,8 @@ def drop_stale_after_delete(spark, df, tombstones: list[dict], keys: list[str],
     tdf = local_rows.frame(spark, rows, names, types) if types else spark.createDataFrame(rows, names)
     for c in keys + ordering:
         tdf = tdf.withColumn(f"__t_{c}", F.col(f"__t_{c}").cast(df.schema[c].dataType))
-    cond: Column | None = None
-    for c in keys:
-        eq = F.col(c) == F.col(f"__t_{c}")
-        cond = eq if cond is None else cond & eq
+    cond: Column = keyjoin.equal(keys, right="__t_")
     newer_or_equal = ordering_at_least([f"__t_{o}" for o in ordering], ordering)  # tombstone >= event
-    assert cond is not None  # callers pass record keys
     stale_cond = cond & newer_or_equal & ~F.col("_hoodie_is_deleted")
     kept = df.join(tdf, stale_cond, "left_anti")
     removed = df.join(tdf, stale_cond, "left_semi").count()
