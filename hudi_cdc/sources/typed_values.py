@@ -206,6 +206,11 @@ def geometric_value(text: str):
     return ("geometric", _NUMBER.sub("#", text).replace(" ", ""), tuple(float(n) for n in _NUMBER.findall(text)))
 
 
+def geometry_value(wkb: bytes, srid: int | None) -> tuple:
+    """A geometry as (WKB, SRID): Debezium's Geometry struct leaves the SRID null where the database's is 0."""
+    return ("geometry", bytes(wkb).hex(), srid or 0)
+
+
 def _float4(v):
     return struct.unpack("f", struct.pack("f", v))[0] if isinstance(v, float) else v
 
@@ -308,6 +313,8 @@ def lake_value(kind: str, arrow_type, v):
         return bytes(v) if isinstance(v, (bytes, bytearray)) else f"{UNTYPED}{v!r}"
     if kind == "point":
         return ("point", float(v["x"]), float(v["y"])) if isinstance(v, dict) else f"{UNTYPED}{v!r}"
+    if kind == "geometry" and isinstance(v, dict) and isinstance(v.get("wkb"), (bytes, bytearray)):
+        return geometry_value(v["wkb"], v.get("srid"))
     if kind == "geometric":
         return geometric_value(v) if isinstance(v, str) else f"{UNTYPED}{v!r}"
     if kind == "text":

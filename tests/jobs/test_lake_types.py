@@ -260,8 +260,9 @@ def test_verify_reads_debeziums_iso_timestamps_beyond_year_9999():
 
 
 def test_mysql_verify_reads_bit_and_point_as_the_lake_holds_them():
-    """BIT(n) lands as its text '10110' (lake_types.bits_expr), BIT(1) as a boolean, POINT as {x, y, wkb}:
-    pymysql's bytes (big-endian bits; MySQL's SRID + WKB) are compared in those forms."""
+    """BIT(n) lands as its text '10110' (lake_types.bits_expr), BIT(1) as a boolean, POINT as {x, y, wkb}, the
+    other geometries as {wkb, srid}: pymysql's bytes (big-endian bits; MySQL's SRID + WKB) are compared in those
+    forms."""
     import struct
 
     import pyarrow as pa
@@ -276,6 +277,14 @@ def test_mysql_verify_reads_bit_and_point_as_the_lake_holds_them():
     assert mv.value("bit1", b"\x01") is True and mv.value("bit1", b"\x00") is False
     wkb = b"\x01\x01\x00\x00\x00" + struct.pack("<dd", 1.0, 2.0)
     assert mv.value("point", b"\x00\x00\x00\x00" + wkb) == ("point", 1.0, 2.0)
+    # GEOMETRY / LINESTRING / POLYGON ...: Debezium's {wkb, srid}, its SRID null where the database's is 0
+    assert {mv.kind_of(t, t, None) for t in ("geometry", "linestring", "polygon", "multipolygon")} == {"geometry"}
+    line = b"\x01\x02\x00\x00\x00\x02\x00\x00\x00" + struct.pack("<dddd", 0.0, 0.0, 1.0, 1.0)
+    lake = pa.struct([("wkb", pa.binary()), ("srid", pa.int32())])
+    assert mv.value("geometry", b"\x00\x00\x00\x00" + line) == tv.lake_value("geometry", lake, {"wkb": line, "srid": None})
+    assert mv.value("geometry", b"\xe6\x10\x00\x00" + line) == tv.lake_value("geometry", lake, {"wkb": line, "srid": 4326})
+    assert mv.value("geometry", b"\x00\x00\x00\x00" + line) != tv.lake_value("geometry", lake, {"wkb": line, "srid": 4326})
+    assert mv.value("geometry", b"\x00\x00\x00\x00" + wkb) != tv.lake_value("geometry", lake, {"wkb": line, "srid": 0})
 
 
 def test_values_the_events_cannot_carry_are_refused_from_source_values():

@@ -15,6 +15,8 @@ from hudi_cdc.sources import tables as src
 from hudi_cdc.sources.comparison import Column
 
 SYSTEM_SCHEMAS = ("mysql", "information_schema", "performance_schema", "sys")
+GEOMETRIES = ("geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+              "geometrycollection", "geomcollection")
 _TABLES = ("SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.TABLES "
            f"WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ({', '.join(repr(s) for s in SYSTEM_SCHEMAS)}) "
            "ORDER BY 1")
@@ -26,6 +28,8 @@ def kind_of(data_type: str, column_type: str, precision: int | None) -> str:
               "float": "float4", "double": "float8", "point": "point"}
     if t in simple:
         return simple[t]
+    if t in GEOMETRIES:
+        return "geometry"  # Debezium's io.debezium.data.geometry.Geometry: a struct {wkb, srid}
     if t == "decimal" or (t == "bigint" and "unsigned" in full):
         return "decimal"
     if t in ("blob", "tinyblob", "mediumblob", "longblob", "binary", "varbinary"):

@@ -59,6 +59,8 @@ def value(kind: str, v):
     if kind == "point" and isinstance(v, bytes) and len(v) >= 25:  # MySQL's SRID (4 bytes) + WKB
         x, y = struct.unpack("<dd" if v[4] == 1 else ">dd", v[9:25])
         return ("point", x, y)
+    if kind == "geometry" and isinstance(v, bytes) and len(v) >= 4:  # MySQL's SRID (4 bytes, little-endian) + WKB
+        return tv.geometry_value(v[4:], struct.unpack("<I", v[:4])[0])
     if kind in ("date", "timestamp", "timestamptz") and isinstance(v, str) and tv.ZERO_DATE.match(v):
         return tv.zero_date(v)  # pymysql gives a zero date as its text: equal to the one kept in __rejects
     if kind in ("date", "timestamp", "timestamptz", "time"):
