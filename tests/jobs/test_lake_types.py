@@ -281,10 +281,13 @@ def test_mysql_verify_reads_bit_and_point_as_the_lake_holds_them():
     assert {mv.kind_of(t, t, None) for t in ("geometry", "linestring", "polygon", "multipolygon")} == {"geometry"}
     line = b"\x01\x02\x00\x00\x00\x02\x00\x00\x00" + struct.pack("<dddd", 0.0, 0.0, 1.0, 1.0)
     lake = pa.struct([("wkb", pa.binary()), ("srid", pa.int32())])
-    assert mv.value("geometry", b"\x00\x00\x00\x00" + line) == tv.lake_value("geometry", lake, {"wkb": line, "srid": None})
-    assert mv.value("geometry", b"\xe6\x10\x00\x00" + line) == tv.lake_value("geometry", lake, {"wkb": line, "srid": 4326})
-    assert mv.value("geometry", b"\x00\x00\x00\x00" + line) != tv.lake_value("geometry", lake, {"wkb": line, "srid": 4326})
-    assert mv.value("geometry", b"\x00\x00\x00\x00" + wkb) != tv.lake_value("geometry", lake, {"wkb": line, "srid": 0})
+    def lake_geometry(wkb_bytes, srid):
+        return tv.lake_value("geometry", lake, {"wkb": wkb_bytes, "srid": srid})
+
+    assert mv.value("geometry", b"\x00\x00\x00\x00" + line) == lake_geometry(line, None)
+    assert mv.value("geometry", b"\xe6\x10\x00\x00" + line) == lake_geometry(line, 4326)
+    assert mv.value("geometry", b"\x00\x00\x00\x00" + line) != lake_geometry(line, 4326)
+    assert mv.value("geometry", b"\x00\x00\x00\x00" + wkb) != lake_geometry(line, 0)
 
 
 def test_values_the_events_cannot_carry_are_refused_from_source_values():
