@@ -5,7 +5,8 @@ no Spark session, only Hadoop/Hive classes, which the pyspark wheel's jars provi
 per target: ``java -cp <hudi spark bundle>:$SPARK_HOME/jars/* org.apache.hudi.hive.HiveSyncTool
 --base-path P --database DB --table T --sync-mode hms --metastore-uris thrift://...``. It creates the
 database, the table (CoW: ``<t>``; MoR: ``<t>_ro`` and ``<t>_rt``) and the partitions, or brings them
-up to date with the latest commit.
+up to date with the latest commit. A few JVMs run at once (`_workers`), and one target's failure does
+not stop the others: the command ends naming each failed target (TablesFailed).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from hudi_cdc.common.causes import error_lines
 from hudi_cdc.config import history_name
-from hudi_cdc.errors import ConfigError, JobError
+from hudi_cdc.errors import ConfigError, HudiCdcError, JobError, TablesFailed, TableStateError
 
 MAIN_CLASS = "org.apache.hudi.hive.HiveSyncTool"
 MULTI_PART_EXTRACTOR = "org.apache.hudi.hive.MultiPartKeysValueExtractor"
@@ -94,11 +95,16 @@ def sync(pipeline, table: str | None = None, table_type: str | None = None,
         return _sync_each(pipeline, targets, uri, cp, progress, timeout)
 
 
-def _sync_each(pipeline, targets, uri: str, cp: str, progress, timeout: float) -> list[dict[str, object]]:
-    from hudi_cdc.common import storage
+def _workers() -> int:
+    """HiveSyncTool JVMs at once: each is mostly its own start-up (~3 s of one core's class loading)."""
+    return max(1, min(4, os.cpu_count() or 1))
 
-    java = _java()
-    rows = []
+
+def _sync_each(pipeline, targets, uri: str, cp: str, progress, timeout: float) -> list[dict[str, object]]:
+    """Every target synced, a few JVMs at once (the first of each Hive database alone, so that one JVM creates
+    it); one target's failure does not stop the others (TablesFailed names each failed one at the end)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     env = None
     if pipeline.uses_s3:
         from hudi_cdc.common.s3 import endpoint_env
@@ -106,24 +112,51 @@ def _sync_each(pipeline, targets, uri: str, cp: str, progress, timeout: float) -
         env = {**os.environ, **endpoint_env(pipeline.s3_endpoint())}
     # each table, then its history table (history: scd2)
     every = [(n, tt, False) for n, tt in targets] + [(n, tt, True) for n, tt in targets if pipeline.table(n).history]
-    for name, tt, history in every:
-        base = pipeline.history_base_path(name, tt) if history else pipeline.base_path(name, tt)
-        if not storage.is_dir(storage.join(base, ".hoodie")):
-            raise JobError(f"{base} is not a Hudi table yet (no .hoodie); run hudi-cdc bootstrap first")
-        argv = sync_argv(pipeline, name, tt, uri, java, cp, history)
-        label = history_name(name) if history else name
-        if progress:
-            progress(f"syncing {base} -> {pipeline.hive_db(tt)}.{label} ({uri})")
-        t0 = time.monotonic()
+    java = _java()
+    results: dict[int, dict[str, object] | HudiCdcError] = {}
+
+    def one(i: int) -> None:
+        name, tt, history = every[i]
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            raise JobError(f"hive sync of {label} ({tt}) did not finish within {int(timeout)}s") from None
-        out = proc.stdout + proc.stderr
-        if proc.returncode != 0 or re.search(r"HoodieHiveSyncException|Got runtime exception when hive syncing", out):
-            raise JobError(f"hive sync of {label} ({tt}) to {uri} failed: {error_lines(out, _ERR)}")
-        suffixes = [""] if tt == "COPY_ON_WRITE" else ["_ro", "_rt"]
-        rows.append({"table": label, "type": tt, "base_path": base,
-                     "hive_tables": ", ".join(f"{pipeline.hive_db(tt)}.{label}{s}" for s in suffixes),
-                     "seconds": round(time.monotonic() - t0, 1)})
+            results[i] = _sync_one(pipeline, name, tt, history, uri, java, cp, env, progress, timeout)
+        except HudiCdcError as exc:
+            results[i] = exc
+
+    firsts: dict[str, int] = {}
+    for i, (_, tt, _) in enumerate(every):
+        firsts.setdefault(pipeline.hive_db(tt), i)
+    for i in firsts.values():
+        one(i)
+    with ThreadPoolExecutor(max_workers=_workers()) as pool:
+        list(pool.map(one, [i for i in range(len(every)) if i not in firsts.values()]))
+    rows = [r for _, r in sorted(results.items()) if isinstance(r, dict)]
+    failed = [(history_name(every[i][0]) if every[i][2] else every[i][0], every[i][1], r)
+              for i, r in sorted(results.items()) if not isinstance(r, dict)]
+    if failed:
+        raise TablesFailed("hive sync", failed, rows, len(every))
     return rows
+
+
+def _sync_one(pipeline, name: str, tt: str, history: bool, uri: str, java: str, cp: str, env, progress,
+              timeout: float) -> dict[str, object]:
+    from hudi_cdc.common import storage
+
+    base = pipeline.history_base_path(name, tt) if history else pipeline.base_path(name, tt)
+    if not storage.is_dir(storage.join(base, ".hoodie")):
+        raise TableStateError(f"{base} is not a Hudi table yet (no .hoodie); run hudi-cdc bootstrap first")
+    argv = sync_argv(pipeline, name, tt, uri, java, cp, history)
+    label = history_name(name) if history else name
+    if progress:
+        progress(f"syncing {base} -> {pipeline.hive_db(tt)}.{label} ({uri})")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise JobError(f"hive sync of {label} ({tt}) did not finish within {int(timeout)}s") from None
+    out = proc.stdout + proc.stderr
+    if proc.returncode != 0 or re.search(r"HoodieHiveSyncException|Got runtime exception when hive syncing", out):
+        raise JobError(f"hive sync of {label} ({tt}) to {uri} failed: {error_lines(out, _ERR)}")
+    suffixes = [""] if tt == "COPY_ON_WRITE" else ["_ro", "_rt"]
+    return {"table": label, "type": tt, "base_path": base,
+            "hive_tables": ", ".join(f"{pipeline.hive_db(tt)}.{label}{s}" for s in suffixes),
+            "seconds": round(time.monotonic() - t0, 1)}

@@ -18,3 +18,37 @@ def test_history_tables_synced_unpartitioned_beside_the_table():
     assert "--partitioned-by" not in argv and "--partitioned-by" in sync_argv(p, "a", "MERGE_ON_READ", "u", "j", "c")
     assert {r["hive_table"] for r in hive_tables_of(p)} == {
         "t_cow.a", "t_mor.a_ro", "t_mor.a_rt", "t_cow.a_history", "t_mor.a_history_ro", "t_mor.a_history_rt"}
+
+
+def test_one_target_failing_does_not_stop_the_others(monkeypatch, tmp_path):
+    """`hudi-cdc sync` of many tables: a target that fails (not bootstrapped, a refused sync) is named at the end
+    (TablesFailed, the first failure's exit code) after every other target was synced; the first target of each
+    Hive database runs alone (so that one JVM creates the database), the rest a few at once."""
+    import threading
+
+    import pytest
+
+    from hudi_cdc.errors import JobError, TablesFailed
+    from hudi_cdc.hive import sync as hs
+
+    tables = {n: {"topic": f"x.{n}", "record_key": "id"} for n in ("a", "b", "c")}
+    p = parse_pipeline({"pipeline": "t", "source": {"root": "/landing"}, "lake": {"root": str(tmp_path)},
+                        "tables": tables}, "p.yaml", "/tmp")
+    seen, lock = [], threading.Lock()
+
+    def fake(pipeline, name, tt, history, uri, java, cp, env, progress, timeout):
+        with lock:
+            seen.append((name, tt))
+        if (name, tt) == ("b", "COPY_ON_WRITE"):
+            raise JobError("hive sync of b (COPY_ON_WRITE) to u failed: refused")
+        return {"table": name, "type": tt}
+
+    monkeypatch.setattr(hs, "_sync_one", fake)
+    monkeypatch.setattr(hs, "_java", lambda: "java")
+    with pytest.raises(TablesFailed) as info:
+        hs._sync_each(p, list(p.targets(None)), "u", "cp", None, 60)
+    assert info.value.names == {("b", "COPY_ON_WRITE")} and "refused" in str(info.value)
+    assert {(r["table"], r["type"]) for r in info.value.results} == {
+        (n, tt) for n in "abc" for tt in ("COPY_ON_WRITE", "MERGE_ON_READ")} - {("b", "COPY_ON_WRITE")}
+    assert seen[:2] == [("a", "COPY_ON_WRITE"), ("a", "MERGE_ON_READ")]  # each database's first, alone
+    assert len(seen) == 6
