@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline
 from hudi_cdc.config.settings import CURRENT_HUDI
 from hudi_cdc.core.lock import table_locks
-from hudi_cdc.errors import ConfigError, TableStateError
+from hudi_cdc.errors import ConfigError, HudiCdcError, JobError, TablesFailed, TableStateError
 from hudi_cdc.lake.version import version_on_disk
 
 Progress = Callable[[str], None]
@@ -67,6 +68,7 @@ def downgrade(pipeline: Pipeline, table: str | None = None, table_type: str | No
     targets = [(c.table, c.table_type) for c in plan(pipeline, table, table_type)]
     with table_locks(pipeline, targets, "table downgrade", progress):
         todo = plan(pipeline, table, table_type)  # again, under the locks: a writer may have finished
+        failed: list[tuple[str, str, HudiCdcError]] = []
         for c in todo:
             if c.action != CONVERT:
                 continue
@@ -76,9 +78,19 @@ def downgrade(pipeline: Pipeline, table: str | None = None, table_type: str | No
                 spark = start_session(pipeline, "hudi-cdc-table-downgrade")
             progress(f"{c.table} ({c.table_type}): Hudi table version {c.found} -> {c.wanted} ...")
             start = time.monotonic()
-            convert_one(spark, pipeline, c)
+            try:
+                convert_one(spark, pipeline, c)
+            except HudiCdcError as exc:  # one table's failure does not stop the others
+                failed.append((c.table, c.table_type, exc))
+                continue
+            except Exception as exc:  # noqa: BLE001 - Hudi's / Spark's error, named with its table at the end
+                failed.append((c.table, c.table_type, JobError(root_cause(exc))))
+                continue
             c.seconds = round(time.monotonic() - start, 1)
             progress(f"{c.table} ({c.table_type}): now table version {c.wanted} ({c.seconds} s)")
+    if failed:
+        raise TablesFailed("table downgrade", failed, [c.as_dict() for c in todo if c.done], len(
+            [c for c in todo if c.action == CONVERT]))
     return todo
 
 
