@@ -5,14 +5,15 @@ lake in the types a lake user reads."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from hudi_cdc import sources
 from hudi_cdc.config import Pipeline
-from hudi_cdc.errors import ExitCode, HudiCdcError
+from hudi_cdc.errors import ExitCode, HudiCdcError, SourceError
 from hudi_cdc.sources.comparison import SAMPLES, VerifyResult
 from hudi_cdc.sources.scd2_verify import verify_whole
 
-__all__ = ["SAMPLES", "TablesDiffer", "VerifyResult", "verify", "verify_until_equal", "verify_whole"]
+__all__ = ["SAMPLES", "TablesDiffer", "VerifyResult", "verify", "verify_every", "verify_until_equal", "verify_whole"]
 
 
 class TablesDiffer(HudiCdcError):
@@ -48,3 +49,24 @@ def verify_until_equal(pipeline: Pipeline, table: str, table_type: str, wait_sec
                         before_sleep=lambda state: progress(f"{last(state).summary()}; "
                                                             f"comparing again in {poll_seconds:g} s"))
     return attempts(run, pipeline, table, table_type)
+
+
+def verify_every(pipeline: Pipeline, table_type: str, wait_seconds: float = 0, poll_seconds: float = 5.0,
+                 progress: Callable[[str], None] = lambda m: None, history: bool = False,
+                 ) -> tuple[list[VerifyResult], list[tuple[str, str, HudiCdcError]]]:
+    """Every table of the pipeline that has `table_type` (with `history`: every table keeping a history table),
+    one after the other: (their results, the tables that could not be compared with their error). One table's
+    error (not bootstrapped yet, its source table gone) does not stop the others; the database down does."""
+    results: list[VerifyResult] = []
+    failed: list[tuple[str, str, HudiCdcError]] = []
+    names = [n for n, tt in pipeline.targets() if tt == table_type and (not history or pipeline.table(n).history)]
+    for i, name in enumerate(names, 1):
+        progress(f"verify {name} ({table_type}) [{i}/{len(names)}]")
+        try:
+            results.append(verify_until_equal(pipeline, name, table_type, wait_seconds, poll_seconds, progress,
+                                              compare=partial(verify, history=history)))
+        except SourceError:
+            raise
+        except HudiCdcError as exc:
+            failed.append((name, table_type, exc))
+    return results, failed

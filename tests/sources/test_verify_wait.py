@@ -86,3 +86,42 @@ def test_verify_whole_prints_each_differing_version(tmp_path, monkeypatch):
     assert str(out.exception) == "accounts history (COPY_ON_WRITE): DIFFERS: 1 different (e.g. key aid=1 from LSN 200)"
     assert "accounts (COPY_ON_WRITE): equal (2 rows" in out.output
     assert "  version aid=1 from LSN 200: __valid_to_lsn: table 311, replay 310" in out.output
+
+
+def test_verify_all_names_each_table_and_goes_on_past_one(tmp_path, monkeypatch):
+    """`verify --all`: every table of --type one line each; a table that cannot be compared (not bootstrapped) is
+    named at the end (its exit code) after the others were compared; else any difference exits 10 naming each
+    differing table; the database down stops at once."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hudi_cdc.cli import cli
+    from hudi_cdc.errors import SourceError, TablesFailed, TableStateError
+    from hudi_cdc.sources import verify as v
+
+    (tmp_path / "hudi-cdc.yaml").write_text(json.dumps({
+        "pipeline": "bank", "source": {"root": str(tmp_path / "landing")},
+        "lake": {"root": str(tmp_path / "lake"), "hive_database": "bank"},
+        "tables": {n: {"topic": f"db.public.{n}", "record_key": "id"} for n in ("a", "b", "c")}}))
+    state = {"b": "differs", "c": "missing"}
+
+    def fake(p, t, tt, history=False):
+        if state.get(t) == "missing":
+            raise TableStateError(f"table {t} ({tt}) does not exist; run `hudi-cdc bootstrap` first")
+        if state.get(t) == "down":
+            raise SourceError("cannot connect to postgres@127.0.0.1:1/bank")
+        return VerifyResult(t, tt, state.get(t) != "differs", 2, 2, different=int(state.get(t) == "differs"))
+
+    monkeypatch.setattr(v, "verify", fake)
+    runner = CliRunner()
+    args = ["-c", str(tmp_path / "hudi-cdc.yaml"), "verify", "--all"]
+    out = runner.invoke(cli, args)
+    assert isinstance(out.exception, TablesFailed) and out.exception.names == {("c", "COPY_ON_WRITE")}
+    assert "a (COPY_ON_WRITE): equal" in out.output and "b (COPY_ON_WRITE): DIFFERS" in out.output
+    del state["c"]
+    out = runner.invoke(cli, [*args, "--type", "mor"])
+    assert isinstance(out.exception, v.TablesDiffer) and str(out.exception).startswith("1 of 3 table(s) differ: b")
+    state["a"] = "down"
+    assert isinstance(runner.invoke(cli, args).exception, SourceError)
+    assert runner.invoke(cli, ["-c", str(tmp_path / "hudi-cdc.yaml"), "verify"]).exit_code == 2

@@ -82,7 +82,9 @@ def capture_snapshot_cmd(ctx, table, replace, show_status, output):
 
 
 @click.command("verify")
-@click.option("--table", required=True, help="the table to compare with its source table")
+@click.option("--table", default=None, help="the table to compare with its source table")
+@click.option("--all", "every", is_flag=True, help="every table of the pipeline (of --type), one line each; one "
+              "table's error does not stop the others")
 @click.option("--type", "ttype", type=click.Choice(sorted(TYPES)), default="cow", show_default=True)
 @click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=0, show_default=True,
               help="compare again every --poll seconds until equal, for up to this many seconds (while a "
@@ -94,7 +96,7 @@ def capture_snapshot_cmd(ctx, table, replace, show_status, output):
                    "table (each version's values, range, current flag and operation)")
 @output_option
 @click.pass_context
-def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, history, whole, output):
+def verify_cmd(ctx, table, every, ttype, wait_seconds, poll_seconds, history, whole, output):
     """Compare a Hudi table with its database table by keys and row hashes; exit 10 when they differ."""
     from functools import partial
 
@@ -102,7 +104,13 @@ def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, history, whole, ou
 
     if whole and not history:
         raise click.UsageError("--whole checks a history table: give --history too")
+    if bool(table) == every:
+        raise click.UsageError("give --table T or --all")
     pipeline = pipeline_from(ctx)
+    if every:
+        if whole:
+            raise click.UsageError("--whole checks one history table: give --table")
+        return _verify_every(pipeline, TYPES[ttype], wait_seconds, poll_seconds, history, output)
     result = verify_until_equal(pipeline, table, TYPES[ttype], wait_seconds, poll_seconds,
                                 progress=lambda m: click.echo(m, err=True), compare=partial(verify, history=history))
     replayed = verify_whole(pipeline, table, TYPES[ttype]) if whole else None
@@ -118,6 +126,27 @@ def verify_cmd(ctx, table, ttype, wait_seconds, poll_seconds, history, whole, ou
                 click.echo(f"  {line}")
     if differing:
         raise TablesDiffer(differing[0].summary())
+
+
+def _verify_every(pipeline, table_type: str, wait_seconds: float, poll_seconds: float, history: bool,
+                  output: str) -> None:
+    from hudi_cdc.errors import TablesFailed
+    from hudi_cdc.sources.verify import TablesDiffer, verify_every
+
+    results, failed = verify_every(pipeline, table_type, wait_seconds, poll_seconds,
+                                   progress=lambda m: click.echo(m, err=True), history=history)
+    if output == "json":
+        emit([r.to_dict() for r in results] + [{"table": t, "table_type": tt, "error": str(e)} for t, tt, e in failed],
+             "json")
+    else:
+        for r in results:
+            click.echo(r.summary())
+    if failed:
+        raise TablesFailed("verify", failed, [r.to_dict() for r in results], len(results) + len(failed))
+    differing = [r for r in results if not r.equal]
+    if differing:
+        raise TablesDiffer(f"{len(differing)} of {len(results)} table(s) differ: "
+                           + "; ".join(r.summary() for r in differing))
 
 
 @click.group("source")
