@@ -215,6 +215,13 @@ def _float4(v):
     return struct.unpack("f", struct.pack("f", v))[0] if isinstance(v, float) else v
 
 
+def _float6(v):
+    """A MySQL / MariaDB FLOAT as the server shows it: 6 significant digits (FLT_DIG). Its text protocol, which
+    the snapshot's and an incremental snapshot's SELECT read and verify reads too, gives that (0.0333333), the
+    binlog the whole float (0.033333335): both are the one value at the precision the database gives its users."""
+    return ("float6", f"{float(v):.6g}") if isinstance(v, (float, int)) else v
+
+
 # ---------------------------------------------------------------- database side
 def db_value(kind: str, v):
     """A database value (as ``select_sql`` reads it) in its canonical typed form."""
@@ -236,6 +243,8 @@ def db_value(kind: str, v):
         return ("interval", interval_parts(v))
     if kind == "float4":
         return _float4(v)
+    if kind == "float6":
+        return _float6(v)
     if kind == "json":
         return ("json", json_value(v))
     if kind == "bytes":
@@ -307,6 +316,8 @@ def lake_value(kind: str, arrow_type, v):
         return ("interval", interval_parts(v)) if isinstance(v, str) else f"{UNTYPED}{v!r}"
     if kind == "float4":
         return _float4(v)
+    if kind == "float6":
+        return _float6(v)
     if kind == "json":
         return ("json", json_value(v)) if isinstance(v, str) else f"{UNTYPED}{v!r}"
     if kind == "bytes":

@@ -281,6 +281,12 @@ def test_mysql_verify_reads_bit_and_point_as_the_lake_holds_them():
     assert {mv.kind_of(t, t, None) for t in ("geometry", "linestring", "polygon", "multipolygon")} == {"geometry"}
     line = b"\x01\x02\x00\x00\x00\x02\x00\x00\x00" + struct.pack("<dddd", 0.0, 0.0, 1.0, 1.0)
     lake = pa.struct([("wkb", pa.binary()), ("srid", pa.int32())])
+    # FLOAT at the 6 significant digits MySQL / MariaDB show (the snapshot's text protocol) and the binlog's float
+    assert mv.kind_of("float", "float", None) == "float6"
+    assert mv.value("float6", 0.0333333) == tv.lake_value("float6", pa.float32(), 0.03333333507180214)
+    assert mv.value("float6", 3.40282e38) == tv.lake_value("float6", pa.float32(), 3.4028234663852886e38)
+    assert mv.value("float6", 0.0333334) != tv.lake_value("float6", pa.float32(), 0.03333333507180214)
+
     def lake_geometry(wkb_bytes, srid):
         return tv.lake_value("geometry", lake, {"wkb": wkb_bytes, "srid": srid})
 

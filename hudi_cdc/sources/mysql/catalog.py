@@ -25,7 +25,7 @@ _TABLES = ("SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema
 def kind_of(data_type: str, column_type: str, precision: int | None) -> str:
     t, full = data_type.lower(), column_type.lower()
     simple = {"date": "date", "datetime": "timestamp", "timestamp": "timestamptz", "time": "time", "json": "json",
-              "float": "float4", "double": "float8", "point": "point"}
+              "float": "float6", "double": "float8", "point": "point"}
     if t in simple:
         return simple[t]
     if t in GEOMETRIES:

@@ -22,7 +22,7 @@ from hudi_cdc.sources.shape_sql import cast_sql, transpile
 _TYPE_KINDS = {"string": "plain", "double": "float8", "float": "float4", "bigint": "plain", "int": "plain",
                "boolean": "bit1", "date": "date", "timestamp": "timestamp"}
 # pymysql's FIELD_TYPE codes of a result column -> its kind (a derived column without a type)
-_FIELD_KINDS = {0: "decimal", 246: "decimal", 4: "float4", 5: "float8", 7: "timestamptz", 10: "date", 14: "date",
+_FIELD_KINDS = {0: "decimal", 246: "decimal", 4: "float6", 5: "float8", 7: "timestamptz", 10: "date", 14: "date",
                 11: "time", 12: "timestamp"}
 UNRESOLVED = "?"  # a derived column's kind until the query ran
 

@@ -50,7 +50,7 @@ def value(kind: str, v):
         return f"{sign}{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{us:06d}"
     if kind == "decimal":  # DECIMAL comes as Decimal, BIGINT UNSIGNED as int
         return ("dec", tv.decimal_text(Decimal(v) if isinstance(v, int) else v))
-    if kind in ("float4", "json", "bytes"):
+    if kind in ("float4", "float6", "json", "bytes"):
         return tv.db_value(kind, v)
     if kind == "bit1" and isinstance(v, int):  # a lake type boolean: shaped.py's (x <> 0)
         return v != 0
