@@ -54,11 +54,14 @@ _PG_ISO = re.compile(r"^P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)D)?"
 # arrays of these element types Debezium sends with elements that are not optional: an array holding a NULL
 # element landed as NULL (measured: enums, composite types, tsquery, the geometric types): replaced ("retext")
 RETEXT_ELEMENTS = ("tsquery", "box", "circle", "line", "lseg", "path", "polygon")
+# (a domain over a string type as the element, `email[]` of `CREATE DOMAIN email AS text CHECK ...`, too: its
+# array lands as array<string> either way; measured: {NULL,q@r.s} landed as NULL)
 _TABLE_COLUMNS = (
     "SELECT a.attname, format_type(a.atttypid, a.atttypmod), CASE WHEN et.typtype IN ('e', 'c') OR et.typname = "
-    "ANY(%s) THEN '_retext' ELSE bt.typname END FROM pg_attribute a "
+    "ANY(%s) OR (et.typtype = 'd' AND ebt.typcategory = 'S') THEN '_retext' ELSE bt.typname END FROM pg_attribute a "
     "JOIN pg_type t ON t.oid = a.atttypid JOIN pg_type bt ON bt.oid = coalesce(nullif(t.typbasetype, 0), t.oid) "
     "LEFT JOIN pg_type et ON et.oid = bt.typelem AND bt.typcategory = 'A' "
+    "LEFT JOIN pg_type ebt ON ebt.oid = et.typbasetype "
     "WHERE a.attrelid = (quote_ident(%s) || '.' || quote_ident(%s))::regclass AND a.attnum > 0 AND NOT a.attisdropped")
 
 

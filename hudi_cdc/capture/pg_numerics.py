@@ -1,5 +1,8 @@
 """PostgreSQL ``numeric`` NaN, Infinity and -Infinity, which Debezium sends as NULL (in a ``numeric[]``, as a
-NULL element): specials.py's lookup. For an array the database's text of the whole array is kept."""
+NULL element), and multi-dimensional arrays of any type (``'{{5,6},{7,8}}'`` in an ``int[]`` column), which
+Debezium sends as an array of NULL elements (measured: ``[NULL, NULL]``, every value lost without a word):
+specials.py's lookup. For an array the database's text of the whole array is kept (the column NULL, the text in
+``__rejects``): a lake array is a list of elements, a multi-dimensional array has no such value."""
 
 from __future__ import annotations
 
@@ -12,6 +15,14 @@ NUMERIC_NAMES = ("io.debezium.data.VariableScaleDecimal", "org.apache.kafka.conn
 SPECIAL_TEXTS = ("NaN", "Infinity", "-Infinity")
 # an array's text holding one of them as an element: {1.5,NaN,NULL}, {{-Infinity}}
 SPECIAL_ELEMENT = r"(^|[{,])(NaN|-?Infinity)([,}]|$)"
+
+
+MULTI_DIM = r"^(\[-?[0-9]+:-?[0-9]+\])*=?\{\{"  # {{1,2},{3,4}}, [1:2][1:1]={{1},{2}}: two or more dimensions
+
+
+def multi_dimensional(text: str) -> bool:
+    """PostgreSQL's text of an array of two or more dimensions."""
+    return re.match(MULTI_DIM, text) is not None
 
 
 def _numeric(schema) -> bool:
@@ -44,6 +55,8 @@ class PgNumerics(LazyConnection):
                 out.append((f, _is_null))
             elif _is_array(f.schema()) and _numeric(f.schema().valueSchema()):
                 out.append((f, _has_null_element))  # a NULL element may be a NaN (a NULL array is just NULL)
+            elif _is_array(f.schema()):
+                out.append((f, _has_null_element))  # NULL elements may be the sub-arrays of a multi-dimensional one
         return out
 
     def table_of(self, source) -> tuple[str, str]:
@@ -70,7 +83,8 @@ class PgNumerics(LazyConnection):
         arrays = {c for c in cols if known[c][1].endswith("[]")}
         text = [sql.SQL("t.{}::text").format(sql.Identifier(known[c][0])) for c in cols]
         specials = sql.SQL(", ").join(sql.Literal(s) for s in SPECIAL_TEXTS)
-        special = [sql.SQL("{} ~ {}").format(t, sql.Literal(SPECIAL_ELEMENT)) if c in arrays
+        special = [sql.SQL("({} ~ {} OR {} ~ {})").format(t, sql.Literal(SPECIAL_ELEMENT), t, sql.Literal(MULTI_DIM))
+                   if c in arrays
                    else sql.SQL("{} IN ({})").format(t, specials) for c, t in zip(cols, text, strict=True)]
         on = sql.SQL(" AND ").join(sql.SQL("t.{} = v.{}::" + known[k][1]).format(
             sql.Identifier(known[k][0]), sql.Identifier(f"k{i}")) for i, k in enumerate(key_fields))
@@ -84,7 +98,8 @@ class PgNumerics(LazyConnection):
         out = []
         for i, *values in self._db().execute(q).fetchall():
             got = {c: v for c, v in zip(cols, values, strict=True)
-                   if v in SPECIAL_TEXTS or (c in arrays and v is not None and re.search(SPECIAL_ELEMENT, v))}
+                   if v in SPECIAL_TEXTS or (c in arrays and v is not None and (re.search(SPECIAL_ELEMENT, v)
+                                                                             or multi_dimensional(v)))}
             if got:
                 out.append((keys[i], got))
         return out

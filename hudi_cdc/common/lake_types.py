@@ -51,9 +51,13 @@ SOURCE_VALUE_REASONS = {  # lake kind -> why a value in __source_values has no v
     "date": f"a zero date has no date value (Debezium sends NULL, a default or the epoch; {_READ})",
     "timestamp": f"a zero date has no timestamp value (Debezium sends NULL, a default or the epoch; {_READ})",
     "timestamptz": f"a zero date has no timestamp value (Debezium sends NULL, a default or the epoch; {_READ})",
-    "array<numeric>": f"a numeric[] element NaN/Infinity has no decimal value (Debezium sends a NULL element; {_READ})",
-    "array<decimal>": f"a numeric[] element NaN/Infinity has no decimal value (Debezium sends a NULL element; {_READ})",
+    "array<numeric>": f"a numeric[] element NaN/Infinity has no decimal value, a multi-dimensional array no list value "
+                      f"(Debezium sends NULL elements; {_READ})",
+    "array<decimal>": f"a numeric[] element NaN/Infinity has no decimal value, a multi-dimensional array no list value "
+                      f"(Debezium sends NULL elements; {_READ})",
 }
+# any other array: a multi-dimensional array (PostgreSQL's '{{1,2},{3,4}}') has no value of a list type
+ARRAY_SOURCE_VALUE_REASON = f"a multi-dimensional array has no list value (Debezium sends NULL elements; {_READ})"
 
 DEFAULT_NUMERIC_SCALE = 18
 NUMERIC_SCALE_KEY = "hoodie.streamer.hudi_cdc.numeric.scale"
@@ -285,7 +289,7 @@ def schema_types(schema: Mapping, *, table: str = "", props: Mapping[str, str] |
 def with_source_values(c: ColumnType) -> ColumnType:
     """A column whose value the landed ``__source_values`` may hold (capture/specials.py: a numeric NaN or
     Infinity, a MySQL zero date): NULL and refused then, that text its exact value."""
-    reason = SOURCE_VALUE_REASONS.get(c.kind)
+    reason = SOURCE_VALUE_REASONS.get(c.kind) or (ARRAY_SOURCE_VALUE_REASON if c.kind.startswith("array<") else None)
     if reason is None:
         return c
     sv = f"get_json_object({quote(SOURCE_VALUES_COLUMN)}, {sql_text('$.' + c.name)})"

@@ -30,6 +30,8 @@ def kind_of(type_name: str) -> str:
         return "array:" + ("text" if t.startswith(("bit", "point")) or t[:-2] in GEOMETRIC else kind_of(t[:-2]))
     if t == "date":
         return "date"
+    if t.rsplit(".", 1)[-1] == "hstore":
+        return "json"  # Debezium's hstore.handling.mode=json (its default): {"a":"1","b":null}; read as hstore_to_json
     if t.startswith("timestamp"):
         return "timestamptz" if "with time zone" in t else "timestamp"
     if t.startswith("time"):
@@ -72,6 +74,9 @@ def select_sql(name_sql: str, type_name: str) -> str:
         return name_sql  # psycopg's objects print as PostgreSQL's output (text(inet) would add /128)
     if type_name.lower().startswith("money"):
         return f"{name_sql}::numeric{'[]' if arr else ''}::text{'[]' if arr else ''}"
+    if not arr and type_name.lower().rsplit(".", 1)[-1] == "hstore":  # the extension's schema, when not on the path
+        schema = type_name.rsplit(".", 1)[0] + "." if "." in type_name else ""
+        return f"{schema}hstore_to_json({name_sql})::text"
     return f"{name_sql}::text{'[]' if arr else ''}"
 
 
@@ -227,8 +232,10 @@ def db_value(kind: str, v):
     """A database value (as ``select_sql`` reads it) in its canonical typed form."""
     if v is None:
         return None
-    if kind.startswith("array:"):
-        return [db_value(kind[6:], e) for e in v] if isinstance(v, list) else f"{UNTYPED}{v!r}"
+    if kind.startswith("array:"):  # a multi-dimensional array: psycopg's nested lists
+        if not isinstance(v, list):
+            return f"{UNTYPED}{v!r}"
+        return [db_value(kind, e) if isinstance(e, list) else db_value(kind[6:], e) for e in v]
     if kind == "date":
         return ("date", date_days(v))
     if kind in ("timestamp", "timestamptz"):
@@ -358,6 +365,51 @@ def _array_elements(text: str) -> list[str | None]:
     return [None if e == "NULL" else e for e in inner.split(",")] if inner else []
 
 
+def parse_array(text: str) -> list:
+    """PostgreSQL's text of an array of any dimensions (``[2:3][1:1]={{1},{2}}``, ``{{"a,b",NULL},{c,d}}``) as
+    nested lists of element texts (None for NULL); the bounds are left out, as psycopg leaves them out."""
+    s = text.strip()
+    if s.startswith("["):
+        s = s[s.index("=") + 1:]
+    pos = 0
+
+    def level() -> list:
+        nonlocal pos
+        assert s[pos] == "{", text
+        pos += 1
+        out: list = []
+        while s[pos] != "}":
+            if s[pos] == "{":
+                out.append(level())
+            elif s[pos] == '"':
+                pos += 1
+                chars = []
+                while s[pos] != '"':
+                    if s[pos] == "\\":
+                        pos += 1
+                    chars.append(s[pos])
+                    pos += 1
+                pos += 1
+                out.append("".join(chars))
+            else:
+                end = pos
+                while s[end] not in ",}":
+                    end += 1
+                word = s[pos:end].strip()
+                out.append(None if word.upper() == "NULL" else word)
+                pos = end
+            if s[pos] == ",":
+                pos += 1
+        pos += 1
+        return out
+
+    return level()
+
+
+def _nested(kind: str, v):
+    return [_nested(kind, e) if isinstance(e, list) else rejected_value(kind, e) for e in v]
+
+
 def rejected_value(kind: str, text: str | None):
     """A value the lake type could not hold, from its exact text in __rejects, in the canonical form of
     ``db_value`` (so verify can tell it is the database's value); None when it has no such form."""
@@ -366,6 +418,8 @@ def rejected_value(kind: str, text: str | None):
     if kind in ("date", "timestamp", "timestamptz") and ZERO_DATE.match(text):
         return zero_date(text)
     try:
+        if kind.startswith("array:") and text.lstrip().startswith(("{{", "[")):  # two or more dimensions
+            return _nested(kind[6:], parse_array(text))
         if kind.startswith("array:"):
             return [rejected_value(kind[6:], e) for e in _array_elements(text)]
         if kind == "decimal":

@@ -18,7 +18,8 @@ from tests.jobs.test_types_real import _sql
 pytestmark = [pytest.mark.spark]
 
 EDGE_DDL = [
-    "CREATE EXTENSION IF NOT EXISTS citext",
+    "CREATE EXTENSION IF NOT EXISTS citext", "CREATE EXTENSION IF NOT EXISTS hstore",
+    "CREATE DOMAIN email_t AS text CHECK (VALUE LIKE '%@%')",
     "CREATE TYPE lvl AS ENUM ('low', 'high')",
     "CREATE DOMAIN int_list AS int[] CHECK (cardinality(VALUE) < 100)",
     "CREATE TYPE pair AS (a int, b text)",
@@ -29,7 +30,7 @@ EDGE_DDL = [
     "x xml, ci citext, s text, iarr int[], tarr timestamptz[], narr numeric[], earr text[], "
     "bx box, cc circle, ln line, ls lseg, pa path, pg polygon, tq tsquery, ia interval[], ma money[], "
     "nma name[], xa xml[], vba varbit[], pta point[], ba bit[], tva tsvector[], ena lvl[], cpa pair[], tqa tsquery[], "
-    "bxa box[], "
+    "bxa box[], hs hstore, i2 int[], ema email_t[], "
     "kd date DEFAULT '2024-02-29', kn numeric(10,2) DEFAULT 12.50, ktz timestamptz DEFAULT '2024-01-01 "
     "10:00:00.123456+02', PRIMARY KEY (id, kd, kn, ktz))",
 ]
@@ -44,7 +45,11 @@ NO_GEOMETRIC = ", NULL" * 9
 TEXT_ARRAYS = ("UPDATE edges SET nma = '{{ab,NULL}}', xa = ARRAY['<a/>'::xml, NULL], vba = '{{0010,NULL}}', "
                "pta = ARRAY[point(1,2), NULL], ba = '{{1,0,NULL}}', tva = ARRAY['a b'::tsvector, NULL], "
                "ena = ARRAY['low'::lvl, NULL], cpa = ARRAY[ROW(1, 'a')::pair, NULL], "
-               "tqa = ARRAY['a & b'::tsquery, NULL], bxa = ARRAY['((0,0),(1,1))'::box, NULL] WHERE id = {id}")
+               "tqa = ARRAY['a & b'::tsquery, NULL], bxa = ARRAY['((0,0),(1,1))'::box, NULL], "
+               # an hstore (Debezium's JSON of it), a 2-D array (Debezium: NULL elements), an array of a domain over
+               # text with a NULL element (Debezium: the array NULL)
+               "hs = 'a=>1, \"b c\"=>NULL', i2 = '{{{{1,2}},{{3,NULL}}}}', ema = ARRAY[NULL, 'x@y']::email_t[] "
+               "WHERE id = {id}")
 ROWS = [  # id 1..4 in the snapshot, 11..14 streamed: the same values (Debezium's two paths differ)
     "({id}, 'NaN', 99999999.99, '4713-01-01 BC', '4713-01-01 00:00:00 BC', '4713-01-01 00:00:00+00 BC', "
     "'00:00:00+15:59', '1 year 2 mons 3 days', '-92233720368547758.08', '[1,10)', "
@@ -142,7 +147,7 @@ def _edges_landed(p) -> None:
 
     lake = read_arrow(p.base_path("edges", "COPY_ON_WRITE"))
     cols = ["id", "dl", "e", "tmtz", "iv", "m", "r4", "rtz", "vb", "ci", "s", "iarr", "earr", "n", "cp", "bx", "tq",
-            "narr", "ia", "ma", "nma", "xa", "vba", "pta", "ba", "tva", "ena", "cpa", "tqa", "bxa",
+            "narr", "ia", "ma", "nma", "xa", "vba", "pta", "ba", "tva", "ena", "cpa", "tqa", "bxa", "hs", "i2", "ema",
             "_hoodie_record_key"]
     rows = {r["id"]: r for r in lake.select(cols).to_pylist()}
     # Hudi's record keys of a date, numeric and timestamp (milliseconds), the bootstrap's and the stream's alike
@@ -169,6 +174,9 @@ def _edges_landed(p) -> None:
     for k in (1, 4):  # streamed, snapshot
         assert {c: rows[k][c] for c in texts} == texts, rows[k]
     assert {rows[3][c] for c in texts} == {None}
+    for k in (1, 4):  # the hstore as Debezium's JSON; the 2-D array NULL, its text kept; the domain array read by key
+        assert json.loads(rows[k]["hs"]) == {"a": "1", "b c": None} and rows[k]["ema"] == [None, "x@y"], rows[k]
+        assert rows[k]["i2"] is None and _refused(lake, k)["i2"]["value"] == "{{1,2},{3,NULL}}", _refused(lake, k)
     for k, special in ((1, "NaN"), (11, "NaN"), (2, "Infinity"), (12, "Infinity"), (3, "-Infinity")):
         assert _refused(lake, k)["n"]["value"] == special, (k, _refused(lake, k))  # read from the database
     for k in (3, 13):  # NaN / -Infinity elements of a numeric[] (Debezium: NULL elements): refused as a whole, as
@@ -257,7 +265,7 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
     assert code == 10 and edges["db_rows"] == edges["lake_rows"] == 10 and edges["not_in_lake"] == [], edges
     assert {"ia", "ma"} <= set(edges["columns"]), edges
     assert edges["column_differences"] == {"ts": 2}, edges
-    assert edges["rejected_columns"] == {"tstz": 2, "narr": 4, "n": 10}, edges
+    assert edges["rejected_columns"] == {"tstz": 2, "narr": 4, "n": 10, "i2": 2}, edges
     from hudi_cdc.config import load_pipeline
 
     _edges_landed(load_pipeline(cfg))
