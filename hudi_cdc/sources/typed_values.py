@@ -17,6 +17,7 @@ import struct
 from decimal import Decimal, InvalidOperation
 
 from hudi_cdc.common.lake_types_sql import DATE_MAX_DAYS, DATE_MIN_DAYS, TS_MAX_MICROS, TS_MIN_MICROS
+from hudi_cdc.sources.array_text import array_elements, parse_array
 
 UNTYPED = "<untyped>"
 SESSION_SQL = ("SET TIME ZONE 'UTC'", "SET DateStyle = 'ISO, YMD'", "SET IntervalStyle = 'iso_8601'",
@@ -359,53 +360,6 @@ def exact_decimal(text: str) -> Decimal:
     return Decimal(text)
 
 
-def _array_elements(text: str) -> list[str | None]:
-    """PostgreSQL's text of a one-dimensional array of numbers ('{1.5,NULL,2}')."""
-    inner = text.strip()[1:-1]
-    return [None if e == "NULL" else e for e in inner.split(",")] if inner else []
-
-
-def parse_array(text: str) -> list:
-    """PostgreSQL's text of an array of any dimensions (``[2:3][1:1]={{1},{2}}``, ``{{"a,b",NULL},{c,d}}``) as
-    nested lists of element texts (None for NULL); the bounds are left out, as psycopg leaves them out."""
-    s = text.strip()
-    if s.startswith("["):
-        s = s[s.index("=") + 1:]
-    pos = 0
-
-    def level() -> list:
-        nonlocal pos
-        assert s[pos] == "{", text
-        pos += 1
-        out: list = []
-        while s[pos] != "}":
-            if s[pos] == "{":
-                out.append(level())
-            elif s[pos] == '"':
-                pos += 1
-                chars = []
-                while s[pos] != '"':
-                    if s[pos] == "\\":
-                        pos += 1
-                    chars.append(s[pos])
-                    pos += 1
-                pos += 1
-                out.append("".join(chars))
-            else:
-                end = pos
-                while s[end] not in ",}":
-                    end += 1
-                word = s[pos:end].strip()
-                out.append(None if word.upper() == "NULL" else word)
-                pos = end
-            if s[pos] == ",":
-                pos += 1
-        pos += 1
-        return out
-
-    return level()
-
-
 def _nested(kind: str, v):
     return [_nested(kind, e) if isinstance(e, list) else rejected_value(kind, e) for e in v]
 
@@ -421,7 +375,7 @@ def rejected_value(kind: str, text: str | None):
         if kind.startswith("array:") and text.lstrip().startswith(("{{", "[")):  # two or more dimensions
             return _nested(kind[6:], parse_array(text))
         if kind.startswith("array:"):
-            return [rejected_value(kind[6:], e) for e in _array_elements(text)]
+            return [rejected_value(kind[6:], e) for e in array_elements(text)]
         if kind == "decimal":
             return ("dec", decimal_text(exact_decimal(text)))
         return db_value(kind, text)
