@@ -31,6 +31,7 @@ from hudi_cdc import sources
 from hudi_cdc.capture import engine as jvm
 from hudi_cdc.capture import signals, tablelife
 from hudi_cdc.capture.consumer import Consumer, make_completion, make_java_consumer
+from hudi_cdc.capture.decimals import OddDecimals
 from hudi_cdc.capture.defaults import NewColumns
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.offsets import GoodCopies, guard_offsets, offsets_file, save_good_copy, work_dir
@@ -166,6 +167,8 @@ def _capture(pipeline: Pipeline, progress: Progress, flush_size: int | None, *, 
         consumer.specials = SourceValues(_SPECIAL_VALUES[source.special_values](connect))
     if connect is not None and source.unknown_type_text:  # types Debezium does not know: their text (textforms.py)
         consumer.textforms = TextForms(connect, {t.landed_topic: (t.schema, t.table) for t in tables})
+    if source.unknown_type_text:  # PostgreSQL: numeric(3,5), numeric(5,-2) as decimals Avro takes (decimals.py)
+        consumer.decimals = OddDecimals()
     if connect is not None and source.omitted_arrays:  # interval[] / money[]: read by key (pg_arrays.py)
         consumer.arrays = PgArrays(connect, {t.landed_topic: (t.schema, t.table) for t in tables},
                                    {t.landed_topic: pipeline.shape(t.name) for t in tables})

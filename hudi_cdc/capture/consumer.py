@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable
 
 from hudi_cdc.capture import signals
+from hudi_cdc.capture.decimals import OddDecimals
 from hudi_cdc.capture.landing import Landing
 from hudi_cdc.capture.oldkey import OldKeys
 from hudi_cdc.capture.pg_arrays import PgArrays
@@ -54,6 +55,7 @@ class Consumer:
         self.specials: SourceValues | None = None  # values the events cannot carry (NaN, zero dates): specials.py
         self.textforms: TextForms | None = None  # types Debezium sends as bytes: their text (textforms.py)
         self.arrays: PgArrays | None = None  # interval[] / money[] columns Debezium leaves out (pg_arrays.py)
+        self.decimals: OddDecimals | None = None  # numeric(3,5), numeric(5,-2): decimals Avro takes (decimals.py)
         # topics with files landed before this run: an initial snapshot taken again lands a truncate first
         self.refill: set[str] = {t for t, offset in landing.offsets.items() if offset > 0}
         self.strays: set[str] = set()  # topics of changes no table takes (said once each)
@@ -83,6 +85,8 @@ class Consumer:
             out = self.arrays.apply(out, topic)
         if self.textforms is not None and out is not None:
             out = self.textforms.apply(out, topic)
+        if self.decimals is not None and out is not None:
+            out = self.decimals.apply(out)
         return out
 
     def _verdict(self, record, topic: str, value) -> str:

@@ -46,3 +46,21 @@ def test_null_arrays_and_null_elements_are_kept():
         elements("interval", [["P1D"]])
     with pytest.raises(ValueError, match="not PostgreSQL's ISO-8601 interval"):
         debezium_interval("1 day")
+
+
+def test_decimals_avro_refuses_become_ones_it_takes():
+    """numeric(3,5) (scale above precision) and numeric(5,-2) (Debezium's scale 2046: the typmod's 11 bits read as
+    unsigned) as decimals every value fits exactly (decimals.py); the others unchanged."""
+    from hudi_cdc.capture.decimals import fixed
+
+    assert fixed(3, 5) == (5, 5) and fixed(5, 2046) == (7, 0) and fixed(1, 1024) == (1025, 0)
+    assert fixed(10, 2) is None and fixed(5, 5) is None and fixed(38, 0) is None
+
+
+def test_multi_dimensional_array_texts():
+    from hudi_cdc.capture.pg_numerics import multi_dimensional
+    from hudi_cdc.sources.array_text import parse_array
+
+    assert multi_dimensional("{{1,2},{3,NULL}}") and multi_dimensional("[2:3][1:1]={{1},{2}}")
+    assert not any(multi_dimensional(t) for t in ("{1,NULL}", "[0:1]={1,2}", '{"{a}"}'))
+    assert parse_array('[2:3][1:2]={{"a,b",NULL},{c,"d\\"e"}}') == [["a,b", None], ["c", 'd"e']]
