@@ -81,10 +81,11 @@ class PgNumerics(LazyConnection):
             return []
         cols = [c for c in cols if c in known]
         arrays = {c for c in cols if known[c][1].endswith("[]")}
+        numeric = {c for c in arrays if known[c][1].startswith("numeric")}  # NaN elements of float8[] are values
         text = [sql.SQL("t.{}::text").format(sql.Identifier(known[c][0])) for c in cols]
         specials = sql.SQL(", ").join(sql.Literal(s) for s in SPECIAL_TEXTS)
         special = [sql.SQL("({} ~ {} OR {} ~ {})").format(t, sql.Literal(SPECIAL_ELEMENT), t, sql.Literal(MULTI_DIM))
-                   if c in arrays
+                   if c in numeric else sql.SQL("{} ~ {}").format(t, sql.Literal(MULTI_DIM)) if c in arrays
                    else sql.SQL("{} IN ({})").format(t, specials) for c, t in zip(cols, text, strict=True)]
         on = sql.SQL(" AND ").join(sql.SQL("t.{} = v.{}::" + known[k][1]).format(
             sql.Identifier(known[k][0]), sql.Identifier(f"k{i}")) for i, k in enumerate(key_fields))
@@ -98,8 +99,8 @@ class PgNumerics(LazyConnection):
         out = []
         for i, *values in self._db().execute(q).fetchall():
             got = {c: v for c, v in zip(cols, values, strict=True)
-                   if v in SPECIAL_TEXTS or (c in arrays and v is not None and (re.search(SPECIAL_ELEMENT, v)
-                                                                             or multi_dimensional(v)))}
+                   if (c not in arrays and v in SPECIAL_TEXTS) or (c in arrays and v is not None and (
+                       multi_dimensional(v) or (c in numeric and re.search(SPECIAL_ELEMENT, v))))}
             if got:
                 out.append((keys[i], got))
         return out

@@ -7,6 +7,7 @@ same rows again streamed; the DDL steps run mid-stream on tables of their own.""
 from __future__ import annotations
 
 import json
+import math
 from decimal import Decimal
 
 import pytest
@@ -30,7 +31,7 @@ EDGE_DDL = [
     "x xml, ci citext, s text, iarr int[], tarr timestamptz[], narr numeric[], earr text[], "
     "bx box, cc circle, ln line, ls lseg, pa path, pg polygon, tq tsquery, ia interval[], ma money[], "
     "nma name[], xa xml[], vba varbit[], pta point[], ba bit[], tva tsvector[], ena lvl[], cpa pair[], tqa tsquery[], "
-    "bxa box[], hs hstore, i2 int[], ema email_t[], nneg numeric(5,-2), ntiny numeric(3,5), "
+    "bxa box[], hs hstore, i2 int[], ema email_t[], nneg numeric(5,-2), ntiny numeric(3,5), fna float8[], "
     "kd date DEFAULT '2024-02-29', kn numeric(10,2) DEFAULT 12.50, ktz timestamptz DEFAULT '2024-01-01 "
     "10:00:00.123456+02', PRIMARY KEY (id, kd, kn, ktz))",
 ]
@@ -50,7 +51,7 @@ TEXT_ARRAYS = ("UPDATE edges SET nma = '{{ab,NULL}}', xa = ARRAY['<a/>'::xml, NU
                # text with a NULL element (Debezium: the array NULL)
                "hs = 'a=>1, \"b c\"=>NULL', i2 = '{{{{1,2}},{{3,NULL}}}}', ema = ARRAY[NULL, 'x@y']::email_t[], "
                # PostgreSQL 15's negative scale and scale above the precision (decimals.py)
-               "nneg = -9999900, ntiny = 0.00123 "
+               "nneg = -9999900, ntiny = 0.00123, fna = ARRAY['NaN'::float8, NULL] "
                "WHERE id = {id}")
 ROWS = [  # id 1..4 in the snapshot, 11..14 streamed: the same values (Debezium's two paths differ)
     "({id}, 'NaN', 99999999.99, '4713-01-01 BC', '4713-01-01 00:00:00 BC', '4713-01-01 00:00:00+00 BC', "
@@ -150,7 +151,7 @@ def _edges_landed(p) -> None:
     lake = read_arrow(p.base_path("edges", "COPY_ON_WRITE"))
     cols = ["id", "dl", "e", "tmtz", "iv", "m", "r4", "rtz", "vb", "ci", "s", "iarr", "earr", "n", "cp", "bx", "tq",
             "narr", "ia", "ma", "nma", "xa", "vba", "pta", "ba", "tva", "ena", "cpa", "tqa", "bxa", "hs", "i2", "ema",
-            "nneg", "ntiny",
+            "nneg", "ntiny", "fna",
             "_hoodie_record_key"]
     rows = {r["id"]: r for r in lake.select(cols).to_pylist()}
     # Hudi's record keys of a date, numeric and timestamp (milliseconds), the bootstrap's and the stream's alike
@@ -181,6 +182,7 @@ def _edges_landed(p) -> None:
         assert json.loads(rows[k]["hs"]) == {"a": "1", "b c": None} and rows[k]["ema"] == [None, "x@y"], rows[k]
         assert rows[k]["i2"] is None and _refused(lake, k)["i2"]["value"] == "{{1,2},{3,NULL}}", _refused(lake, k)
         assert (rows[k]["nneg"], rows[k]["ntiny"]) == (Decimal("-9999900"), Decimal("0.00123")), rows[k]
+        assert math.isnan(rows[k]["fna"][0]) and rows[k]["fna"][1] is None, rows[k]  # a float's NaN is a value
     for k, special in ((1, "NaN"), (11, "NaN"), (2, "Infinity"), (12, "Infinity"), (3, "-Infinity")):
         assert _refused(lake, k)["n"]["value"] == special, (k, _refused(lake, k))  # read from the database
     for k in (3, 13):  # NaN / -Infinity elements of a numeric[] (Debezium: NULL elements): refused as a whole, as
