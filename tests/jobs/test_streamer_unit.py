@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,17 @@ def test_validate_names_corrupt_truncated_and_keyless_files(tmp_path):
     junk.write_bytes(b"not avro at all")
     with pytest.raises(streamer.JobInputError, match=r"corrupt or truncated Avro file .*j\.avro"):
         streamer.validate_avro_files([(str(junk), 0, 0)], ["artist_id"])
+    import fastavro  # a whole file whose schema no reader takes (Debezium's decimal(3,5) through Kafka Connect)
+
+    odd = tmp_path / "d.avro"
+    dec = {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 5}
+    with open(odd, "wb") as fh:
+        fastavro.writer(fh, {"type": "record", "name": "r", "fields": [{"name": "artist_id", "type": "int"},
+                                                                      {"name": "d", "type": dec}]},
+                        [{"artist_id": 1, "d": Decimal("0.00123")}])
+    odd.write_bytes(odd.read_bytes().replace(b'"precision": 5', b'"precision": 3', 1))  # the header's length kept
+    with pytest.raises(streamer.JobInputError, match=r"Avro file .*d\.avro has a schema no Avro reader takes"):
+        streamer.validate_avro_files([(str(odd), 0, 0)], ["artist_id"])
     missing = r"field 'artwork_id' .* missing from the schema of .*0000000000\.avro"
     with pytest.raises(streamer.JobInputError, match=missing):
         streamer.validate_avro_files([(str(REAL), 0, 0)], ["artwork_id"])

@@ -141,6 +141,9 @@ def validate_avro_files(files: list[SourceFile], required_fields: list[str], rec
         except fastavro.read.SchemaResolutionError as exc:
             raise JobInputError(f"the schema of {path} disagrees with the registry's: {first_line(exc)}; "
                                 "register the file's schema version (hudi-cdc schemas register)") from None
+        except fastavro.schema.SchemaParseException as exc:  # a whole file whose schema no Avro reader takes
+            raise JobInputError(f"Avro file {path} has a schema no Avro reader takes: {first_line(exc)} "
+                                "(what wrote it? docs/types.md)") from None
         except Exception as exc:  # fastavro raises many types for corrupt input
             raise JobInputError(f"corrupt or truncated Avro file {path}: {first_line(exc)}") from None
         text = json.dumps(schema, sort_keys=True)
