@@ -15,7 +15,7 @@ from __future__ import annotations
 from hudi_cdc.config.settings import DatabaseSettings
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.sources.db_tables import DbTable, UniqueIndex
-from hudi_cdc.sources.mysql.catalog import UNPARSEABLE_TYPES
+from hudi_cdc.sources.mysql.catalog import UNPARSEABLE_TYPES, VERSIONED_WHY
 
 CANDIDATE_TYPES = ("varchar", "char", "text", "tinytext", "date", "enum", "tinyint", "smallint", "mediumint", "int",
                    "year", "bit")
@@ -45,12 +45,12 @@ def unique_index(conn, schema: str, table: str, nullable: set[str]) -> UniqueInd
 def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[DbTable]:
     """The base tables of `schemas` (databases), or exactly `only` (database.table or table)."""
     marks = ",".join(["%s"] * len(schemas))
-    found = _rows(conn, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = "
-                        f"'BASE TABLE' AND TABLE_SCHEMA IN ({marks}) ORDER BY TABLE_SCHEMA, TABLE_NAME",
-                  tuple(schemas))
+    found = _rows(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_TYPE "
+                        f"IN ('BASE TABLE', 'SYSTEM VERSIONED') AND TABLE_SCHEMA IN ({marks}) "
+                        "ORDER BY TABLE_SCHEMA, TABLE_NAME", tuple(schemas))
     wanted = None if not only else {t if "." in t else f"{schemas[0]}.{t}" for t in only}
     out = []
-    for schema, table in ((str(s), str(t)) for s, t in found):
+    for schema, table, kind in ((str(s), str(t), str(k)) for s, t, k in found):
         if wanted is not None and f"{schema}.{table}" not in wanted:
             continue
         cols = _rows(conn, "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS WHERE "
@@ -64,6 +64,8 @@ def introspect(conn, schemas: list[str], only: list[str] | None = None) -> list[
         if bad:
             t.uncapturable = (f"{', '.join(bad)}, a type Debezium's DDL parser does not know (capture would stop); "
                               "change it (e.g. VARCHAR(39)) to capture the table")
+        elif kind == "SYSTEM VERSIONED":
+            t.uncapturable = VERSIONED_WHY
         if not pk:
             t.unique_index = unique_index(conn, schema, table, {str(n) for n, _, nl in cols if str(nl) == "YES"})
             if t.unique_index is not None:

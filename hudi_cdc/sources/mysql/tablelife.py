@@ -50,8 +50,11 @@ def uncapturable(pipeline: Pipeline) -> dict[str, str]:
     tables = src.source_tables(pipeline)
     found = catalog.unparseable_columns(pipeline, tables)
     why = " (Debezium's MariaDB/MySQL DDL parser does not know the type: change the column's type, e.g. VARCHAR(39))"
-    return {t.name: ", ".join(f"{c} is {ty}" for c, ty in found[t.qualified]) + why
-            for t in tables if t.qualified in found}
+    out = {t.name: ", ".join(f"{c} is {ty}" for c, ty in found[t.qualified]) + why
+           for t in tables if t.qualified in found}
+    versioned = catalog.system_versioned(pipeline, tables)
+    out.update({t.name: catalog.VERSIONED_WHY for t in tables if t.qualified in versioned and t.name not in out})
+    return out
 
 
 def gaps(pipeline: Pipeline, history: Path) -> tuple[list[str], list[str]]:
