@@ -33,6 +33,9 @@ from hudi_cdc.spark import launch
 
 _RUNTIME_CONF = ("spark.sql.shuffle.partitions",)  # set on the session for the job's run, then set back
 _IGNORED_CONF = {*local_conf(), "spark.driver.extraJavaOptions",  # the JVM's own: the session has its own
+                 # a static setting sized for the pipeline's tables (common/spark_conf.codegen_cache_conf): how much
+                 # generated code the JVM keeps, not what a job writes
+                 "spark.sql.codegen.cache.maxEntries",
                  # a pipeline with a metastore: the job's session catalog is Hive's. The job's writes do not use
                  # it (Hudi's Hive sync reaches the metastore from the table's properties, hms mode), so the
                  # shared session (in-memory catalog) stands in; readers of the synced tables prove the sync
