@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hudi_cdc.capture.rows import rebuilt
+
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 PRECISION = "connect.decimal.precision"
 _TYPMOD_SCALE = 2048  # the 11 bits PostgreSQL keeps a numeric's scale in: 2046 is -2
@@ -38,7 +40,6 @@ class OddDecimals:
         self._System = JClass("java.lang.System")
         self._SchemaBuilder = JClass("org.apache.kafka.connect.data.SchemaBuilder")
         self._Decimal = JClass("org.apache.kafka.connect.data.Decimal")
-        self._Struct = JClass("org.apache.kafka.connect.data.Struct")
         self._RoundingMode = JClass("java.math.RoundingMode")
         self._plans: dict[int, tuple[dict[str, int], Any] | None] = {}  # row schema identity -> plan
 
@@ -54,18 +55,18 @@ class OddDecimals:
         if plan is None:
             return out
         rescale, widened = plan
-        row = self._Struct(widened)
-        for f in schema.fields():
-            v = value.get(f)
-            name = str(f.name())
-            if name in rescale and v is not None:
-                v = v.setScale(rescale[name], self._RoundingMode.UNNECESSARY)  # exact: whole numbers
-            row.put(name, v)
-        return out.newRecord(out.topic(), out.kafkaPartition(), out.keySchema(), out.key(), widened, row,
-                             out.timestamp())
+        unnecessary = self._RoundingMode.UNNECESSARY  # exact: whole numbers
+
+        def change(name: str, v):
+            return v.setScale(rescale[name], unnecessary) if name in rescale and v is not None else v
+
+        return rebuilt(out, widened, change)
 
     def _plan(self, schema) -> tuple[dict[str, int], Any] | None:
+        """(the fields whose values take a new scale: that scale, the schema they land on), None when no field
+        changes."""
         changed: dict[str, tuple[int, int]] = {}
+        rescale: dict[str, int] = {}
         for f in schema.fields():
             s = f.schema()
             if s.name() is None or str(s.name()) != DECIMAL or s.parameters() is None:
@@ -73,9 +74,12 @@ class OddDecimals:
             params = s.parameters()
             if params.get(PRECISION) is None:
                 continue
-            got = fixed(int(str(params.get(PRECISION))), int(str(params.get("scale"))))
+            scale = int(str(params.get("scale")))
+            got = fixed(int(str(params.get(PRECISION))), scale)
             if got is not None:
                 changed[str(f.name())] = got
+                if got[1] != scale:
+                    rescale[str(f.name())] = got[1]
         if not changed:
             return None
         b = self._SchemaBuilder.struct()
@@ -89,6 +93,4 @@ class OddDecimals:
                 b = b.field(name, (d.optional() if f.schema().isOptional() else d).build())
             else:
                 b = b.field(name, f.schema())
-        old = {name: int(str(next(f for f in schema.fields() if str(f.name()) == name).schema().parameters()
-                                  .get("scale"))) for name in changed}
-        return {n: sc for n, (_, sc) in changed.items() if old[n] != sc}, b.build()
+        return rescale, b.build()

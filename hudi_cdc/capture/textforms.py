@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hudi_cdc.capture.rows import rebuilt
 from hudi_cdc.capture.specials import LazyConnection
 from hudi_cdc.sources.tables import lake_name
 
@@ -30,7 +31,6 @@ class TextForms(LazyConnection):
         self._tables = tables  # topic -> (schema, table)
         self._System = JClass("java.lang.System")
         self._SchemaBuilder = JClass("org.apache.kafka.connect.data.SchemaBuilder")
-        self._Struct = JClass("org.apache.kafka.connect.data.Struct")
         self._ArrayList = JClass("java.util.ArrayList")
         self._UTF_8 = JClass("java.nio.charset.StandardCharsets").UTF_8
         self._String = JClass("java.lang.String")
@@ -50,12 +50,7 @@ class TextForms(LazyConnection):
         if plan is None:
             return out
         names, widened = plan
-        row = self._Struct(widened)
-        for f in schema.fields():
-            v = value.get(f)
-            row.put(f.name(), self._text(v) if str(f.name()) in names else v)
-        return out.newRecord(out.topic(), out.kafkaPartition(), out.keySchema(), out.key(), widened, row,
-                             out.timestamp())
+        return rebuilt(out, widened, lambda name, v: self._text(v) if name in names else v)
 
     def _plan(self, topic: str, schema):
         candidates = [str(f.name()) for f in schema.fields() if _bytes_like(f.schema())]
