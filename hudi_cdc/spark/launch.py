@@ -45,15 +45,28 @@ PR_SET_PDEATHSIG = 1
 Progress = Callable[[str], None]
 
 
-def die_with_parent() -> None:
-    """In the child before exec (Linux): SIGKILL it when hudi-cdc dies (PR_SET_PDEATHSIG survives
-    exec, and spark-submit execs the JVM in the same process)."""
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's prctl, found in this process (Linux), or None."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
     except (OSError, AttributeError):  # not Linux: the child is stopped by terminate() only
-        pass
+        return None
+
+
+# Loaded here, never in the child: the child of a fork runs only the calling thread, so a module another
+# thread was importing at the fork (capture's JPype thread beside `run`'s stream) stays locked there, and an
+# `import ctypes` in the child waited on it for ever: `hudi-cdc run` hung before its stream's JVM started.
+_PRCTL = _load_prctl()
+
+
+def die_with_parent() -> None:
+    """In the child before exec (Linux): SIGKILL it when hudi-cdc dies (PR_SET_PDEATHSIG survives
+    exec, and spark-submit execs the JVM in the same process). No import and no library loading here
+    (see _PRCTL): one call of a C function the parent found."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def spark_env(*, spark_home: str | Path, java_home: str | Path, python: str, extra: Mapping[str, str] | None = None,

@@ -126,3 +126,28 @@ def test_the_result_protocol_is_the_jobs():
 
     assert launch.RESULT_MARK == streamer.RESULT_MARK == iceberg_apply.RESULT_MARK
     assert launch.ERROR_MARK == streamer.ERROR_MARK == iceberg_apply.ERROR_MARK
+
+
+def test_the_childs_death_signal_is_set_without_importing(tmp_path):
+    """die_with_parent runs in the forked child, where only the forking thread lives: a module another thread was
+    importing at the fork stays locked there (capture's JPype thread beside `run`'s stream made an `import
+    ctypes` in the child wait for ever). So the child imports nothing: with imports refused it still sets the
+    death signal (read back with PR_GET_PDEATHSIG)."""
+    code = textwrap.dedent("""
+        import builtins, ctypes, signal
+        from hudi_cdc.spark import launch
+        real = builtins.__import__
+        def refuse(name, *args, **kwargs):
+            raise AssertionError("imported in the child: " + name)
+        builtins.__import__ = refuse
+        try:
+            launch.die_with_parent()
+        finally:
+            builtins.__import__ = real
+        got = ctypes.c_int()
+        ctypes.CDLL("libc.so.6").prctl(2, ctypes.byref(got))  # PR_GET_PDEATHSIG
+        print(got.value == signal.SIGKILL)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr[-2000:]
