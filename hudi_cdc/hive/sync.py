@@ -1,29 +1,26 @@
 """Re-sync a table to the Hive metastore without writing data: Hudi's own HiveSyncTool, hms mode.
 
 ``org.apache.hudi.hive.HiveSyncTool`` (in the Hudi Spark bundle) has a command-line main; it needs
-no Spark session, only Hadoop/Hive classes, which the pyspark wheel's jars provide. One short JVM
-per target: ``java -cp <hudi spark bundle>:$SPARK_HOME/jars/* org.apache.hudi.hive.HiveSyncTool
---base-path P --database DB --table T --sync-mode hms --metastore-uris thrift://...``. It creates the
-database, the table (CoW: ``<t>``; MoR: ``<t>_ro`` and ``<t>_rt``) and the partitions, or brings them
-up to date with the latest commit. A few JVMs run at once (`_workers`), and one target's failure does
-not stop the others: the command ends naming each failed target (TablesFailed).
+no Spark session, only Hadoop/Hive classes, which the pyspark wheel's jars provide. Every target is
+synced in ONE JVM (sync_jvm.py: ``HiveSyncTool.main`` called with ``--base-path P --database DB --table
+T --sync-mode hms --metastore-uris thrift://...`` for each, the Hudi bundle and Spark's jars on its
+classpath). It creates the database, the table (CoW: ``<t>``; MoR: ``<t>_ro`` and ``<t>_rt``) and the
+partitions, or brings them up to date with the latest commit. One target's failure does not stop the
+others: the command ends naming each failed target (TablesFailed).
 """
 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hudi_cdc.common.causes import error_lines
 from hudi_cdc.config import history_name
-from hudi_cdc.errors import ConfigError, HudiCdcError, JobError, TablesFailed, TableStateError
+from hudi_cdc.errors import ConfigError, HudiCdcError, TablesFailed, TableStateError
+from hudi_cdc.hive.sync_jvm import SyncJvm
 
-MAIN_CLASS = "org.apache.hudi.hive.HiveSyncTool"
 MULTI_PART_EXTRACTOR = "org.apache.hudi.hive.MultiPartKeysValueExtractor"
 # what spark-submit adds for Java 17 (org.apache.spark.launcher.JavaModuleOptions)
 JAVA17_OPTIONS = ["-XX:+IgnoreUnrecognizedVMOptions", "-Djdk.reflect.useDirectMethodHandle=false"] + [
@@ -33,13 +30,14 @@ JAVA17_OPTIONS = ["-XX:+IgnoreUnrecognizedVMOptions", "-Djdk.reflect.useDirectMe
         "sun.security.action", "sun.util.calendar")]
 
 
-def sync_argv(pipeline, table: str, table_type: str, metastore_uri: str, java: str, classpath: str,
-              history: bool = False) -> list[str]:
-    """HiveSyncTool's argv for a table, or (history) for its history table: `<t>_history`, no partitions."""
+JVM_OPTIONS = ["-Xmx512m", *JAVA17_OPTIONS]
+
+
+def sync_args(pipeline, table: str, table_type: str, metastore_uri: str, history: bool = False) -> list[str]:
+    """HiveSyncTool's arguments for a table, or (history) for its history table: `<t>_history`, no partitions."""
     t = pipeline.table(table)
     base = pipeline.history_base_path(table, table_type) if history else pipeline.base_path(table, table_type)
-    argv = [java, "-Xmx512m", *JAVA17_OPTIONS, "-cp", classpath, MAIN_CLASS,
-            "--base-path", base,
+    argv = ["--base-path", base,
             "--database", pipeline.hive_db(table_type),
             "--table", history_name(table) if history else table,
             "--sync-mode", "hms",
@@ -76,9 +74,6 @@ def _java() -> str:
     return str(find_java(11, "Hive sync"))
 
 
-_ERR = re.compile(r"(Exception|ERROR|Error:|Caused by)")
-
-
 def sync(pipeline, table: str | None = None, table_type: str | None = None,
          metastore_uri: str | None = None, progress: Callable[[str], None] | None = None,
          timeout: float = 600.0) -> list[dict[str, object]]:
@@ -95,16 +90,9 @@ def sync(pipeline, table: str | None = None, table_type: str | None = None,
         return _sync_each(pipeline, targets, uri, cp, progress, timeout)
 
 
-def _workers() -> int:
-    """HiveSyncTool JVMs at once: each is mostly its own start-up (~3 s of one core's class loading)."""
-    return max(1, min(4, os.cpu_count() or 1))
-
-
 def _sync_each(pipeline, targets, uri: str, cp: str, progress, timeout: float) -> list[dict[str, object]]:
-    """Every target synced, a few JVMs at once (the first of each Hive database alone, so that one JVM creates
-    it); one target's failure does not stop the others (TablesFailed names each failed one at the end)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    """Every target synced in one JVM, one after the other; one target's failure does not stop the others
+    (TablesFailed names each failed one at the end)."""
     env = None
     if pipeline.uses_s3:
         from hudi_cdc.common.s3 import endpoint_env
@@ -112,50 +100,32 @@ def _sync_each(pipeline, targets, uri: str, cp: str, progress, timeout: float) -
         env = {**os.environ, **endpoint_env(pipeline.s3_endpoint())}
     # each table, then its history table (history: scd2)
     every = [(n, tt, False) for n, tt in targets] + [(n, tt, True) for n, tt in targets if pipeline.table(n).history]
-    java = _java()
-    results: dict[int, dict[str, object] | HudiCdcError] = {}
-
-    def one(i: int) -> None:
-        name, tt, history = every[i]
-        try:
-            results[i] = _sync_one(pipeline, name, tt, history, uri, java, cp, env, progress, timeout)
-        except HudiCdcError as exc:
-            results[i] = exc
-
-    firsts: dict[str, int] = {}
-    for i, (_, tt, _) in enumerate(every):
-        firsts.setdefault(pipeline.hive_db(tt), i)
-    for i in firsts.values():
-        one(i)
-    with ThreadPoolExecutor(max_workers=_workers()) as pool:
-        list(pool.map(one, [i for i in range(len(every)) if i not in firsts.values()]))
-    rows = [r for _, r in sorted(results.items()) if isinstance(r, dict)]
-    failed = [(history_name(every[i][0]) if every[i][2] else every[i][0], every[i][1], r)
-              for i, r in sorted(results.items()) if not isinstance(r, dict)]
+    rows: list[dict[str, object]] = []
+    failed: list[tuple[str, str, HudiCdcError]] = []
+    with tempfile.TemporaryDirectory(prefix="hudi-cdc-hive-sync-log-") as logs, \
+            SyncJvm(_java(), JVM_OPTIONS, cp, env, Path(logs) / "hive-sync.log") as jvm:
+        for name, tt, history in every:
+            try:
+                rows.append(_sync_one(pipeline, name, tt, history, uri, jvm, progress, timeout))
+            except HudiCdcError as exc:
+                failed.append((history_name(name) if history else name, tt, exc))
     if failed:
         raise TablesFailed("hive sync", failed, rows, len(every))
     return rows
 
 
-def _sync_one(pipeline, name: str, tt: str, history: bool, uri: str, java: str, cp: str, env, progress,
+def _sync_one(pipeline, name: str, tt: str, history: bool, uri: str, jvm: SyncJvm, progress,
               timeout: float) -> dict[str, object]:
     from hudi_cdc.common import storage
 
     base = pipeline.history_base_path(name, tt) if history else pipeline.base_path(name, tt)
     if not storage.is_dir(storage.join(base, ".hoodie")):
         raise TableStateError(f"{base} is not a Hudi table yet (no .hoodie); run hudi-cdc bootstrap first")
-    argv = sync_argv(pipeline, name, tt, uri, java, cp, history)
     label = history_name(name) if history else name
     if progress:
         progress(f"syncing {base} -> {pipeline.hive_db(tt)}.{label} ({uri})")
     t0 = time.monotonic()
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise JobError(f"hive sync of {label} ({tt}) did not finish within {int(timeout)}s") from None
-    out = proc.stdout + proc.stderr
-    if proc.returncode != 0 or re.search(r"HoodieHiveSyncException|Got runtime exception when hive syncing", out):
-        raise JobError(f"hive sync of {label} ({tt}) to {uri} failed: {error_lines(out, _ERR)}")
+    jvm.call(sync_args(pipeline, name, tt, uri, history), f"{label} ({tt}) to {uri}", timeout)
     suffixes = [""] if tt == "COPY_ON_WRITE" else ["_ro", "_rt"]
     return {"table": label, "type": tt, "base_path": base,
             "hive_tables": ", ".join(f"{pipeline.hive_db(tt)}.{label}{s}" for s in suffixes),
