@@ -75,15 +75,18 @@ def sql_cmd(statement, server, output):
 
 @click.command("sync")
 @click.option("--table", "-t", "table", default=None, help="pipeline table (default: every table)")
-@click.option("--type", "table_type", type=click.Choice(["COPY_ON_WRITE", "MERGE_ON_READ"]), default=None,
-              help="only this table type (default: every type of the table)")
+@click.option("--type", "table_type", default=None, help="only this table type: cow or mor (default: every type)",
+              type=click.Choice(["cow", "mor", "COPY_ON_WRITE", "MERGE_ON_READ"], case_sensitive=False))
 @click.option("--metastore", default=None, metavar="URI",
               help="thrift://host:port (default: lake.hive_metastore of the pipeline file)")
 @output_option
 @click.pass_context
 def sync_cmd(ctx, table, table_type, metastore, output):
     """Re-sync tables to the Hive metastore (Hudi's HiveSyncTool, hms mode) without writing data."""
+    from hudi_cdc.cli.locate import BY_SUFFIX
     from hudi_cdc.hive.sync import sync
 
+    if table_type:
+        table_type = BY_SUFFIX.get(table_type.lower(), table_type.upper())  # cow|mor as every command takes it
     rows = sync(pipeline_from(ctx), table, table_type, metastore, progress)
     render(Output.rows(rows, ["table", "type", "hive_tables", "seconds"]), output)
