@@ -95,6 +95,26 @@ def test_a_landing_is_listed_again_only_when_its_folder_changed(tmp_path: Path):
     now[0] = time.time()
     landing.hold()  # the folder changed just now: a file landing in the same clock tick could hide, no hold
     assert landing.pending_since("1000000") == 2000.0
+    now[0] = time.time() + 10
+    seen = landing.seen()  # a round starts: its files wait for a cut ...
+    os.utime(cuts, (old + 3, old + 3))  # ... which capture writes while the round runs
+    landing.hold(seen)  # the round ends having taken nothing: not held against the cut it did not see
+    assert landing.pending_since("1000000") == 2000.0
+
+
+def test_an_s3_landing_held_for_a_cut_is_looked_at_again():
+    """On s3:// the cuts folder is not watched: a held table's files are pending again after HELD_S3_SECONDS
+    (before: held until its topic landed another file, so a quiet table's last transaction waited for ever)."""
+    from hudi_cdc.jobs.stream.schedule import HELD_S3_SECONDS
+
+    now = [1000.0]
+    files = [("s3://b/t/partition=0/t+0+0.avro", 900_000, 1)]
+    landing = Landing("s3://b/t", clock=lambda: now[0], walk=lambda root: files)
+    assert landing.pending_since(None) == 900.0
+    landing.hold(landing.seen())
+    assert landing.pending_since(None) is None
+    now[0] += HELD_S3_SECONDS + 6  # past the hold (and the relisting interval)
+    assert landing.pending_since(None) == 900.0
 
 
 def _result(t, skipped=False):
@@ -116,7 +136,10 @@ class Pending:
             def pending_since(self, checkpoint):
                 return time.time() - 1 if left.get(name, 0) > 0 else None
 
-            def hold(self):
+            def seen(self):
+                return ()
+
+            def hold(self, seen=None):
                 pass
 
         return One()

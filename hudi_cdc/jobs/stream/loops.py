@@ -252,6 +252,8 @@ class AllTables:
         t = lp.target
         started = self.clock()
         lp.quiet_due = None  # this round does it
+        landing = self.landings.get(lp.key)
+        seen = landing.seen() if landing is not None else None  # before the round looks (Landing.hold)
         try:
             self._set_pool(lp.key)
             try:
@@ -272,9 +274,8 @@ class AllTables:
                     self.generations.finished(lp.key, result.cut, bool(result.files))
                 lp.checked = True
                 lp.ready_at = started + t.min_sync_interval_seconds
-                landing = self.landings.get(lp.key)
                 if landing is not None and result.skipped:
-                    landing.hold()  # nothing taken: nothing pending until the folder changes
+                    landing.hold(seen)  # nothing taken: nothing pending until a folder changes from what it saw
         except BaseException as exc:  # noqa: BLE001 - a bug in the bookkeeping ends the job, said
             self._fail_all(exc)
         finally:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from hudi_cdc.common import s3, storage
 
 RACY_SECONDS = 2.0  # a folder changed this close to its listing may hold a file the listing missed
+HELD_S3_SECONDS = 10.0  # an s3:// landing held back for a cut is looked at again after this
 MAX_AUTO_PARALLEL = 8
 
 
@@ -90,7 +91,8 @@ class Landing:
         self.mtimes: list[int] = []
         self.listed_at: float | None = None
         self.listings = 0
-        self.held: object = None  # the listing a round found nothing to take from (cuts held it back)
+        # the listing a round found nothing to take from (cuts held it back): (signature, cuts signature, until)
+        self.held: tuple[object, int | None, float | None] | None = None
 
     def _signature(self) -> tuple | None:
         """The folder's and its partition folders' modification times (ns); None: no folder."""
@@ -126,22 +128,32 @@ class Landing:
     def pending_since(self, checkpoint: str | None) -> float | None:
         """The modification time (s) of the oldest file after `checkpoint` (ms), None when none is."""
         self._refresh()
-        if self.held is not None and self.held == (self.sig, self._cuts_sig()):
-            return None
+        if self.held is not None:
+            sig, cuts, until = self.held
+            if (sig, cuts) == (self.sig, self._cuts_sig()) and (until is None or self.clock() < until):
+                return None
+            self.held = None
         last = int(checkpoint) if checkpoint not in (None, "") else -1
         i = bisect.bisect_right(self.mtimes, last)
         return self.mtimes[i] / 1000.0 if i < len(self.mtimes) else None
 
-    def hold(self) -> None:
+    def seen(self) -> tuple:
+        """What a round about to start will look at: the folder's and the cuts folder's signatures, and when.
+        Taken before the round, so that a cut landing while the round runs is not held against it."""
+        return (self.sig, self._cuts_sig(), self.clock())
+
+    def hold(self, seen: tuple | None = None) -> None:
         """A round took nothing from what is landed (an open transaction held back): nothing is pending
-        until the folder changes (not held while the folder's time is too recent to tell a change by)."""
+        until the folder or the cuts folder changes from what the round saw (`seen`, taken before it: a cut
+        written during the round releases the files at once), and not held while their times are too recent
+        to tell a change by. An s3:// landing is held for HELD_S3_SECONDS at most (its cuts are not watched)."""
+        sig, cuts, at = seen if seen is not None else self.seen()
         if self.s3:
-            self.held = (self.sig, None)
+            self.held = (sig, None, self.clock() + HELD_S3_SECONDS)
             return
-        cuts = self._cuts_sig()
-        times = [*(self.sig if isinstance(self.sig, tuple) else ()), cuts or 0]
-        recent = max(times) / 1e9 >= self.clock() - RACY_SECONDS
-        self.held = None if recent else (self.sig, cuts)
+        times = [*(sig if isinstance(sig, tuple) else ()), cuts or 0]
+        recent = max(times) / 1e9 >= at - RACY_SECONDS
+        self.held = None if recent else (sig, cuts, None)
 
     def _cuts_sig(self) -> int | None:
         if self.cuts is None:
