@@ -312,6 +312,9 @@ def load_pipeline(path: str | os.PathLike | None = None) -> Pipeline:
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{p}:{where}: malformed YAML: {problem}") from None
+    if data is None:
+        raise ConfigError(f"{p}: the pipeline file is empty (`hudi-cdc init` writes one: it writes the file itself, "
+                          "so do not redirect its output into it)")
     pipeline = parse_pipeline(data, str(p), str(p.resolve().parent))
     if pipeline.storage.s3_endpoint:  # readers and checks in this process reach S3 there
         from hudi_cdc.common import s3

@@ -168,9 +168,16 @@ def _left_out(t: DbTable) -> str | None:
     return None
 
 
+def has_pipeline_file(directory: Path) -> bool:
+    """A pipeline file init adds to: one with anything in it (an empty one, e.g. left by `init > hudi-cdc.yaml`,
+    is written anew)."""
+    path = directory / PIPELINE_FILE
+    return path.exists() and bool(path.read_text().strip())
+
+
 def _existing(path: Path, registry: str, metastore: str) -> Pipeline | None:
     """The pipeline file already there, if any; --registry / --metastore are for a new file only."""
-    existing = load_pipeline(path) if path.exists() else None
+    existing = load_pipeline(path) if has_pipeline_file(path.parent) else None
     if existing is not None and (registry or metastore):
         key = "source.schema_registry" if registry else "lake.hive_metastore"
         raise ConfigError(f"init --from-database: --{'registry' if registry else 'metastore'} is for a new pipeline "
@@ -275,7 +282,7 @@ def new_database(directory: Path, host: str, port: int | None, dbname: str | Non
                  password_env: str | None, kind: str = "postgresql") -> tuple[DatabaseSettings | None, str | None]:
     """The database of a new pipeline file from options, and its password from the named env var
     (None, None when DIRECTORY already has a pipeline file: its source.database is used)."""
-    if (directory / PIPELINE_FILE).exists() or not (dbname and user):
+    if has_pipeline_file(directory) or not (dbname and user):
         return None, None
     try:
         given = {"kind": kind, "host": host, "name": dbname, "user": user, "password_env": password_env}

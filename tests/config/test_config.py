@@ -60,6 +60,7 @@ def test_relative_paths_resolve_against_the_file(tmp_path):
      r"tables\.artists\.hudi_options: hoodie\.write\.table\.version: set hudi\.table_version instead"),
     ("pipeline: [unclosed\n", r"hudi-cdc\.yaml: line \d+, column \d+: malformed YAML"),
     ("- just\n- a list\n", r"must be a YAML mapping"),
+    ("\n", r"hudi-cdc\.yaml: the pipeline file is empty \(`hudi-cdc init` writes one"),
 ])
 def test_errors_name_key_and_file(tmp_path, text, expected):
     with pytest.raises(ConfigError, match=expected):

@@ -23,6 +23,20 @@ def test_entries_go_to_the_end_of_the_tables_block():
     assert _insert_entries("pipeline: p\ntables: {}\n", "  b: {}\n") == "pipeline: p\ntables:\n  b: {}\n"
 
 
+def test_an_empty_pipeline_file_is_written_anew(tmp_path):
+    """`hudi-cdc init --from-database ... > hudi-cdc.yaml` (the shell makes the file empty before init runs): init
+    takes the empty file for no file and its options for the database, where it once failed with "the pipeline
+    file must be a YAML mapping"."""
+    from hudi_cdc.sources.init import has_pipeline_file, new_database
+
+    (tmp_path / "hudi-cdc.yaml").write_text("\n")
+    assert not has_pipeline_file(tmp_path)
+    db, _ = new_database(tmp_path, "127.0.0.1", 5432, "shop", "postgres", None)
+    assert db is not None and db.name == "shop"
+    (tmp_path / "hudi-cdc.yaml").write_text("pipeline: p\n")
+    assert has_pipeline_file(tmp_path) and new_database(tmp_path, "h", 1, "shop", "u", None) == (None, None)
+
+
 def test_a_new_file_carries_the_registry_and_metastore(tmp_path):
     """`init --from-database --registry/--metastore` puts them in the new file (they were once ignored:
     a pipeline with no Hive sync); for an existing file they are refused, naming the key to edit."""
