@@ -11,15 +11,17 @@ terminal.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hudi_cdc.common.causes import error_lines, root_cause
 from hudi_cdc.errors import JobError
 
-MAIN_CLASS = "org.apache.hudi.hive.HiveSyncTool"
+_ERR = re.compile(r"(Exception|ERROR|Error:|Caused by)")
 
 
 class SyncJvm:
@@ -83,7 +85,7 @@ class SyncJvm:
             return
         exc = failure[0]
         if isinstance(exc, Py4JJavaError):
-            raise JobError(f"hive sync of {label} failed: {_java_causes(exc)}") from None
+            raise JobError(f"hive sync of {label} failed: {root_cause(exc, 300)}") from None
         if isinstance(exc, Py4JError):
             self.close()
             raise JobError(f"hive sync of {label}: the sync JVM failed ({exc}): {_tail(self.log_path)}") from None
@@ -116,24 +118,9 @@ def _drain(stream, log) -> None:
         log.close()
 
 
-def _java_causes(exc) -> str:
-    """A Java exception and its root causes on one line: `Type: message | caused by ... Type: root message`."""
-    parts: list[str] = []
-    throwable, depth = exc.java_exception, 0
-    while throwable is not None and depth < 20:
-        text = str(throwable.toString()).split("\n")[0][:300]
-        if text not in parts:
-            parts.append(text)
-        throwable, depth = throwable.getCause(), depth + 1
-    if len(parts) > 3:
-        parts = [parts[0], "...", *parts[-2:]]
-    return " | caused by ".join(parts)
-
-
-def _tail(path: Path, keep: int = 3) -> str:
+def _tail(path: Path) -> str:
+    """The JVM log's last error lines, one line."""
     try:
-        lines = [x for x in path.read_text(errors="replace").splitlines() if x.strip() and not x.startswith("\tat ")]
+        return error_lines(path.read_text(errors="replace"), _ERR, keep=3)
     except OSError:
         return "(no output)"
-    return " | ".join(x[:300] for x in lines[-keep:]) or "(no output)"
-
