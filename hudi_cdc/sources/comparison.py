@@ -156,6 +156,8 @@ def _lake_table(pipeline: Pipeline, table: str, table_type: str, history: bool =
     versions of its history table (`history: scd2`), what the database holds now."""
     from hudi_cdc.lake.reader import read_arrow
 
+    if _waits_for_rows(pipeline, table, table_type, history):
+        return None
     if not history:
         return read_arrow(pipeline.base_path(table, table_type))
     import pyarrow.compute as pc
@@ -264,6 +266,18 @@ def _rejected(cols: list[Column], want: bytes, names: list[str], rejects_json: s
     return left
 
 
+def _waits_for_rows(pipeline: Pipeline, table: str, table_type: str, history: bool) -> bool:
+    """Whether the table was bootstrapped empty (lake/empty.py) and no round has created it yet: the lake
+    holds no rows of it, which is what the database held then (compared as such, not refused)."""
+    from hudi_cdc.jobs.streamer import has_completed_commit
+    from hudi_cdc.lake.empty import is_empty_bootstrapped
+
+    if not is_empty_bootstrapped(pipeline, table, table_type):
+        return False
+    base = pipeline.history_base_path(table, table_type) if history else pipeline.base_path(table, table_type)
+    return not has_completed_commit(base)  # a local path or s3://
+
+
 def require_lake_table(pipeline: Pipeline, table: str, table_type: str, history: bool = False) -> str:
     """The table's base path; a local table without a completed commit is one TableStateError (what every
     source's verify checks before it reads the database)."""
@@ -273,7 +287,8 @@ def require_lake_table(pipeline: Pipeline, table: str, table_type: str, history:
     if history and not pipeline.table(table).history:
         raise TableStateError(f"table {table} has no history table (history: scd2 in {pipeline.source_file})")
     base = pipeline.history_base_path(table, table_type) if history else pipeline.base_path(table, table_type)
-    if base.startswith("file://") and not has_completed_commit(base):  # pipeline.table_exists, local
+    if base.startswith("file://") and not has_completed_commit(base) and not _waits_for_rows(
+            pipeline, table, table_type, history):  # pipeline.table_exists, local
         what = "history table" if history else "table"
         raise TableStateError(f"{what} {table} ({table_type}) does not exist at {base}; run `hudi-cdc bootstrap` first")
     return base

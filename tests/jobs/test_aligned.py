@@ -76,3 +76,57 @@ def test_the_dispatcher_ends_every_table_on_the_same_cut(tmp_path: Path):
     k = min(len(ended["hot"]), len(ended["slow"]))
     assert k >= 3 and ended["hot"][:k] == ended["slow"][:k], ended  # one round each per generation, same cut
     assert len(set(ended["slow"])) == len(ended["slow"])  # every generation a newer cut
+
+
+def test_files_landed_after_the_generations_ceiling_are_taken_in_the_next_one(tmp_path: Path):
+    """A small table's files land with cut 2 while a big table's round of generation 1 (ceiling: cut 1) runs;
+    the small table's round in that generation takes nothing (its files end on cut 2, past the ceiling). It
+    must not be held as if it waited for a cut capture has not written: cut 2 is there, and it is the next
+    generation's ceiling (held, the table waited until its folder changed again: for ever on a quiet table)."""
+    folder = tmp_path / "landing" / cuts.CUTS_DIR
+    _cut(folder, 1)
+    targets = _targets("big", "small")
+    landed = {"small": False}
+    held: list[str] = []
+    ends: dict[str, list] = {"big": [], "small": []}
+    stop = threading.Event()
+
+    class Landing:
+        def __init__(self, name):
+            self.name, self.held = name, False
+
+        def pending_since(self, checkpoint):
+            if self.held:  # what schedule.Landing does: nothing pending until a folder changes (none does)
+                return None
+            return time.time() - 1 if self.name == "big" and not ends["big"] or landed.get(self.name) else None
+
+        def seen(self):
+            return ()
+
+        def hold(self, seen=None):
+            self.held = True
+            held.append(self.name)
+
+    def run_round(spark, t, props, log):
+        name = t.target_table.rpartition(".")[2]
+        result = _result(t)
+        if name == "big":
+            landed["small"] = True  # capture lands the small table's transaction, then its cut
+            _cut(folder, 2)
+            time.sleep(0.3)  # the small table's round of this generation runs meanwhile
+            result.files, result.cut = ["f"], t.cut_ceiling
+        elif t.cut_ceiling >= 2:
+            landed["small"] = False
+            result.files, result.cut = ["f"], 2
+            stop.set()
+        else:
+            result.skipped, result.commit = True, None  # its files wait: past this generation's ceiling
+        ends[name].append(t.cut_ceiling)
+        return result
+
+    threading.Timer(10, stop.set).start()
+    landings = {t.target_table: Landing(t.target_table.rpartition(".")[2]) for t in targets}
+    AllTables(FakeSpark(), targets, {id(t): {} for t in targets}, LoopSettings(max_parallel=2), run_round,
+              stop.is_set, lambda m: None, landing=lambda t: landings[t.target_table], checkpoint=lambda t: None,
+              generations=Generations({"big_cow": str(folder), "small_cow": str(folder)})).run()
+    assert ends["small"] == [1, 2] and not held, (ends, held)

@@ -220,3 +220,22 @@ def test_stream_refuses_a_table_at_another_version_in_one_line(p, monkeypatch):
     (meta / "hoodie.properties").write_text("hoodie.table.name=artists\nhoodie.table.version=6\n")
     with pytest.raises(TableStateError, match=r"is Hudi table version 6, .* set hudi.table_version: 6 to keep"):
         pipe.plan_stream(p9, "artists", once=True)
+
+
+def test_verify_reads_a_table_bootstrapped_empty_as_a_lake_with_no_rows(p):
+    """`verify` (every source) takes a table bootstrapped empty and not created yet as an empty lake table (0
+    rows, compared with the database's), not as a table never bootstrapped; the lake's rows once it exists."""
+    from hudi_cdc.sources.comparison import _lake_table, require_lake_table
+
+    with pytest.raises(TableStateError, match=r"artworks \(COPY_ON_WRITE\) does not exist .* bootstrap` first"):
+        require_lake_table(p, "artworks", COW)
+    mark_empty(p, "artworks", COW)
+    assert require_lake_table(p, "artworks", COW) == p.base_path("artworks", COW)
+    assert _lake_table(p, "artworks", COW) is None
+    with pytest.raises(TableStateError, match=r"artworks \(MERGE_ON_READ\) does not exist"):
+        require_lake_table(p, "artworks", MOR)
+    timeline = uri_to_path(p.base_path("artworks", COW)) / ".hoodie" / "timeline"
+    timeline.mkdir(parents=True)
+    (timeline / "20261201000000000_20261201000001000.commit").write_text("{}")  # its first round committed
+    with pytest.raises(TableStateError, match="cannot read Hudi table"):  # read now, not taken as empty
+        _lake_table(p, "artworks", COW)

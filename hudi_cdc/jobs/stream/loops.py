@@ -274,8 +274,10 @@ class AllTables:
                     self.generations.finished(lp.key, result.cut, bool(result.files))
                 lp.checked = True
                 lp.ready_at = started + t.min_sync_interval_seconds
-                if landing is not None and result.skipped:
+                if landing is not None and result.skipped and t.cut_ceiling is None:
                     landing.hold(seen)  # nothing taken: nothing pending until a folder changes from what it saw
+                # under a generation's ceiling the table is through it instead (aligned.py): its files may end on
+                # a cut newer than the ceiling, already written, which no folder change would announce
         except BaseException as exc:  # noqa: BLE001 - a bug in the bookkeeping ends the job, said
             self._fail_all(exc)
         finally:
