@@ -19,6 +19,11 @@ second; else the next one) carries it out:
 5. every incremental-snapshot row (op 'r', source.snapshot 'incremental') of the table is landed with
    ``__lsn`` = R - 1 instead of the streaming position Debezium gives it.
 
+A PostgreSQL partitioned table gets a blocking snapshot instead (signal type ``blocking``: Debezium pauses
+streaming and reads the table whole, as its initial snapshot does; an incremental snapshot reads none of a
+partitioned table's rows): the same floor, its rows ordered at R - 1 the same way, its end told by the
+initial snapshot's notification.
+
 Why R - 1 (docs/capture.md, "Incremental snapshots"): every change with an LSN below R was committed
 before the signal (step 4), so before any chunk was read: the chunk row reflects it and, being
 ordered after it, wins. Every change at or after R is streamed (the table is captured before R) and is
@@ -46,7 +51,7 @@ from hudi_cdc.common.text import log_progress
 from hudi_cdc.config import Pipeline, load_pipeline
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.sources import tables as src
-from hudi_cdc.sources.base import INCREMENTAL, NOTIFICATIONS, SnapshotSignals
+from hudi_cdc.sources.base import BLOCKING, INCREMENTAL, NOTIFICATIONS, SnapshotSignals
 
 Progress = Callable[[str], None]
 STALLED_SECONDS = 120  # a --once run that finishes its snapshots (under_way) ends when none moved this long
@@ -215,18 +220,26 @@ class Snapshots:
 
     def _signal(self, table: str, doc: dict) -> None:
         t = src.source_table(self.pipeline, table)
-        self.db.signal(self.pipeline, t.qualified, doc["id"])
+        kind = self.db.signal(self.pipeline, t.qualified, doc["id"])
         with self.lock:
             self.state[table]["state"] = "signalled"
+            self.state[table]["kind"] = kind
         self.moved = time.monotonic()
         self.save()
         (self.dir / f"{table}.json").unlink(missing_ok=True)
         self.waiting.pop(table, None)
-        self.progress(f"capture snapshot: signalled Debezium to snapshot {t.qualified} (incremental, rows ordered "
+        how = "blocking: streaming pauses while it reads the table" if kind == BLOCKING else "incremental"
+        self.progress(f"capture snapshot: signalled Debezium to snapshot {t.qualified} ({how}, rows ordered "
                       f"at LSN {self.state[table]['floor']})")
 
     def truncate_before_snapshot(self, consumer, topic: str, lsn: int | None) -> None:
-        """An initial snapshot taken again over the files of an earlier one (refill.py)."""
+        """An initial snapshot taken again over the files of an earlier one (refill.py); not the rows of a
+        requested blocking snapshot, which look the same (its --replace truncate is at its floor already)."""
+        t = next((t for t in src.source_tables(self.pipeline) if t.landed_topic == topic), None)
+        with self.lock:
+            s = self.state.get(t.name, {}) if t is not None else {}
+            if (s.get("kind"), s.get("state")) == (BLOCKING, "signalled"):
+                return
         refill.truncate_before_snapshot(consumer, self.pipeline, topic, lsn, self.progress)
 
     def _land_truncate(self, consumer, t, lsn: int) -> None:
@@ -234,18 +247,23 @@ class Snapshots:
 
     # -------------------------------------------------------------- the engine's thread
     def rewrite(self, record, value) -> None:
-        """An incremental-snapshot row of a requested table (`value`, as it lands: with its __lsn) is ordered
-        at the request's floor."""
+        """An incremental-snapshot row of a requested table, or a row of a requested blocking snapshot (a
+        partitioned table's), (`value`, as it lands: with its __lsn) is ordered at the request's floor."""
         op = _field_text(value, "__op")  # one JPype call for a change that is no read (the stream's)
         if op != "r" or value.schema().field("__lsn") is None:
             return
         source = record.value().getStruct("source")
-        if str(source.get("snapshot")) != INCREMENTAL:
+        snapshot = str(source.get("snapshot"))
+        if snapshot in ("false", "None"):  # a streamed change
             return
         space = "schema" if source.schema().field("schema") is not None else "db"  # PostgreSQL | MySQL, MariaDB
         qualified = f"{source.getString(space)}.{source.getString('table')}"
         table = self.by_qualified.get(qualified)
-        if table is None:
+        if snapshot != INCREMENTAL:  # an initial snapshot's row, or a requested blocking snapshot's (its kind)
+            if table is None or (self.state[table].get("kind"), self.state[table].get("state")) != (BLOCKING,
+                                                                                                   "signalled"):
+                return
+        elif table is None:
             if qualified not in self.warned:
                 self.warned.add(qualified)
                 self.progress(f"capture snapshot: incremental-snapshot rows of {qualified} were not requested through "
@@ -257,8 +275,11 @@ class Snapshots:
             s = self.state[table]
             value.put("__lsn", JClass("java.lang.Long")(JLong(s["floor"])))
             s["rows"] = s.get("rows", 0) + 1
+            done = s.get("expect") is not None and s["rows"] >= s["expect"]  # a blocking snapshot's last row
             self.dirty = True
             self.moved = time.monotonic()
+        if done:
+            self._end(table, "completed")
 
     def under_way(self) -> bool:
         """Must a --once run go on past its end (the source's once_finishes): a table it captures has a
@@ -301,18 +322,31 @@ class Snapshots:
             extra = value.get("additional_data")
         except Exception:  # noqa: BLE001 - another shape: not ours
             return
-        if kind != "Incremental Snapshot" or what not in ("TABLE_SCAN_COMPLETED", "ABORTED"):
-            return
-        collections = str(extra.get("data_collection") or extra.get("data_collections") or "") if extra else ""
+        if kind not in ("Incremental Snapshot", "Initial Snapshot") or what not in ("TABLE_SCAN_COMPLETED", "ABORTED"):
+            return  # a blocking snapshot's are the initial snapshot's: its table in scanned_collection
+        collections = str(extra.get("data_collection") or extra.get("scanned_collection")
+                          or extra.get("data_collections") or "") if extra else ""
         for qualified in collections.split(","):
             table = self.by_qualified.get(qualified.strip())
-            if table is not None:
+            if table is None or self.state[table].get("state") != "signalled":
+                continue
+            if kind == "Incremental Snapshot":
+                self._end(table, "completed" if what == "TABLE_SCAN_COMPLETED" else "aborted")
+            elif self.state[table].get("kind") == BLOCKING:  # the scan's last row may come after this: counted
+                if what == "ABORTED":
+                    self._end(table, "aborted")
+                    continue
                 with self.lock:
-                    self.state[table]["state"] = "completed" if what == "TABLE_SCAN_COMPLETED" else "aborted"
-                    self.dirty = True
-                    self._under_way = (float("-inf"), False)
-                self.progress(f"capture snapshot: {table}: {self.state[table]['state']} "
-                              f"({self.state[table].get('rows', 0)} rows)")
+                    self.state[table]["expect"] = int(str(extra.get("total_rows_scanned") or 0))
+                if self.state[table].get("rows", 0) >= self.state[table]["expect"]:
+                    self._end(table, "completed")
+
+    def _end(self, table: str, state: str) -> None:
+        with self.lock:
+            self.state[table]["state"] = state
+            self.dirty = True
+            self._under_way = (float("-inf"), False)
+        self.progress(f"capture snapshot: {table}: {state} ({self.state[table].get('rows', 0)} rows)")
 
     def save(self) -> None:
         with self.lock:

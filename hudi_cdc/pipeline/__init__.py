@@ -221,6 +221,9 @@ def _local_targets(pipeline: Pipeline, target: str, targets: list[tuple]) -> lis
     return [(t, tt) for t, tt in targets if _is_local(pipeline.base_path(t, tt))]
 
 
+NEVER_BOOTSTRAPPED = "never bootstrapped"  # plan_stream's `taken_up` reason for a table with no bootstrap at all
+
+
 def waits_for_files(pipeline: Pipeline, table: str, table_type: str, target: str = "local") -> bool:
     """Bootstrapped empty and not created yet: its stream waits for files, then creates the table."""
     return (_readable(pipeline, target, pipeline.base_path(table, table_type))
@@ -235,12 +238,17 @@ def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | No
     empty (its failure, if it repeats, is then the table's alone); appended to the list as (table, type, error)."""
     types = [tt for tt in pipeline.table(table).table_types if not table_type or tt == table_type]
     waiting = [tt for tt in types if waits_for_files(pipeline, table, tt, target)]
+    hudi_cdc_streams = engine_for(pipeline.hudi.version, target, pipeline.hudi.engine) == HUDI_CDC
     if len(waiting) < len(types):
-        check_landing(pipeline, table, target)
+        try:
+            check_landing(pipeline, table, target)
+        except DataError:  # stream --all / run: a table not captured nor bootstrapped yet waits for its files
+            if taken_up is None or not hudi_cdc_streams or any(table_exists(pipeline, table, tt, target)
+                                                               for tt in types):
+                raise
     jobs = []
     for tt in types:
         base = pipeline.base_path(table, tt)
-        hudi_cdc_streams = engine_for(pipeline.hudi.version, target, pipeline.hudi.engine) == HUDI_CDC
         if tt in waiting:
             if not hudi_cdc_streams:
                 raise TableStateError(
@@ -248,7 +256,9 @@ def plan_stream(pipeline: Pipeline, table: str, once: bool, table_type: str | No
                     f"{pipeline.hudi.version} streams existing tables only: `hudi-cdc bootstrap --table {table}` "
                     "once rows landed")
         elif _readable(pipeline, target, base) and not table_exists(pipeline, table, tt, target):
-            failed = bootstrap_failure(pipeline, table, tt) if taken_up is not None and hudi_cdc_streams else None
+            failed = None
+            if taken_up is not None and hudi_cdc_streams:  # failed, or never bootstrapped (added to a running pipeline)
+                failed = bootstrap_failure(pipeline, table, tt) or NEVER_BOOTSTRAPPED
             if failed is None:
                 raise TableStateError(f"table {table} ({tt}) does not exist at {base}; run `hudi-cdc bootstrap` "
                                       "first")
@@ -286,18 +296,23 @@ ALL_LABEL = "stream-all"
 
 def plan_stream_all(pipeline: Pipeline, once: bool, target: str = "local",
                     progress: Progress | None = None) -> list[Job]:
-    """Every table and type of the pipeline; each must have been bootstrapped, or have failed its bootstrap
-    (plan_stream's `taken_up`: one line each to `progress`)."""
+    """Every table and type of the pipeline: bootstrapped, or taken up (plan_stream's `taken_up`: one line each to
+    `progress`): its bootstrap failed, or it was never bootstrapped (added to a running pipeline) while others were."""
     jobs = []
     side_by_side = not once or target == "local"  # local --once: the rounds side by side in the one JVM
     taken_up: list[tuple[str, str, str]] = []
     for name in pipeline.tables:
         jobs += [Job(j.table, j.table_type, j.op, j.continuous, all_tables=side_by_side)
                  for j in plan_stream(pipeline, name, once, None, target, taken_up)]
+    never = [(t, tt) for t, tt, error in taken_up if error == NEVER_BOOTSTRAPPED]
+    if never and len(never) == len(jobs):  # nothing bootstrapped at all: refused as `stream --table` is
+        t, tt = never[0]
+        raise TableStateError(f"table {t} ({tt}) does not exist at {pipeline.base_path(t, tt)}, nor does any other "
+                              "table of the pipeline; run `hudi-cdc bootstrap` first")
     say = progress or (lambda _: None)
     for table, tt, error in taken_up:
-        say(f"{table} ({tt}): its bootstrap failed ({first_line(error, 200)}); its stream creates it from the "
-            "landed files by upsert, the other tables go on")
+        why = "not bootstrapped" if error == NEVER_BOOTSTRAPPED else f"its bootstrap failed ({first_line(error, 200)})"
+        say(f"{table} ({tt}): {why}; its stream creates it from the landed files by upsert, the other tables go on")
     return jobs
 
 

@@ -49,6 +49,9 @@ def signal_properties(collection: str, chunk_size: int, topic_prefix: str) -> di
         "notification.sink.topic.name": f"{topic_prefix}.{NOTIFICATIONS}",
     }
 INCREMENTAL = "incremental"  # source.snapshot of an incremental-snapshot row
+# a snapshot that pauses streaming while it reads the table whole (Debezium's `execute-snapshot` type blocking):
+# PostgreSQL's partitioned tables, of which an incremental snapshot reads no row
+BLOCKING = "blocking"
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,8 @@ class SnapshotSignals(Protocol):
     def oldest_transaction(self, pipeline: Pipeline) -> tuple | None:
         """(pid, state, since) of the oldest open transaction, for the note a long wait gives."""
 
-    def signal(self, pipeline: Pipeline, qualified: str, request_id: str) -> None:
-        """Write the execute-snapshot signal of this table."""
+    def signal(self, pipeline: Pipeline, qualified: str, request_id: str) -> str:
+        """Write the execute-snapshot signal of this table; the snapshot's type (INCREMENTAL or BLOCKING)."""
 
 
 class Source(Protocol):

@@ -236,8 +236,9 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
     assert "table public.ren of the pipeline does not exist in the database (renamed or dropped?): not " \
            "captured, the other tables are" in err, err
     assert "table public.dr was dropped and created again" in err and "snapshot of dr requested" in err, err
-    assert main(["-c", c, "capture", "snapshot", "--table", "parted", "--replace"]) == 11  # refused, one line
-    assert "parted is a partitioned table" in capsys.readouterr().err
+    assert "`hudi-cdc capture snapshot --table parted --replace`" in err, err
+    # re-taken by a blocking snapshot (an incremental one reads no row of a partitioned table), beside dr's
+    assert main(["-c", c, "capture", "snapshot", "--table", "parted", "--replace"]) == 0
     said = []  # a PostgreSQL --once run stops at its end marker: the snapshot goes on in the next one; under
     # load a run can end before its signal (transactions open at the floor) or before Debezium's first chunk
     for _ in range(6):
@@ -248,6 +249,7 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
         if all(s["state"] == "completed" for s in status):
             break
     assert all(s["state"] == "completed" for s in status), (status, said)
+    status_of = {s["table"]: s for s in status}
     capsys.readouterr()
     assert main(["-c", c, "stream", "--all", "--once"]) == 0
     streamed = capsys.readouterr().err
@@ -261,8 +263,10 @@ def test_postgres_edge_values_and_ddl_land_or_are_kept(tmp_path, pg_database, ca
         assert got[t][0] == 0 and got[t][1]["equal"], (t, got[t])
     assert got["Order_Items"][1]["db_rows"] == 3
     assert got["dr"][1]["db_rows"] == 1 and got["ddl"][1]["db_rows"] == 8 and "spans" in got["ddl"][1]["columns"]
-    # ATTACH / DETACH PARTITION write no change events: the attached rows are missing, the detached kept
-    assert got["parted"][0] == 10 and (got["parted"][1]["missing"], got["parted"][1]["extra"]) == (2, 5), got["parted"]
+    # ATTACH / DETACH PARTITION write no change events (the attached rows were missing, the detached kept):
+    # re-taken whole, as the database holds it now
+    assert got["parted"][0] == 0 and got["parted"][1]["equal"], got["parted"]
+    assert status_of["parted"]["rows"] == got["parted"][1]["db_rows"] > 0, status_of
     # the edge values: every one lands exactly or is kept in __rejects (numeric NaN/Infinity, which Debezium
     # sends as NULL, read from the database by capture), except the timestamp past 294247 AD (kept as
     # Debezium's overflowed long); composite, geometric and tsquery: their text; interval[], money[] (Debezium

@@ -140,7 +140,7 @@ class BinlogSignals:
         finally:
             conn.close()
 
-    def signal(self, pipeline: Pipeline, qualified: str, request_id: str) -> None:
+    def signal(self, pipeline: Pipeline, qualified: str, request_id: str) -> str:
         data = json.dumps({"data-collections": [qualified], "type": INCREMENTAL})
         conn = binlog.connect(pipeline)
         try:
@@ -149,3 +149,4 @@ class BinlogSignals:
                             (request_id, EXECUTE, data))
         finally:
             conn.close()
+        return INCREMENTAL

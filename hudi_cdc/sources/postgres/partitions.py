@@ -2,8 +2,8 @@
 
 ``ALTER TABLE ... ATTACH PARTITION`` brings rows into the table and ``DETACH PARTITION`` takes them out, and
 logical decoding sends no change event for either (docs/types.md, measured): the lake lacks the attached rows
-and keeps the detached ones. Capture cannot re-take such a table by an incremental snapshot (Debezium's read
-none of a partitioned table's rows, measured), so it says so instead of leaving it silent: each run compares
+and keeps the detached ones. Capture cannot know when to re-take such a table, so it says so instead of leaving
+it silent (`capture snapshot --table T --replace` re-takes it by a blocking snapshot): each run compares
 the leaf partitions of every partitioned table of the pipeline (``pg_partition_tree``) with what the last run
 saw (``partitions-<slot>.json`` beside the offsets) and names what changed and the way to re-take the table.
 """
@@ -51,8 +51,7 @@ def changes(pipeline: Pipeline, state: Path) -> list[str]:
                                          f"detached: {', '.join(gone)}" if gone else "") if x)
             said.append(f"warning: table {table}: partitions changed since the last capture ({what}): PostgreSQL "
                         "sends no change events for the rows an ATTACH brings or a DETACH takes, so the lake lacks "
-                        "or keeps them; re-take the table: `hudi-cdc capture --drop-slot` (a new initial snapshot "
-                        f"of the pipeline), `hudi-cdc capture --once`, `hudi-cdc bootstrap --force "
-                        f"{by_qualified[table]}` (docs/types.md)")
+                        "or keeps them; re-take the table: `hudi-cdc capture snapshot --table "
+                        f"{by_qualified[table]} --replace` (docs/types.md)")
     storage.write_bytes(str(state), json.dumps({**before, **now}, indent=1, sort_keys=True).encode())
     return said

@@ -10,7 +10,7 @@ import json
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import SourceError
 from hudi_cdc.sources import tables as src
-from hudi_cdc.sources.base import INCREMENTAL, Progress, signal_properties
+from hudi_cdc.sources.base import BLOCKING, INCREMENTAL, Progress, signal_properties
 from hudi_cdc.sources.postgres import db
 from hudi_cdc.sources.postgres.catalog import primary_key
 from hudi_cdc.sources.postgres.identity import refuse_unusable
@@ -59,11 +59,9 @@ class PostgresSignals:
                                   f"{src.database(pipeline).name}")
             oid, kind = conn.execute("SELECT c.oid, c.relkind FROM pg_class c WHERE c.oid = %s::regclass",
                                      (t.sql_name,)).fetchone()
-            if kind == "p":  # measured (docs/types.md): completed with 0 rows, and --replace had emptied the copy
-                raise SourceError(f"capture snapshot: {t.qualified} is a partitioned table; Debezium's incremental "
-                                  "snapshot reads none of its rows (re-take it with capture --drop-slot, a new "
-                                  "initial snapshot, then bootstrap --force)")
-            if not primary_key(conn, oid):
+            # a partitioned table is read by a blocking snapshot (signal below): an incremental one completed with 0
+            # rows (measured, docs/types.md), and with --replace had emptied the copy
+            if kind != "p" and not primary_key(conn, oid):
                 raise SourceError(f"capture snapshot: {t.qualified} has no primary key; Debezium reads an incremental "
                                   "snapshot in primary-key chunks (add one, or re-take it with capture --drop-slot)")
             refuse_unusable(conn, pub, [(t.schema, t.table)])
@@ -117,11 +115,15 @@ class PostgresSignals:
             return conn.execute("SELECT pid, state, xact_start FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
                                 "ORDER BY xact_start LIMIT 1").fetchone()
 
-    def signal(self, pipeline: Pipeline, qualified: str, request_id: str) -> None:
+    def signal(self, pipeline: Pipeline, qualified: str, request_id: str) -> str:
         from psycopg import sql
 
         schema, signal = signal_table(pipeline)
-        data = json.dumps({"data-collections": [qualified], "type": INCREMENTAL})
         with db.connect(pipeline) as conn:
+            row = conn.execute("SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                               "WHERE n.nspname = %s AND c.relname = %s", tuple(qualified.split(".", 1))).fetchone()
+            kind = BLOCKING if row is not None and row[0] == "p" else INCREMENTAL
+            data = json.dumps({"data-collections": [qualified], "type": kind})
             conn.execute(sql.SQL("INSERT INTO {} (id, type, data) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING")
                          .format(sql.Identifier(schema, signal)), (request_id, EXECUTE, data))
+        return kind
