@@ -129,7 +129,8 @@ def test_stream_all_and_run_plan_every_table_with_the_empty_one(p, monkeypatch):
 def test_stream_all_and_run_take_up_a_table_whose_bootstrap_failed(p, monkeypatch):
     """One table's failed bootstrap does not stop `run` / `stream --all` from starting: that table is streamed, its
     first round creating it from the landing (a line says so), as is a table never bootstrapped beside bootstrapped
-    ones; `stream --table` keeps the refusal, as does hudi.version 0.14.0 (the real round after a failed bootstrap: jobs/test_cdc_semantics)."""
+    ones; `stream --table` keeps the refusal, as does hudi.version 0.14.0 (the real round after a failed
+    bootstrap: jobs/test_cdc_semantics)."""
     from hudi_cdc.lake.status import BOOTSTRAP_LABEL, record_failure
 
     _land(p, "artists")
