@@ -204,13 +204,14 @@ def _landed_sums_at_every_cut(p) -> list[tuple[int, int, tuple]]:
     from hudi_cdc.jobs.stream import cuts
 
     folder = cuts.cuts_dir(p.source_root[len("file://"):] if p.source_root.startswith("file://") else p.source_root)
+    numbers = cuts.cut_numbers(folder)  # before the files: a cut is written after the files it names
     files = {t: _files(p, t) for t in p.tables}
     done = {t: 0 for t in p.tables}
     state: dict[str, dict] = {"accounts": {}, "tellers": {}, "branches": {}}
     column = {"accounts": ("aid", "abalance"), "tellers": ("tid", "tbalance"), "branches": ("bid", "bbalance")}
     delta = 0
     out = []
-    for n in cuts.cut_numbers(folder):
+    for n in numbers:
         c = cuts.read_cut(folder, n)
         for t in p.tables:
             name = c["topics"].get(p.table(t).topic)

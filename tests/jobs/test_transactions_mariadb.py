@@ -188,11 +188,12 @@ def _landed_sums_at_every_cut(p) -> list[tuple[int, int, tuple]]:
     from hudi_cdc.jobs.stream import cuts
 
     folder = cuts.cuts_dir(p.source_root.removeprefix("file://"))
+    numbers = cuts.cut_numbers(folder)  # before the files: a cut is written after the files it names
     files = {t: _files(p, t) for t in ORDER}
     done = dict.fromkeys(ORDER, 0)
     state: dict[str, dict] = {t: {} for t in ORDER}
     out = []
-    for n in cuts.cut_numbers(folder):
+    for n in numbers:
         c = cuts.read_cut(folder, n)
         for t in ORDER:
             name = c["topics"].get(p.table(t).topic)
