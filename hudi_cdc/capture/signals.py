@@ -236,11 +236,15 @@ class Snapshots:
         """An initial snapshot taken again over the files of an earlier one (refill.py); not the rows of a
         requested blocking snapshot, which look the same (its --replace truncate is at its floor already)."""
         t = next((t for t in src.source_tables(self.pipeline) if t.landed_topic == topic), None)
-        with self.lock:
-            s = self.state.get(t.name, {}) if t is not None else {}
-            if (s.get("kind"), s.get("state")) == (BLOCKING, "signalled"):
-                return
+        if t is not None and self._blocking_under_way(t.name):
+            return
         refill.truncate_before_snapshot(consumer, self.pipeline, topic, lsn, self.progress)
+
+    def _blocking_under_way(self, table: str) -> bool:
+        """A requested blocking snapshot of the table was signalled and has not completed: its rows are coming."""
+        with self.lock:
+            s = self.state.get(table, {})
+            return (s.get("kind"), s.get("state")) == (BLOCKING, "signalled")
 
     def _land_truncate(self, consumer, t, lsn: int) -> None:
         refill.land_truncate(consumer, self.pipeline, t, lsn, self.progress, "capture snapshot --replace")
@@ -260,8 +264,7 @@ class Snapshots:
         qualified = f"{source.getString(space)}.{source.getString('table')}"
         table = self.by_qualified.get(qualified)
         if snapshot != INCREMENTAL:  # an initial snapshot's row, or a requested blocking snapshot's (its kind)
-            if table is None or (self.state[table].get("kind"), self.state[table].get("state")) != (BLOCKING,
-                                                                                                   "signalled"):
+            if table is None or not self._blocking_under_way(table):
                 return
         elif table is None:
             if qualified not in self.warned:
