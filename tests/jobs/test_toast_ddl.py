@@ -357,12 +357,16 @@ def test_toast_and_ddl_mid_stream(tmp_path, pg_database, spark):
 
 
 # ------------------------------------------------------------------ Spark: the fill's rules on landed files
-def test_fill_rules_on_landed_files(tmp_path, spark):
+def test_fill_rules_on_landed_files(tmp_path, spark, monkeypatch):
     """The placeholder in a string column takes: the stored value (CoW base file, MoR log); the round's
     earlier value; the stored value when the stored row is newer than the round's earlier event (a late
-    event landed after it); null, counted, for a key the table never held."""
+    event landed after it); null, counted, for a key the table never held. The rounds take a wide table's
+    path (materialize.py: the events and the filled events computed once, then released)."""
+    from hudi_cdc.jobs.stream import materialize
     from tests.jobs.test_cdc_semantics import SCHEMA, SNAPSHOT, Lake, ev
 
+    monkeypatch.setattr(materialize, "WIDE", 0)  # as a table of more than 100 columns
+    persisted = spark.sparkContext._jsc.getPersistentRDDs().size()
     lake = Lake(tmp_path, spark)
     lake.land(SNAPSHOT)
     lake.run("BULK_INSERT")
@@ -402,6 +406,7 @@ def test_fill_rules_on_landed_files(tmp_path, spark):
         assert (t[40]["name"], t[43]["name"], t[42]["name"]) == ("two-new", "six-log", "five-new")
         assert t[40]["__rejects"] is None and t[44]["name"] is None and "name" in json.loads(t[44]["__rejects"])
         assert not any(c.startswith("__oldkey_") for c in t[40])  # capture's column never reaches the lake
+    assert spark.sparkContext._jsc.getPersistentRDDs().size() == persisted  # every round released what it kept
 
 
 @pytest.mark.postgres

@@ -10,7 +10,7 @@ import time
 
 from hudi_cdc.common import storage
 from hudi_cdc.common.lake_types import OLDKEY_PREFIX
-from hudi_cdc.jobs.stream import evolve, keytext, routed, shape, shard_truncate, toast, truncate, typed
+from hudi_cdc.jobs.stream import evolve, keytext, materialize, routed, shape, shard_truncate, toast, truncate, typed
 from hudi_cdc.jobs.stream.argv import Target
 from hudi_cdc.jobs.stream.errors import JobInputError
 from hudi_cdc.jobs.stream.files import validate_avro_files
@@ -25,9 +25,9 @@ def fields_of(text: str | None) -> list[str]:
 
 
 def read_events(spark, t: Target, props: dict[str, str], root: str, files, ordering: list[str], result,
-                 log=print, every_event: list | None = None):
-    """The round's events: the files read (registry schema if any), transformed, latest per key (and,
-    into `every_event`, all of them, for the history table)."""
+                 held: materialize.Held, log=print, every_event: list | None = None):
+    """The round's events: the files read (registry schema if any), transformed (computed once in a wide table's
+    small round: `held`, materialize.py), latest per key (and, into `every_event`, all of them, for history)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -63,7 +63,7 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         keyless = keyless & (F.col(k).isNull() | (F.col(k).cast("string") == ""))
     try:
         # files of several schemas (a DDL mid-round) are read one schema at a time (evolve.py)
-        df = _transformed(spark, t, props, reader, files, groups, schema_text, lake_columns, record_keys, log)
+        df = _transformed(spark, t, props, reader, files, groups, schema_text, lake_columns, record_keys, held, log)
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
         bulk = t.op == "BULK_INSERT"
         distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
@@ -89,7 +89,7 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         df, result.schema_change = evolve.follow(spark, df, stored_at, groups, files[-1][0], t.target_table, log,
                                                  shaped=shaped)
     # unchanged TOASTed values (Debezium's placeholder) take the key's earlier or stored value (toast.py)
-    df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, log)
+    df, filled = toast.fill(spark, df, record_keys, ordering, stored_at, counts, props, t.target_table, held, log)
     result.toast_placeholders, result.toast_unresolved = filled.placeholders, filled.unresolved
     df = df.drop(*[c for c in df.columns if c.startswith(OLDKEY_PREFIX)])  # capture's, for the fill only
     if every_event is not None:  # read once for both tables (not a bootstrap's snapshot: see run_round)
@@ -107,9 +107,10 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
 
 
 def _transformed(spark, t: Target, props: dict[str, str], reader, files, groups, schema_text, lake_columns,
-                 record_keys: list[str], log):
+                 record_keys: list[str], held: materialize.Held, log):
     """The files read (files of several schemas, a DDL mid-round, one schema at a time: evolve.py), typed,
-    through the table's SQL transformer and its shaping (shape.py), as Hudi gets them."""
+    through the table's SQL transformer and its shaping (shape.py), as Hudi gets them (a wide table's small
+    round: computed now, materialize.py)."""
     uri = lambda p: p if "://" in p else f"file://{p}"  # noqa: E731
     df = reader.load([uri(f[0]) for f in files]) if schema_text else evolve.read_grouped(reader, groups, uri)
     route = routed.route_of(props)
@@ -121,7 +122,7 @@ def _transformed(spark, t: Target, props: dict[str, str], reader, files, groups,
         view = f"hudi_cdc_src_{int(time.time() * 1000)}_{threading.get_ident()}"  # stream --all: threads
         df.createOrReplaceTempView(view)
         df = spark.sql(sql.replace("<SRC>", view))
-    return shape.apply(df, shape.shape_of(props), t.target_table, record_keys, toast.placeholder_of(props))
+    return held.once(shape.apply(df, shape.shape_of(props), t.target_table, record_keys, toast.placeholder_of(props)))
 
 
 def raise_if_vanished(files) -> None:

@@ -20,6 +20,7 @@ from hudi_cdc.jobs.stream import (
     keytext,
     log_inserts,
     logkeys,
+    materialize,
     routed,
     shard_truncate,
     small_session,
@@ -130,28 +131,41 @@ def _pick_files(t: Target, root: str, props: dict[str, str], result: RoundResult
 
 
 def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult:
-    from pyspark.sql import functions as F
-
     root = streamer_prop(props, "source.dfs.root")
     if not root:
         raise JobInputError(f"{t.props}: hoodie.streamer.source.dfs.root is not set")
     result = RoundResult(table=t.target_table, base_path=t.target_base_path, operation=t.op)
-    existing, checkpoint, files, new_cp, cut_meta = _pick_files(t, root, props, result, log)
+    picked = _pick_files(t, root, props, result, log)
+    existing, files = picked[0], picked[2]
     if not files:
         return compaction.after_empty_round(spark, t, props, existing, result, log)
+    held = materialize.Held(t.op != "BULK_INSERT" and small_session.is_small(files, props))  # materialize.py
+    try:
+        return _apply(spark, t, props, root, picked, result, held, log)
+    finally:
+        held.release()
+
+
+def _apply(spark, t: Target, props: dict[str, str], root: str, picked: tuple, result: RoundResult,
+           held: materialize.Held, log) -> RoundResult:
+    """The round's picked files (_pick_files) read, applied and committed."""
+    from pyspark.sql import functions as F
+
+    existing, checkpoint, files, new_cp, cut_meta = picked
     spark = small_session.for_round(spark, files, props)  # a few events: one shuffle partition (small_session.py)
     driver = small_session.is_small(files, props) and driver_write.enabled(props)  # driver_write.py
     clock = time.monotonic()
     ordering = fields_of(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
     every_event: list | None = [] if history.enabled(props) else None
-    df, record_keys, summary = read_events(spark, t, props, root, files, ordering, result, log, every_event)
+    df, record_keys, summary = read_events(spark, t, props, root, files, ordering, result, held, log, every_event)
     if result.shard_truncates:  # a TRUNCATE of some of a routed table's source tables
         df, summary = shard_truncate.apply(spark, df, t.target_base_path, routed.route_of(props), ordering, record_keys,
                                            result.shard_truncates, existing, log, t.target_table), None
-    # A round's changes are cached once: the counts, the lookups and the write all read them. A
-    # bootstrap's snapshot is not (caching every row costs more than reading the files again).
+    # A round's changes are cached once (a wide table's small round: computed now, materialize.py): the counts, the
+    # lookups and the write all read them. A bootstrap's snapshot is not (caching every row costs more than reading
+    # the files again).
     bulk = t.op == "BULK_INSERT"
-    df = events = df if bulk else df.cache()
+    df = events = df if bulk else held.once_or_cache(df)
     floor = truncate.read_floor(t.target_base_path, checkpoint) if existing else None
     if result.truncate_seen is not None or floor is not None:
         df, result.truncated_at = truncate.split(df, ordering, result.truncate_seen, floor)

@@ -130,10 +130,11 @@ class FillResult:
 
 
 def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None, counts: dict, props: dict[str, str],
-         table: str, log=print):
+         table: str, held, log=print):
     """The round's events with every placeholder replaced (see the module doc); `counts` holds the
-    aggregates of count_columns. `base_path` is None when the table holds no commit yet.
-    Returns (events, FillResult)."""
+    aggregates of count_columns. `base_path` is None when the table holds no commit yet. `held`
+    (materialize.Held): the round's checkpoints (a wide table's small round computes the filled events once,
+    for the count of what is left and the passes after it). Returns (events, FillResult)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -193,12 +194,13 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     df = df.select(*[values[c].alias(c) if c in values else F.col(c) for c in df.columns
                      if not c.startswith((_PREV, "__s_"))],
                    *[nones[c].alias(UNKNOWN + c) for c in cols])
+    df = held.once(df)
     need = moves.need_condition(df, keys, ordering, cols, UNKNOWN)
     left = df.agg(*[F.sum(F.col(UNKNOWN + c).cast("int")).alias(c) for c in cols],
                   *([F.sum(need.cast("int")).alias(_MOVED)] if need is not None else [])).first().asDict()
     if left.pop(_MOVED, None):
         # 3. a key change (the old key landed beside the placeholder, capture/oldkey.py): the old key's value
-        df, left = moves.fill_from_old_key(spark, df, need, keys, ordering, cols, base_path, UNKNOWN)
+        df, left = moves.fill_from_old_key(spark, df, need, keys, ordering, cols, base_path, UNKNOWN, held)
     res.unresolved = {c: int(n or 0) for c, n in left.items() if n}
     df = unknown.flag(df, {c: UNKNOWN + c for c in cols}, REASON) if res.unresolved else df
     df = df.drop(*[UNKNOWN + c for c in cols])

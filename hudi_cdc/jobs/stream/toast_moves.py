@@ -57,14 +57,14 @@ def need_condition(df, keys: list[str], ordering: list[str], cols: list[str], un
 
 
 def fill_from_old_key(spark, df, need, keys: list[str], ordering: list[str], cols: list[str], base_path: str | None,
-                      unknown: str):
+                      unknown: str, held):
     """`df` (every placeholder column filled where known, `<unknown><col>` true where not) with the old
     key's value taken where capture landed one; and the unknown placeholders left per column. Only for
     a round with such events: its events so far are checkpointed once per step of a chain (few steps,
-    no lineage growing with them)."""
+    no lineage growing with them), kept until the round releases `held` (materialize.Held)."""
     from pyspark.sql import functions as F
 
-    df = df.localCheckpoint()
+    df = held.checkpoint(df)
     left = -1
     for _ in range(MAX_CHAIN):
         found = _old_key_values(spark, df, need, keys, [OLDKEY_PREFIX + k for k in keys], ordering, cols, base_path,
@@ -83,7 +83,7 @@ def fill_from_old_key(spark, df, need, keys: list[str], ordering: list[str], col
                 out.append((F.col(c) & ~F.coalesce(F.col(f"__mk_{name}"), F.lit(False))).alias(c))
             else:
                 out.append(F.col(c))
-        df = joined.select(*out).localCheckpoint()
+        df = held.checkpoint(joined.select(*out))
         still = df.where(need).count()
         if still in (0, left):
             break  # all known, or nothing more is (a chain whose start is unknown)
