@@ -89,12 +89,13 @@ def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
     if signals is None:
         raise ConfigError(f"capture snapshot: {src.database(pipeline).kind} sources take no incremental snapshots; "
                           f"{table} is captured from one ({pipeline.source_file})")
-    running = signals.prepare(pipeline, table, progress)
+    running, kind = signals.prepare(pipeline, table, progress)
     doc = {"table": table, "replace": replace, "id": uuid.uuid4().hex, "requested_at": time.time()}
     _write_json(_dir(pipeline) / f"{table}.json", doc)
     who = "the running capture" if running else "the next capture"
-    progress(f"snapshot of {table} requested: {who} on slot {pipeline.slot_name} takes it in chunks of "
-             f"{src.database(pipeline).snapshot_chunk_size} rows while streaming goes on"
+    how = ("whole, streaming paused while it reads (a blocking snapshot: a partitioned table)" if kind == BLOCKING else
+           f"in chunks of {src.database(pipeline).snapshot_chunk_size} rows while streaming goes on")
+    progress(f"snapshot of {table} requested: {who} on slot {pipeline.slot_name} takes it {how}"
              + (" (the lake copy is replaced: truncated as of the snapshot's start)" if replace else ""))
     return {"table": table, "replace": replace, "request": doc["id"], "capture": "running" if running else "next"}
 

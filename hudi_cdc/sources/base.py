@@ -113,8 +113,9 @@ class SnapshotSignals(Protocol):
 
     once_finishes: bool  # a --once run goes on past its end until the snapshots it carries out complete
 
-    def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> bool:
-        """The signal table and the table readied for a request; True when a capture reads the stream now."""
+    def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> tuple[bool, str]:
+        """The signal table and the table readied for a request: whether a capture reads the stream now, and the
+        kind of snapshot the table gets (INCREMENTAL or BLOCKING)."""
 
     def sent(self, pipeline: Pipeline, request_id: str) -> bool:
         """Was this request's signal written already?"""

@@ -67,7 +67,8 @@ def capture_cmd(ctx, once, table, drop_slot, flush_size, rotate_seconds, timeout
 @click.pass_context
 def capture_snapshot_cmd(ctx, table, replace, show_status, output):
     """Ask the capture on the pipeline's slot (running, else the next) for an incremental snapshot of a
-    table, while streaming goes on (Debezium's execute-snapshot signal; no second slot)."""
+    table, while streaming goes on (Debezium's execute-snapshot signal; no second slot); a PostgreSQL
+    partitioned table gets a blocking one (streaming pauses while it is read)."""
     from hudi_cdc.capture import signals
 
     pipeline = pipeline_from(ctx.find_root())

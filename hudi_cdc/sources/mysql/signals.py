@@ -71,7 +71,7 @@ class BinlogSignals:
     # (rows written after that end) always is: it finishes the snapshots it carries out first
     once_finishes = True
 
-    def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> bool:
+    def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> tuple[bool, str]:
         """The signal table, made and writable by the capture user; the table exists with a primary key.
         True: a binlog dump thread of the capture user (a capture reading the binlog) is connected."""
         import pymysql
@@ -107,7 +107,7 @@ class BinlogSignals:
                 running = cur.fetchone()[0] > 0
         finally:
             conn.close()
-        return running
+        return running, INCREMENTAL
 
     def sent(self, pipeline: Pipeline, request_id: str) -> bool:
         conn = binlog.connect(pipeline)

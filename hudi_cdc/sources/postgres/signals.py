@@ -45,8 +45,9 @@ class PostgresSignals:
     # (17 runs for 5 chunks; a 1M-row re-take ~3,300 runs: benchmarks/results/2026-11-29-add-column.md)
     once_finishes = True
 
-    def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> bool:
-        """The signal table, and the table and the signal table in the publication; True: the slot is in use."""
+    def prepare(self, pipeline: Pipeline, table: str, progress: Progress) -> tuple[bool, str]:
+        """The signal table, and the table and the signal table in the publication; whether the slot is in use, and
+        the kind of snapshot the table gets (a partitioned table's is BLOCKING)."""
         from psycopg import sql
 
         t = src.source_table(pipeline, table)
@@ -89,7 +90,7 @@ class PostgresSignals:
                         progress(f"added {s}.{n} to publication {pub}")
             active = conn.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s",
                                   (pipeline.slot_name,)).fetchone()
-        return bool(active and active[0])
+        return bool(active and active[0]), BLOCKING if kind == "p" else INCREMENTAL
 
     def sent(self, pipeline: Pipeline, request_id: str) -> bool:
         from psycopg import sql
