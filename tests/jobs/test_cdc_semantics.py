@@ -78,8 +78,8 @@ class Lake:
             out.append(streamer.parse_argv(flags)[0])
         return out
 
-    def run(self, op):
-        return streamer.run_targets(self.spark, self.targets(op), log=lambda m: None)
+    def run(self, op, log=None):
+        return streamer.run_targets(self.spark, self.targets(op), log=log or (lambda m: None))
 
     def table(self, tt, **kw):
         return rows_by_key(read_table(self.pipeline.base_path("artists", tt), **kw), "artist_id", drop_meta=False)

@@ -120,6 +120,28 @@ def test_local_rows_are_what_create_dataframe_makes(spark):
         assert local_rows.inferred_types(other, ["v"]) is None
 
 
+def test_local_rows_carry_bytes_arrays_and_maps(spark):
+    """A TOASTed column's stored values (bytea, text[] / int[], an hstore as a map) as a local relation
+    (driver_values.py), equal to what Spark makes of them; a type JSON does not carry exactly is not carried."""
+    from pyspark.sql import types as T
+
+    from hudi_cdc.jobs.stream import local_rows
+
+    schema = T.StructType([T.StructField("b", T.BinaryType()), T.StructField("a", T.ArrayType(T.StringType())),
+                           T.StructField("i", T.ArrayType(T.IntegerType())),
+                           T.StructField("m", T.MapType(T.StringType(), T.StringType()))])
+    rows = [(bytes(range(256)), ["x", None, 'q"\n'], [1, -(2**31)], {"k": "v", "n": None}),
+            (b"", [], None, {}), (None, None, [None], None)]
+    types = [local_rows.carried(f.dataType) for f in schema.fields]
+    assert types == ["binary", "array<string>", "array<int>", "map<string,string>"]
+    as_arrow = [(b, a, i, list(m.items()) if m is not None else None) for b, a, i, m in rows]  # pyarrow's maps
+    made = local_rows.frame(spark, as_arrow, [f.name for f in schema.fields], types)
+    assert made.schema == schema and made.collect() == spark.createDataFrame(rows, schema).collect()
+    for other in (T.DecimalType(10, 2), T.TimestampType(), T.ArrayType(T.BinaryType()),
+                  T.MapType(T.IntegerType(), T.StringType()), T.DoubleType()):
+        assert local_rows.carried(other) is None
+
+
 def _every_kind_of_change(lake):
     lake.land(SNAPSHOT[:20])
     lake.run("BULK_INSERT")

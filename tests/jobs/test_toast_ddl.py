@@ -361,8 +361,9 @@ def test_fill_rules_on_landed_files(tmp_path, spark, monkeypatch):
     """The placeholder in a string column takes: the stored value (CoW base file, MoR log); the round's
     earlier value; the stored value when the stored row is newer than the round's earlier event (a late
     event landed after it); null, counted, for a key the table never held. The rounds take a wide table's
-    path (materialize.py: the events and the filled events computed once, then released)."""
-    from hudi_cdc.jobs.stream import materialize
+    path (materialize.py: the events and the filled events computed once, then released). The stored values are
+    read in the driver (driver_values.py), then, for the key changes, past its size bound, through Spark."""
+    from hudi_cdc.jobs.stream import driver_values, materialize
     from tests.jobs.test_cdc_semantics import SCHEMA, SNAPSHOT, Lake, ev
 
     monkeypatch.setattr(materialize, "WIDE", 0)  # as a table of more than 100 columns
@@ -372,12 +373,17 @@ def test_fill_rules_on_landed_files(tmp_path, spark, monkeypatch):
     lake.run("BULK_INSERT")
     ph = DEFAULT_PLACEHOLDER
     lake.land([ev(1, 200, name=ph), ev(2, 300, name="two-new"), ev(2, 310, name=ph), ev(3, 500, name="three-500")])
-    res = lake.run("UPSERT")
+    said: list[str] = []
+    res = lake.run("UPSERT", log=said.append)
     assert [r.toast_placeholders for r in res] == [{"name": 2}] * 2 and not any(r.toast_unresolved for r in res)
+    assert sum("2 stored row(s) of 2 key(s) read in the driver (hudi-rs, 3 column(s))" in m for m in said) == 2, said
     lake.land([ev(3, 400, name="three-400, late"), ev(3, 600, name=ph), ev(1, 610, name=ph, by=1901),
                ev(99, 700, name=ph, op="u"), ev(6, 650, name="six-log")])
-    res = lake.run("UPSERT")
+    monkeypatch.setattr(driver_values, "MAX_BYTES", 1)  # the values through Spark (more than the driver keeps)
+    res = lake.run("UPSERT", log=said.append)
     assert [r.toast_unresolved for r in res] == [{"name": 1}] * 2
+    assert sum("stored values read through Spark (more than" in m for m in said) == 2, said
+    monkeypatch.setattr(driver_values, "MAX_BYTES", 32 << 20)
     for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         t = lake.table(tt)
         assert t[1]["name"] == "artist 1" and t[1]["birth_year"] == 1901 and t[1]["__lsn"] == 610
@@ -398,7 +404,9 @@ def test_fill_rules_on_landed_files(tmp_path, spark, monkeypatch):
 
     lake.land([ev(5, 800, name="five-new"), *move(2, 40, 810), *move(6, 43, 820), *move(5, 41, 830),
                *move(41, 42, 840), *move(77, 44, 850)], schema=old)
-    res = lake.run("UPSERT")
+    said.clear()
+    res = lake.run("UPSERT", log=said.append)
+    assert sum("0 stored row(s) of 5 key(s) read in the driver" in m for m in said) == 2, said
     assert [r.toast_unresolved for r in res] == [{"name": 1}] * 2, [r.toast_unresolved for r in res]
     for tt in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         t = lake.table(tt)

@@ -66,12 +66,12 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         df = _transformed(spark, t, props, reader, files, groups, schema_text, lake_columns, record_keys, held, log)
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
         bulk = t.op == "BULK_INSERT"
-        distinct = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
+        more = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
+        more += toast.count_columns(df, record_keys, ordering, toast.placeholder_of(props), held.enabled)  # toast.py
         keyless = keyless & ~truncate.is_truncate(df)  # a truncate row's key is a placeholder
         parts = keytext.parts_to_count(props, record_keys, bulk)
         counts = df.agg(*summary_columns(df, ordering, parts), F.sum(F.when(keyless, 1).otherwise(0)).alias("keyless"),
-                        *distinct, *toast.count_columns(df, record_keys + ordering, toast.placeholder_of(props)),
-                        *truncate.summary_columns(df, ordering)).first().asDict()
+                        *more, *truncate.summary_columns(df, ordering)).first().asDict()
     except Exception:
         name_the_problem()
         raise

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_cdc.common.lake_types import REJECTS_COLUMN
+from hudi_cdc.jobs.stream import driver_lookup, driver_values, keyjoin
 from hudi_cdc.jobs.stream import toast_moves as moves
 from hudi_cdc.jobs.stream import toast_unknown as unknown
 from hudi_cdc.jobs.stream.errors import JobInputError
@@ -38,6 +39,7 @@ DEFAULT_PLACEHOLDER = "__debezium_unavailable_value"
 PLACEHOLDER_PROP = "hoodie.streamer.hudi_cdc.toast.placeholder"
 UNRESOLVED_PROP = "hoodie.streamer.hudi_cdc.toast.unresolved"  # null (default) | fail
 COUNT_PREFIX = "__toast_n_"
+KEYS = "__toast_keys"  # a small round's summary: the key tuples of the events carrying a placeholder
 _PREV = "__toast_prev_"
 _MOVED = "__toast_moved"
 UNKNOWN = "__toast_unknown_"  # true where a placeholder found no value (until the end of fill)
@@ -112,11 +114,20 @@ def _candidates(df, skip: list[str], placeholder: str) -> dict[str, Any]:
     return out
 
 
-def count_columns(df, skip: list[str], placeholder: str) -> list:
-    """Aggregates counting the placeholders of each column, for the round's one pass over its files."""
+def count_columns(df, keys: list[str], ordering: list[str], placeholder: str, small: bool) -> list:
+    """Aggregates for the round's one pass over its files: the placeholders of each column, and in a small round
+    the key tuples of the events carrying one (KEYS), which a driver read of their stored values looks up
+    (driver_values.py)."""
     from pyspark.sql import functions as F
 
-    return [F.sum(cond.cast("int")).alias(COUNT_PREFIX + c) for c, cond in _candidates(df, skip, placeholder).items()]
+    conds = _candidates(df, keys + ordering, placeholder)
+    out = [F.sum(cond.cast("int")).alias(COUNT_PREFIX + c) for c, cond in conds.items()]
+    if small and keys and conds:
+        any_ph = F.lit(False)
+        for cond in conds.values():
+            any_ph = any_ph | cond
+        out.append(F.collect_set(F.when(any_ph, F.struct(*keys))).alias(KEYS))
+    return out
 
 
 @dataclass
@@ -138,6 +149,7 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    key_rows = counts.pop(KEYS, None)  # not part of the round's summary
     res = FillResult({k[len(COUNT_PREFIX):]: int(v or 0) for k, v in counts.items()
                       if k.startswith(COUNT_PREFIX) and v})
     if not res.placeholders:
@@ -158,18 +170,10 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
             df = df.withColumn(_PREV + c, F.lit(None).cast(f"struct<o:int,v:{df.schema[c].dataType.simpleString()}>"))
     # 2. the stored row, for the keys that still may need it
     stored_cols: list[str] = []
+    every_key = False  # every key carrying a placeholder has a stored row (read in the driver)
     if base_path is not None:
-        from hudi_cdc.jobs.stream.redelivery import stored_for_round
-
-        table_cols = set(spark.read.format("hudi").load(base_path).columns)
-        stored_cols = [c for c in cols if c in table_cols]
-        any_ph = None
-        for c in cols:
-            any_ph = conds[c] if any_ph is None else any_ph | conds[c]
-        ord_cols = [o for o in ordering if o in table_cols]
-        stored, on = stored_for_round(spark, df.where(any_ph), base_path, keys,
-                                      list(dict.fromkeys(keys + ord_cols + stored_cols)))
-        df = df.join(stored, on, "left")
+        df, stored_cols, every_key = _join_stored(spark, df, keys, ordering, cols, conds, base_path, key_rows, props,
+                                                  log)
     # a stored row has some key part not NULL (Hudi refuses a key of NULLs only; keyjoin.py)
     found = F.lit(False)
     for k in keys if base_path is not None else []:
@@ -194,6 +198,9 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     df = df.select(*[values[c].alias(c) if c in values else F.col(c) for c in df.columns
                      if not c.startswith((_PREV, "__s_"))],
                    *[nones[c].alias(UNKNOWN + c) for c in cols])
+    if every_key and stored_cols == cols:  # each placeholder takes the stored or an earlier value: none unknown
+        _report(res, props, table, log)
+        return held.once(df.drop(*[UNKNOWN + c for c in cols])), res
     df = held.once(df)
     need = moves.need_condition(df, keys, ordering, cols, UNKNOWN)
     left = df.agg(*[F.sum(F.col(UNKNOWN + c).cast("int")).alias(c) for c in cols],
@@ -206,6 +213,35 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     df = df.drop(*[UNKNOWN + c for c in cols])
     _report(res, props, table, log)
     return df, res
+
+
+def _join_stored(spark, df, keys: list[str], ordering: list[str], cols: list[str], conds: dict, base_path: str,
+                 key_rows: list | None, props: dict[str, str], log):
+    """`df` joined with the stored rows of its keys that carry a placeholder (`__s_<column>`: the key and
+    ordering fields and the placeholder columns the table has), and those columns. A small round's are read in
+    the driver (driver_values.py) when it can, else through Spark; and whether every key carrying a placeholder
+    has a stored row (known only when read in the driver)."""
+    from hudi_cdc.jobs.stream.redelivery import stored_for_round
+
+    stored, every_key = None, False
+    in_driver = driver_values.columns_of(base_path) if key_rows is not None and driver_lookup.enabled(props) else None
+    if key_rows is not None and in_driver is not None:
+        table_cols = set(in_driver)
+        stored_cols = [c for c in cols if c in table_cols]
+        read = list(dict.fromkeys(keys + [o for o in ordering if o in table_cols] + stored_cols))
+        got = driver_values.stored_values(spark, base_path, keys, read, {f.name: f.dataType for f in df.schema},
+                                          key_rows, log)
+        stored, every_key = got if got is not None else (None, False)
+    if stored is None:
+        table_cols = set(spark.read.format("hudi").load(base_path).columns)
+        stored_cols = [c for c in cols if c in table_cols]
+        any_ph = None
+        for c in cols:
+            any_ph = conds[c] if any_ph is None else any_ph | conds[c]
+        ord_cols = [o for o in ordering if o in table_cols]
+        stored, _ = stored_for_round(spark, df.where(any_ph), base_path, keys,
+                                     list(dict.fromkeys(keys + ord_cols + stored_cols)))
+    return df.join(stored, keyjoin.equal(keys, right="__s_"), "left"), stored_cols, every_key
 
 
 def _report(res: FillResult, props: dict[str, str], table: str, log) -> None:
