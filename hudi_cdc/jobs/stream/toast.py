@@ -207,7 +207,8 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
                   *([F.sum(need.cast("int")).alias(_MOVED)] if need is not None else [])).first().asDict()
     if left.pop(_MOVED, None):
         # 3. a key change (the old key landed beside the placeholder, capture/oldkey.py): the old key's value
-        df, left = moves.fill_from_old_key(spark, df, need, keys, ordering, cols, base_path, UNKNOWN, held)
+        df, left = moves.fill_from_old_key(spark, df, need, keys, ordering, cols, base_path, UNKNOWN, held,
+                                           key_rows is not None and driver_lookup.enabled(props), log)
     res.unresolved = {c: int(n or 0) for c, n in left.items() if n}
     df = unknown.flag(df, {c: UNKNOWN + c for c in cols}, REASON) if res.unresolved else df
     df = df.drop(*[UNKNOWN + c for c in cols])

@@ -57,18 +57,22 @@ def need_condition(df, keys: list[str], ordering: list[str], cols: list[str], un
 
 
 def fill_from_old_key(spark, df, need, keys: list[str], ordering: list[str], cols: list[str], base_path: str | None,
-                      unknown: str, held):
+                      unknown: str, held, driver: bool = False, log=None):
     """`df` (every placeholder column filled where known, `<unknown><col>` true where not) with the old
     key's value taken where capture landed one; and the unknown placeholders left per column. Only for
     a round with such events: its events so far are checkpointed once per step of a chain (few steps,
-    no lineage growing with them), kept until the round releases `held` (materialize.Held)."""
+    no lineage growing with them), kept until the round releases `held` (materialize.Held). `driver`: a small
+    round, whose old keys' stored rows may be read once in the driver (driver_values.py)."""
     from pyspark.sql import functions as F
 
     df = held.checkpoint(df)
+    old = [OLDKEY_PREFIX + k for k in keys]
+    # every step's old keys are among the first step's: their stored rows read once, when in the driver
+    stored = _stored_in_driver(spark, df, need, keys, old, ordering, cols, base_path, log) \
+        if driver and base_path is not None else None
     left = -1
     for _ in range(MAX_CHAIN):
-        found = _old_key_values(spark, df, need, keys, [OLDKEY_PREFIX + k for k in keys], ordering, cols, base_path,
-                                unknown)
+        found = _old_key_values(spark, df, need, keys, old, ordering, cols, base_path, unknown, stored)
         on = keyjoin.equal(keys, right="__m_")
         for i, o in enumerate(ordering):
             on = on & F.col(o).eqNullSafe(F.col(f"__mo{i}"))
@@ -92,9 +96,26 @@ def fill_from_old_key(spark, df, need, keys: list[str], ordering: list[str], col
     return df, counts
 
 
-def _old_key_values(spark, df, need, keys, old, ordering, cols, base_path, unknown):
+def _stored_in_driver(spark, df, need, keys, old, ordering, cols, base_path, log):
+    """The stored rows of the old keys of the events that need them, read in the driver (driver_values.py), as
+    (rows as `__s_<column>`, the placeholder columns the table has); None when they are not read there."""
+    from hudi_cdc.jobs.stream import driver_values
+
+    table_cols = driver_values.columns_of(base_path)
+    if table_cols is None or any(o not in table_cols for o in ordering):
+        return None
+    rows = df.where(need).select(*old).distinct().limit(driver_values.MAX_KEYS + 1).collect()
+    stored_cols = [c for c in cols if c in table_cols]
+    types = {f.name: f.dataType for f in df.schema}
+    got = driver_values.stored_values(spark, base_path, keys, list(dict.fromkeys(keys + ordering + stored_cols)),
+                                      types, rows, log)
+    return (got[0], stored_cols) if got is not None else None
+
+
+def _old_key_values(spark, df, need, keys, old, ordering, cols, base_path, unknown, pre=None):
     """Per event that needs it (its keys as __m_<k>, its ordering as __mo<i>): for each column,
-    __mk_<c> (a value was found) and __mv_<c> (the value)."""
+    __mk_<c> (a value was found) and __mv_<c> (the value). `pre`: the old keys' stored rows read already
+    (_stored_in_driver)."""
     from pyspark.sql import functions as F
 
     moved = df.where(need).select(*[F.col(k).alias(f"__m_{k}") for k in keys],
@@ -118,7 +139,10 @@ def _old_key_values(spark, df, need, keys, old, ordering, cols, base_path, unkno
         aggs += [F.max_by(F.col(f"__cv_{c}"), known).alias(f"__rv_{c}"), F.max(known).alias(f"__ro_{c}")]
     in_round = moved.join(cand, on, "left").groupBy(*group).agg(*aggs)
     # the old key's stored row
-    if base_path is not None:
+    if pre is not None:
+        stored, stored_cols = pre
+        in_round = in_round.join(stored, keyjoin.equal(keys, left="__ok_", right="__s_"), "left")
+    elif base_path is not None:
         from hudi_cdc.jobs.stream.redelivery import stored_for_round
 
         table_cols = set(spark.read.format("hudi").load(base_path).columns)
