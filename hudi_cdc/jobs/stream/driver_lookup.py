@@ -20,7 +20,7 @@ import io
 from typing import Any
 
 from hudi_cdc.common import s3, storage
-from hudi_cdc.jobs.stream import keyloc, local_rows, logkeys
+from hudi_cdc.jobs.stream import driver_values, keyloc, local_rows, logkeys
 
 MAX_KEYS = 10_000
 # hoodie.streamer.hudi_cdc.stored.rows: "driver" (default, this module for small rounds) or "spark"
@@ -88,17 +88,13 @@ def _read_base(table, columns: list[str], key: str, values: list, mor: bool) -> 
     """The latest base files' `columns` for rows whose `key` is one of `values`: hudi-rs streams the files'
     batches and pyarrow keeps the matching rows of each (a hashed IN; hudi-rs's own IN filter compares
     every row with every value: 2.2 s for 2,000 keys in 1M rows against 0.55 s here)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
     from hudi import HudiReadOptions
 
     opts = HudiReadOptions(projection=list(dict.fromkeys(columns)), hudi_options=_RO if mor else {})
-    text = any(isinstance(v, str) for v in values)
-    wanted = pa.array(values, type=pa.string() if text else pa.int64())  # a None among them matches NULLs
+    wanted = driver_values.value_set(values)  # a None among them matches NULLs
     out: list[dict] = []
     for batch in table.read_stream(opts):
-        column = batch.column(key).cast(pa.string() if text else pa.int64())
-        found = batch.filter(pc.is_in(column, value_set=wanted, skip_nulls=False))
+        found = driver_values.matching(batch, key, wanted)
         if found.num_rows:
             out.extend(found.to_pylist())
     return out

@@ -80,7 +80,7 @@ def _read(base_path: str, keys: list[str], columns: list[str], wanted: set[tuple
     read = list(dict.fromkeys([*keys, *columns]))
     for fs in holding:
         for batch in reader.read_file_slice_stream(fs, HudiReadOptions(projection=read)):
-            found = _filter(batch, keys[0], first)
+            found = matching(batch, keys[0], first)
             if not found.num_rows:
                 continue
             size += found.nbytes
@@ -92,24 +92,30 @@ def _read(base_path: str, keys: list[str], columns: list[str], wanted: set[tuple
 
 def _first_values(wanted: set[tuple]):
     """The wanted keys' first fields as an Arrow array (a None among them matches NULLs)."""
+    return value_set(sorted({k[0] for k in wanted}, key=lambda v: (v is not None, v if v is not None else 0)))
+
+
+def value_set(values: list):
+    """Key values (text or integers; a None matches NULLs) as the Arrow array `matching` looks them up in."""
     import pyarrow as pa
 
-    values = sorted({k[0] for k in wanted}, key=lambda v: (v is not None, v if v is not None else 0))
     text = any(isinstance(v, str) for v in values)
     return pa.array(values, type=pa.string() if text else pa.int64())
 
 
-def _filter(batch, key: str, first):
+def matching(batch, key: str, values):
+    """The rows of an Arrow batch whose `key` is one of `values` (value_set): a hashed IN (hudi-rs's own IN filter
+    compares every row with every value)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    column = batch.column(key).cast(pa.string() if pa.types.is_string(first.type) else pa.int64())
-    return batch.filter(pc.is_in(column, value_set=first, skip_nulls=False))
+    column = batch.column(key).cast(pa.string() if pa.types.is_string(values.type) else pa.int64())
+    return batch.filter(pc.is_in(column, value_set=values, skip_nulls=False))
 
 
 def _matches(batches, keys: list[str], first, wanted: set[tuple]) -> bool:
     for batch in batches:
-        found = _filter(batch, keys[0], first)
+        found = matching(batch, keys[0], first)
         if found.num_rows and any(tuple(r.get(k) for k in keys) in wanted for r in found.to_pylist()):
             return True
     return False
