@@ -24,20 +24,41 @@ MAX_KEYS = 10_000
 MAX_BYTES = 32 << 20  # the values kept (Arrow's size of them), past which Spark reads them
 
 
-def columns_of(base_path: str) -> list[str] | None:
-    """The table's data columns (hudi-rs reads its schema from the latest commit), or None."""
+def _table(base_path: str):
+    """hudi-rs's table (its timeline loaded once per fill), or None (the caller asks Spark instead)."""
     try:
-        return list(s3.hudi_table_builder(base_path).build().get_schema().names)
+        return s3.hudi_table_builder(base_path).build()
     except Exception:  # noqa: BLE001 - the caller asks Spark instead
         return None
 
 
+def placeholder_rows(spark, base_path: str, keys: list[str], ordering: list[str], cols: list[str],
+                     types: dict[str, Any], key_rows: list, log=None, *, every_ordering: bool = False):
+    """The stored rows of the key tuples `key_rows` with the key fields, the ordering fields and the placeholder
+    columns `cols` the table has (each as `__s_<name>`), as (rows, the placeholder columns the table has, whether
+    every key has a row); None when they are not read in the driver. `every_ordering`: None as well when an
+    ordering field is not a column of the table (a key change's old keys compare with all of them)."""
+    table = _table(base_path)
+    if table is None:
+        return None
+    try:
+        table_cols = set(table.get_schema().names)
+    except Exception:  # noqa: BLE001 - the caller asks Spark instead
+        return None
+    if every_ordering and any(o not in table_cols for o in ordering):
+        return None
+    stored_cols = [c for c in cols if c in table_cols]
+    read = list(dict.fromkeys(keys + [o for o in ordering if o in table_cols] + stored_cols))
+    got = stored_values(spark, base_path, keys, read, types, key_rows, log, table=table)
+    return None if got is None else (got[0], stored_cols, got[1])
+
+
 def stored_values(spark, base_path: str, keys: list[str], columns: list[str], types: dict[str, Any],
-                  key_rows: list, log=None):
+                  key_rows: list, log=None, *, table=None):
     """The table's rows for the key tuples `key_rows` (Rows or tuples of the key fields) with `columns` (the key
     fields among them), each as `__s_<name>`, as redelivery.stored_for_round names them, and whether every key
-    has one; `types`: each column's Spark type (the round's events'). None when this module does not read them
-    (the caller reads through Spark)."""
+    has one; `types`: each column's Spark type (the round's events'); `table`: hudi-rs's table when the caller
+    built it. None when this module does not read them (the caller reads through Spark)."""
     carried = {c: local_rows.carried(types[c]) for c in columns}
     spark_types = {c: t for c, t in carried.items() if t is not None}
     if len(key_rows) > MAX_KEYS or len(spark_types) < len(columns):
@@ -48,7 +69,7 @@ def stored_values(spark, base_path: str, keys: list[str], columns: list[str], ty
     # a NULL part of a composite key is a stored value (keyjoin.py); a key of one field is never NULL
     wanted = {k for k in asked if (len(keys) > 1 and any(v is not None for v in k)) or None not in k}
     try:
-        rows = _read(base_path, keys, columns, wanted) if wanted else []
+        rows = _read(table or s3.hudi_table_builder(base_path).build(), keys, columns, wanted) if wanted else []
     except Exception as exc:  # noqa: BLE001 - the round reads the same values through Spark instead
         if log is not None:
             log(f"{base_path}: stored values read through Spark ({type(exc).__name__}: "
@@ -66,11 +87,11 @@ def stored_values(spark, base_path: str, keys: list[str], columns: list[str], ty
                             [spark_types[c] for c in columns]), complete
 
 
-def _read(base_path: str, keys: list[str], columns: list[str], wanted: set[tuple]) -> list[dict] | None:
-    """The rows of the wanted keys, from the slices whose key fields hold one; None past MAX_BYTES."""
+def _read(table, keys: list[str], columns: list[str], wanted: set[tuple]) -> list[dict] | None:
+    """The rows of the wanted keys, from the slices of hudi-rs's `table` whose key fields hold one; None past
+    MAX_BYTES."""
     from hudi import HudiReadOptions
 
-    table = s3.hudi_table_builder(base_path).build()
     reader = table.create_file_group_reader_with_options()
     first = _first_values(wanted)
     holding = [fs for fs in table.get_file_slices()

@@ -224,15 +224,10 @@ def _join_stored(spark, df, keys: list[str], ordering: list[str], cols: list[str
     has a stored row (known only when read in the driver)."""
     from hudi_cdc.jobs.stream.redelivery import stored_for_round
 
-    stored, every_key = None, False
-    in_driver = driver_values.columns_of(base_path) if key_rows is not None and driver_lookup.enabled(props) else None
-    if key_rows is not None and in_driver is not None:
-        table_cols = set(in_driver)
-        stored_cols = [c for c in cols if c in table_cols]
-        read = list(dict.fromkeys(keys + [o for o in ordering if o in table_cols] + stored_cols))
-        got = driver_values.stored_values(spark, base_path, keys, read, {f.name: f.dataType for f in df.schema},
-                                          key_rows, log)
-        stored, every_key = got if got is not None else (None, False)
+    types = {f.name: f.dataType for f in df.schema}
+    got = driver_values.placeholder_rows(spark, base_path, keys, ordering, cols, types, key_rows, log) \
+        if key_rows is not None and driver_lookup.enabled(props) else None
+    stored, stored_cols, every_key = got if got is not None else (None, [], False)
     if stored is None:
         table_cols = set(spark.read.format("hudi").load(base_path).columns)
         stored_cols = [c for c in cols if c in table_cols]

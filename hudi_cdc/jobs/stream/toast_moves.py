@@ -101,15 +101,10 @@ def _stored_in_driver(spark, df, need, keys, old, ordering, cols, base_path, log
     (rows as `__s_<column>`, the placeholder columns the table has); None when they are not read there."""
     from hudi_cdc.jobs.stream import driver_values
 
-    table_cols = driver_values.columns_of(base_path)
-    if table_cols is None or any(o not in table_cols for o in ordering):
-        return None
     rows = df.where(need).select(*old).distinct().limit(driver_values.MAX_KEYS + 1).collect()
-    stored_cols = [c for c in cols if c in table_cols]
     types = {f.name: f.dataType for f in df.schema}
-    got = driver_values.stored_values(spark, base_path, keys, list(dict.fromkeys(keys + ordering + stored_cols)),
-                                      types, rows, log)
-    return (got[0], stored_cols) if got is not None else None
+    got = driver_values.placeholder_rows(spark, base_path, keys, ordering, cols, types, rows, log, every_ordering=True)
+    return (got[0], got[1]) if got is not None else None
 
 
 def _old_key_values(spark, df, need, keys, old, ordering, cols, base_path, unknown, pre=None):
