@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from hudi_cdc.capture import fieldtypes, signals
+from hudi_cdc.capture import fieldtypes, snapshot_requests
 from hudi_cdc.common import storage
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import HudiCdcError
@@ -125,4 +125,4 @@ class NewColumns:
         said += [f"column {c}: {why}" for c, why in changed.items()]
         self.progress(f"{t.name}: {'; '.join(said)} in {t.qualified}: the rows that existed before the ALTER "
                       "TABLE get the database's values through an incremental snapshot of the table")
-        signals.request_snapshot(self.pipeline, t.name, progress=self.progress)
+        snapshot_requests.request_snapshot(self.pipeline, t.name, progress=self.progress)

@@ -22,7 +22,12 @@ second; else the next one) carries it out:
 A PostgreSQL partitioned table gets a blocking snapshot instead (signal type ``blocking``: Debezium pauses
 streaming and reads the table whole, as its initial snapshot does; an incremental snapshot reads none of a
 partitioned table's rows): the same floor, its rows ordered at R - 1 the same way, its end told by the
-initial snapshot's notification.
+initial snapshot's notification. Debezium never resumes a blocking snapshot a stopped engine was reading
+(only an initial one): the next capture runs it again only if its signal row is streamed again (the committed
+offset still before it). So a capture that starts with one `signalled` counts its rows anew and, when none came
+within RESUME_SECONDS or the slot has confirmed the signal as read, requests it again (a new floor; with
+--replace a new truncate): the rows the stopped one landed are ordered before the new ones, and any change
+after either is streamed and wins.
 
 Why R - 1 (docs/capture.md, "Incremental snapshots"): every change with an LSN below R was committed
 before the signal (step 4), so before any chunk was read: the chunk row reflects it and, being
@@ -47,7 +52,7 @@ from typing import Any
 
 from hudi_cdc import sources
 from hudi_cdc.capture import refill
-from hudi_cdc.common.text import log_progress
+from hudi_cdc.capture.snapshot_requests import read_json, requests_dir, write_json
 from hudi_cdc.config import Pipeline, load_pipeline
 from hudi_cdc.errors import ConfigError
 from hudi_cdc.sources import tables as src
@@ -55,66 +60,9 @@ from hudi_cdc.sources.base import BLOCKING, INCREMENTAL, NOTIFICATIONS, Snapshot
 
 Progress = Callable[[str], None]
 STALLED_SECONDS = 120  # a --once run that finishes its snapshots (under_way) ends when none moved this long
-
-
-def _dir(pipeline: Pipeline) -> Path:
-    return pipeline.work_dir / "capture" / "snapshots" / pipeline.slot_name
-
-
-def _write_json(path: Path, doc: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
-    os.replace(tmp, path)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-
-
-# ------------------------------------------------------------------ the command's side
-def request_snapshot(pipeline: Pipeline, table: str, replace: bool = False,
-                     progress: Progress = log_progress) -> dict[str, Any]:
-    """Prepare the database (signal table; the table and the signal table in the publication) and
-    leave a request the capture on the pipeline's slot carries out. Returns what was done."""
-    try:
-        pipeline.table(table)
-    except ConfigError as exc:  # one line naming the file, and the way forward
-        raise ConfigError(f"capture snapshot: {exc}: add it to the pipeline first (hudi-cdc add-table, or the "
-                          "tables block), then ask again") from None
-    signals = sources.for_pipeline(pipeline).signals
-    if signals is None:
-        raise ConfigError(f"capture snapshot: {src.database(pipeline).kind} sources take no incremental snapshots; "
-                          f"{table} is captured from one ({pipeline.source_file})")
-    running, kind = signals.prepare(pipeline, table, progress)
-    doc = {"table": table, "replace": replace, "id": uuid.uuid4().hex, "requested_at": time.time()}
-    _write_json(_dir(pipeline) / f"{table}.json", doc)
-    who = "the running capture" if running else "the next capture"
-    how = ("whole, streaming paused while it reads (a blocking snapshot: a partitioned table)" if kind == BLOCKING else
-           f"in chunks of {src.database(pipeline).snapshot_chunk_size} rows while streaming goes on")
-    progress(f"snapshot of {table} requested: {who} on slot {pipeline.slot_name} takes it {how}"
-             + (" (the lake copy is replaced: truncated as of the snapshot's start)" if replace else ""))
-    return {"table": table, "replace": replace, "request": doc["id"], "capture": "running" if running else "next"}
-
-
-def snapshot_status(pipeline: Pipeline) -> list[dict[str, Any]]:
-    """One row per table with a request or a snapshot: requested | signalled | completed, and rows."""
-    d = _dir(pipeline)
-    state = _read_json(d / "state.json")
-    rows = {name: {"table": name, "state": s.get("state", ""), "rows": s.get("rows", 0),
-                   "replace": s.get("replace", False), "floor_lsn": s.get("floor")}
-            for name, s in state.items()}
-    for f in sorted(d.glob("*.json")) if d.exists() else []:
-        if f.name != "state.json":
-            doc = _read_json(f)
-            if state.get(doc["table"], {}).get("id") == doc.get("id"):
-                continue  # being carried out: its state says how far
-            rows[doc["table"]] = {"table": doc["table"], "state": "requested", "rows": 0,
-                                  "replace": doc.get("replace", False), "floor_lsn": None}
-    return [rows[k] for k in sorted(rows)]
+# a blocking snapshot under way when the last capture stopped, whose signal Debezium may stream again: requested
+# anew when no row of it came within this long (at once when the slot confirmed its signal as read)
+RESUME_SECONDS = 60.0
 
 
 # ------------------------------------------------------------------ the capture's side
@@ -132,8 +80,8 @@ class Snapshots:
         self.progress = progress
         self.reloadable = reloadable  # a continuous capture of the whole pipeline may restart its engine
         self.reload: Pipeline | None = None  # set when it must (a requested table it does not capture)
-        self.dir = _dir(pipeline)
-        self.state = _read_json(self.dir / "state.json")  # table -> {qualified, floor, replace, state, rows, id}
+        self.dir = requests_dir(pipeline)
+        self.state = read_json(self.dir / "state.json")  # table -> {qualified, floor, replace, state, rows, id}
         self.by_qualified = {s["qualified"]: name for name, s in self.state.items()}
         self.waiting: dict[str, dict] = {}  # table -> {request, xmax} between R and the signal
         self.dirty = False
@@ -143,16 +91,62 @@ class Snapshots:
         self._under_way = (float("-inf"), False)  # (when, under_way()) looked at last
         self.moved = time.monotonic()  # when a snapshot last moved (a request begun, signalled, a row, an end)
         self.holding = False  # a --once run past its end, held by under_way
+        self.interrupted = self._interrupted()  # table -> when this engine started waiting for its rows
+        self._flushed_asked = float("-inf")
+
+    def _interrupted(self) -> dict[str, float]:
+        """The blocking snapshots a stopped capture was reading: their rows counted anew from here."""
+        out = {}
+        for name, s in self.state.items():
+            if (s.get("kind"), s.get("state")) == (BLOCKING, "signalled") and name in self.pipeline.tables:
+                s["rows"] = 0
+                s.pop("expect", None)
+                out[name] = time.monotonic()
+                self.dirty = True
+                self.progress(f"capture snapshot: {name}: its blocking snapshot was under way when the last capture "
+                              "stopped: its rows are counted anew (Debezium reads the table again if the signal is "
+                              f"streamed again, else it is requested again within {RESUME_SECONDS:.0f} s)")
+        return out
+
+    def _resume(self) -> None:
+        """An interrupted blocking snapshot (_interrupted) none of whose rows came: requested again."""
+        with self.lock:
+            waiting = dict(self.interrupted)
+        if not waiting:
+            return
+        flushed = None
+        for table, since in waiting.items():
+            lsn = self.state[table].get("signal_lsn")
+            if lsn is not None and flushed is None and time.monotonic() - self._flushed_asked >= 5:
+                self._flushed_asked = time.monotonic()  # a query every 5 s at most
+                flushed = self.db.flushed(self.pipeline)
+            read = lsn is not None and flushed is not None and flushed >= lsn
+            if not read and time.monotonic() - since < RESUME_SECONDS:
+                continue
+            if (self.dir / f"{table}.json").exists():  # requested again already (the user): that request stands
+                with self.lock:
+                    self.interrupted.pop(table, None)
+                continue
+            with self.lock:
+                if self.interrupted.pop(table, None) is None:  # a row came meanwhile: Debezium reads it again
+                    continue
+            doc = {"table": table, "replace": bool(self.state[table].get("replace")), "id": uuid.uuid4().hex,
+                   "requested_at": time.time(), "resumes": self.state[table].get("id")}
+            write_json(self.dir / f"{table}.json", doc)
+            why = "the slot confirmed its signal as read" if read else f"no row of it in {RESUME_SECONDS:.0f} s"
+            self.progress(f"capture snapshot: {table}: the blocking snapshot the last capture stopped in is requested "
+                          f"again ({why})")
 
     # -------------------------------------------------------------- main loop
     def poll(self, consumer) -> bool:
         """Carry the pending requests one step further; True when the engine must restart (reload)."""
+        self._resume()
         try:
             names = [f for f in os.listdir(self.dir) if f.endswith(".json") and f != "state.json"]
         except FileNotFoundError:
             names = []
         for name in sorted(names):
-            doc = _read_json(self.dir / name)
+            doc = read_json(self.dir / name)
             table = doc.get("table")
             if not table:
                 continue
@@ -203,6 +197,7 @@ class Snapshots:
         with self.lock:
             self.state[table] = {"qualified": t.qualified, "floor": r - 1, "replace": bool(doc.get("replace")),
                                  "state": "waiting", "rows": 0, "id": doc["id"]}
+            self.interrupted.pop(table, None)  # requested again (by _resume or the user)
             self.by_qualified[t.qualified] = table
         self.save()
         self.waiting[table] = {"request": doc["id"], "xmax": xmax, "since": time.monotonic(), "noted": False}
@@ -222,9 +217,13 @@ class Snapshots:
     def _signal(self, table: str, doc: dict) -> None:
         t = src.source_table(self.pipeline, table)
         kind = self.db.signal(self.pipeline, t.qualified, doc["id"])
+        # past the signal's commit: a slot confirmed this far never streams it again (_resume)
+        at = self.db.floor(self.pipeline)[0] if kind == BLOCKING else None
         with self.lock:
             self.state[table]["state"] = "signalled"
             self.state[table]["kind"] = kind
+            if at is not None:
+                self.state[table]["signal_lsn"] = at
         self.moved = time.monotonic()
         self.save()
         (self.dir / f"{table}.json").unlink(missing_ok=True)
@@ -277,6 +276,7 @@ class Snapshots:
 
         with self.lock:
             s = self.state[table]
+            self.interrupted.pop(table, None)  # Debezium reads it again: no new request
             value.put("__lsn", JClass("java.lang.Long")(JLong(s["floor"])))
             s["rows"] = s.get("rows", 0) + 1
             done = s.get("expect") is not None and s["rows"] >= s["expect"]  # a blocking snapshot's last row
@@ -356,7 +356,7 @@ class Snapshots:
         with self.lock:
             doc = json.loads(json.dumps(self.state))
             self.dirty = False
-        _write_json(self.dir / "state.json", doc)
+        write_json(self.dir / "state.json", doc)
         self._last_save = time.monotonic()
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hudi_cdc import sources
-from hudi_cdc.capture import signals
+from hudi_cdc.capture import snapshot_requests
 from hudi_cdc.common import storage
 from hudi_cdc.config import Pipeline
 from hudi_cdc.errors import HudiCdcError, SourceError
@@ -54,7 +54,7 @@ def runnable(pipeline: Pipeline, progress: Callable[[str], None]) -> Pipeline:
         progress(f"table {by_name[name].qualified} was dropped and created again: its lake copy re-taken by an "
                  f"incremental snapshot on the stream (as hudi-cdc capture snapshot --table {name} --replace)")
         try:
-            signals.request_snapshot(pipeline, name, replace=True, progress=progress)
+            snapshot_requests.request_snapshot(pipeline, name, replace=True, progress=progress)
         except HudiCdcError as exc:  # said, with the way forward; the other tables are captured
             progress(f"WARNING table {by_name[name].qualified}: its re-take could not be requested: {exc}; once fixed: "
                      f"hudi-cdc capture snapshot --table {name} --replace")

@@ -132,6 +132,10 @@ class SnapshotSignals(Protocol):
     def signal(self, pipeline: Pipeline, qualified: str, request_id: str) -> str:
         """Write the execute-snapshot signal of this table; the snapshot's type (INCREMENTAL or BLOCKING)."""
 
+    def flushed(self, pipeline: Pipeline) -> int | None:
+        """The stream position the source holds as read for good (PostgreSQL: the slot's confirmed_flush_lsn): a
+        signal written below it is never streamed again. None when unknown."""
+
 
 class Source(Protocol):
     """A source kind (source.database.kind): everything hudi-cdc does that differs per database."""

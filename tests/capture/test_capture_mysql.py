@@ -82,23 +82,24 @@ def test_a_once_run_finishes_the_snapshots_it_carries_out(tmp_path, monkeypatch)
     requested, waiting or signalled (its chunk windows are always past that end), not once it completed, and
     never for ever (a snapshot that does not move for STALLED_SECONDS lets it end, in one line)."""
     from hudi_cdc.capture import signals
+    from hudi_cdc.capture.snapshot_requests import requests_dir, write_json
 
     (tmp_path / "hudi-cdc.yaml").write_text(yaml.safe_dump(_pipeline_dict({"kind": "mariadb", "name": "shop",
                                                                            "user": "u"})))
     p = load_pipeline(tmp_path / "hudi-cdc.yaml")
     said: list[str] = []
     assert not signals.Snapshots(p, said.append).under_way()
-    signals._write_json(signals._dir(p) / "items.json", {"table": "items", "replace": False, "id": "x"})
+    write_json(requests_dir(p) / "items.json", {"table": "items", "replace": False, "id": "x"})
     assert signals.Snapshots(p, said.append).under_way()  # requested
-    (signals._dir(p) / "items.json").unlink()
+    (requests_dir(p) / "items.json").unlink()
     state = {"items": {"qualified": "shop.items", "floor": 41, "state": "signalled", "rows": 0, "id": "x"}}
-    signals._write_json(signals._dir(p) / "state.json", state)
+    write_json(requests_dir(p) / "state.json", state)
     snaps = signals.Snapshots(p, said.append)
     assert snaps.under_way()
     snaps.notification({"aggregate_type": "Incremental Snapshot", "type": "TABLE_SCAN_COMPLETED",
                         "additional_data": {"data_collection": "shop.items"}})
     assert not snaps.under_way() and snaps.state["items"]["state"] == "completed"
-    signals._write_json(signals._dir(p) / "state.json", state)
+    write_json(requests_dir(p) / "state.json", state)
     monkeypatch.setattr(signals, "STALLED_SECONDS", -1)
     assert not signals.Snapshots(p, said.append).under_way()
     assert said[-1].startswith("capture snapshot: no snapshot row for -1 s: this --once run ends")

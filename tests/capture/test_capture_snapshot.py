@@ -113,7 +113,7 @@ def test_snapshot_properties_requests_and_refusals(tmp_path):
     """No database: the connector settings, the status of requests, and the one-line refusals."""
     from types import SimpleNamespace
 
-    from hudi_cdc.capture import signals
+    from hudi_cdc.capture import snapshot_requests
     from hudi_cdc.capture.capture import engine_properties
     from hudi_cdc.config import parse_pipeline
     from hudi_cdc.errors import ConfigError
@@ -124,20 +124,21 @@ def test_snapshot_properties_requests_and_refusals(tmp_path):
     assert props["signal.data.collection"] == "public.s1_signal" and props["signal.enabled.channels"] == "source"
     assert props["incremental.snapshot.chunk.size"] == "50"
     assert props["notification.sink.topic.name"] == "incsnap.hudi_cdc_notifications"
-    assert signals.snapshot_status(p) == []
-    signals._write_json(signals._dir(p) / "a.json", {"table": "a", "replace": True, "id": "x"})
-    signals._write_json(signals._dir(p) / "state.json", {"b": {"qualified": "public.b", "floor": 41, "state":
-                                                               "completed", "rows": 7, "replace": False}})
-    assert signals.snapshot_status(p) == [
+    assert snapshot_requests.snapshot_status(p) == []
+    d = snapshot_requests.requests_dir(p)
+    snapshot_requests.write_json(d / "a.json", {"table": "a", "replace": True, "id": "x"})
+    snapshot_requests.write_json(d / "state.json", {"b": {"qualified": "public.b", "floor": 41, "state": "completed",
+                                                          "rows": 7, "replace": False}})
+    assert snapshot_requests.snapshot_status(p) == [
         {"table": "a", "state": "requested", "rows": 0, "replace": True, "floor_lsn": None},
         {"table": "b", "state": "completed", "rows": 7, "replace": False, "floor_lsn": 41}]
     with pytest.raises(ConfigError, match="unknown table 'nope'"):
-        signals.request_snapshot(p, "nope", progress=lambda m: None)
+        snapshot_requests.request_snapshot(p, "nope", progress=lambda m: None)
     no = SimpleNamespace(signals=None)  # a source kind without incremental snapshots
     with pytest.raises(ConfigError, match="postgresql sources take no incremental snapshots; a is captured from"):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(signals.sources, "for_pipeline", lambda _p: no)
-            signals.request_snapshot(p, "a", progress=lambda m: None)
+            mp.setattr(snapshot_requests.sources, "for_pipeline", lambda _p: no)
+            snapshot_requests.request_snapshot(p, "a", progress=lambda m: None)
 
 
 @pytest.mark.postgres

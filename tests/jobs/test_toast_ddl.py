@@ -193,7 +193,7 @@ class Stream:
 
     def capture_until_snapshots_done(self, runs=8):
         """capture --once runs until every incremental snapshot capture asked for has completed."""
-        from hudi_cdc.capture.signals import snapshot_status
+        from hudi_cdc.capture.snapshot_requests import snapshot_status
 
         status = []
         for _ in range(runs):
@@ -309,7 +309,7 @@ def test_toast_and_ddl_mid_stream(tmp_path, pg_database, spark):
     s.capture()
     s.run("UPSERT")
     s.assert_equal()
-    from hudi_cdc.capture.signals import snapshot_status
+    from hudi_cdc.capture.snapshot_requests import snapshot_status
 
     assert snapshot_status(s.p) == snaps  # no new snapshot for SET DEFAULT
 

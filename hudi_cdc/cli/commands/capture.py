@@ -69,15 +69,15 @@ def capture_snapshot_cmd(ctx, table, replace, show_status, output):
     """Ask the capture on the pipeline's slot (running, else the next) for an incremental snapshot of a
     table, while streaming goes on (Debezium's execute-snapshot signal; no second slot); a PostgreSQL
     partitioned table gets a blocking one (streaming pauses while it is read)."""
-    from hudi_cdc.capture import signals
+    from hudi_cdc.capture import snapshot_requests
 
     pipeline = pipeline_from(ctx.find_root())
     if show_status:
-        emit(signals.snapshot_status(pipeline), output, ["table", "state", "rows", "replace", "floor_lsn"])
+        emit(snapshot_requests.snapshot_status(pipeline), output, ["table", "state", "rows", "replace", "floor_lsn"])
         return
     if table is None:
         raise click.UsageError("give --table (or --status)")
-    result = signals.request_snapshot(pipeline, table, replace, progress)
+    result = snapshot_requests.request_snapshot(pipeline, table, replace, progress)
     if output == "json":
         emit(result, "json")
 

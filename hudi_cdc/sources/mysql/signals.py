@@ -150,3 +150,6 @@ class BinlogSignals:
         finally:
             conn.close()
         return INCREMENTAL
+
+    def flushed(self, pipeline: Pipeline) -> int | None:
+        return None  # only blocking snapshots ask, and the MySQL family gets incremental ones

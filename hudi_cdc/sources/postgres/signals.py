@@ -128,3 +128,9 @@ class PostgresSignals:
             conn.execute(sql.SQL("INSERT INTO {} (id, type, data) VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING")
                          .format(sql.Identifier(schema, signal)), (request_id, EXECUTE, data))
         return kind
+
+    def flushed(self, pipeline: Pipeline) -> int | None:
+        with db.connect(pipeline) as conn:
+            row = conn.execute("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s",
+                               (pipeline.slot_name,)).fetchone()
+        return _lsn(row[0]) if row and row[0] else None

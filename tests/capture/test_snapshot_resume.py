@@ -1,0 +1,96 @@
+"""A blocking snapshot (a PostgreSQL partitioned table's `capture snapshot`) that a capture was reading when it
+stopped: Debezium never resumes one, so the next capture counts its rows anew and, when the signal is not
+streamed again, requests it once more (capture/signals.py). No database: the source's side is a stand-in
+reporting the slot's confirmed position."""
+
+from __future__ import annotations
+
+import pytest
+
+from hudi_cdc.capture import signals
+from hudi_cdc.capture.snapshot_requests import read_json, requests_dir, write_json
+from hudi_cdc.config import parse_pipeline
+from hudi_cdc.sources.base import BLOCKING, INCREMENTAL
+
+
+def _pipeline(tmp_path):
+    return parse_pipeline({
+        "pipeline": "shop",
+        "source": {"root": "landing", "database": {"name": "shop", "user": "u", "slot": "s1"}},
+        "lake": {"root": "lake", "hive_database": "shop"},
+        "tables": {t: {"topic": f"shop.public.{t}", "record_key": "id", "partition_field": "day"}
+                   for t in ("events", "orders", "items")},
+    }, str(tmp_path / "hudi-cdc.yaml"), str(tmp_path))
+
+
+class _Slot:
+    """The source's side: the slot's confirmed_flush_lsn, and how often it was asked."""
+
+    def __init__(self, flushed):
+        self.value, self.asked = flushed, 0
+
+    def flushed(self, pipeline):
+        self.asked += 1
+        return self.value
+
+
+def test_an_interrupted_blocking_snapshot_is_counted_anew_then_requested_again(tmp_path, monkeypatch):
+    p = _pipeline(tmp_path)
+    d = requests_dir(p)
+    before = {"qualified": "public.events", "floor": 99, "state": "signalled", "kind": BLOCKING, "rows": 700,
+              "expect": 1000, "id": "first", "replace": True, "signal_lsn": 120}
+    write_json(d / "state.json", {
+        "events": before,
+        # an incremental snapshot resumes from Debezium's offsets; a completed one is done
+        "orders": {**before, "qualified": "public.orders", "kind": INCREMENTAL, "id": "inc"},
+        "items": {**before, "qualified": "public.items", "state": "completed", "id": "done"}})
+    said: list[str] = []
+    snaps = signals.Snapshots(p, said.append)
+    assert list(snaps.interrupted) == ["events"]
+    assert snaps.state["events"]["rows"] == 0 and "expect" not in snaps.state["events"]  # Debezium reads it whole
+    assert snaps.state["orders"]["rows"] == 700 and snaps.state["items"]["rows"] == 700
+    assert said == ["capture snapshot: events: its blocking snapshot was under way when the last capture stopped: "
+                    "its rows are counted anew (Debezium reads the table again if the signal is streamed again, "
+                    "else it is requested again within 60 s)"]
+    assert snaps.under_way()  # a --once run holds for it
+
+    # the slot has not confirmed the signal: Debezium may stream it again, so it waits for its rows
+    snaps.db = slot = _Slot(119)
+    snaps._resume()
+    assert not (d / "events.json").exists() and snaps.interrupted and slot.asked == 1
+    snaps._resume()
+    assert slot.asked == 1  # asked every 5 s at most
+
+    # the slot confirmed past the signal: it never comes again, so it is requested again at once
+    slot.value, snaps._flushed_asked = 120, float("-inf")
+    snaps._resume()
+    doc = read_json(d / "events.json")
+    assert doc["table"] == "events" and doc["replace"] is True and doc["resumes"] == "first" and doc["id"] != "first"
+    assert not snaps.interrupted
+    assert said[-1] == ("capture snapshot: events: the blocking snapshot the last capture stopped in is requested "
+                        "again (the slot confirmed its signal as read)")
+    snaps._resume()
+    assert read_json(d / "events.json")["id"] == doc["id"]  # once
+
+
+@pytest.mark.parametrize("case", ["timeout", "a row came", "the user asked"])
+def test_an_interrupted_blocking_snapshot_without_a_known_signal_position(tmp_path, monkeypatch, case):
+    """A state from before the signal's position was kept: the wait alone decides (RESUME_SECONDS)."""
+    p = _pipeline(tmp_path)
+    d = requests_dir(p)
+    write_json(d / "state.json", {"events": {"qualified": "public.events", "floor": 99, "state": "signalled",
+                                             "kind": BLOCKING, "rows": 3, "id": "first"}})
+    snaps = signals.Snapshots(p, [].append)
+    snaps.db = slot = _Slot(None)
+    if case == "a row came":
+        snaps.interrupted.pop("events")  # what rewrite() does for a row of the table: Debezium reads it again
+    if case == "the user asked":
+        write_json(d / "events.json", {"table": "events", "replace": False, "id": "user"})
+    monkeypatch.setattr(signals, "RESUME_SECONDS", -1.0)
+    snaps._resume()
+    assert slot.asked == 0  # no position to compare with
+    got = read_json(d / "events.json")
+    assert got.get("id") == {"timeout": got.get("id"), "a row came": None, "the user asked": "user"}[case]
+    if case == "timeout":
+        assert got["resumes"] == "first" and got["replace"] is False
+    assert not snaps.interrupted
