@@ -24,10 +24,11 @@ streaming and reads the table whole, as its initial snapshot does; an incrementa
 partitioned table's rows): the same floor, its rows ordered at R - 1 the same way, its end told by the
 initial snapshot's notification. Debezium never resumes a blocking snapshot a stopped engine was reading
 (only an initial one): the next capture runs it again only if its signal row is streamed again (the committed
-offset still before it). So a capture that starts with one `signalled` counts its rows anew and, when none came
-within RESUME_SECONDS or the slot has confirmed the signal as read, requests it again (a new floor; with
---replace a new truncate): the rows the stopped one landed are ordered before the new ones, and any change
-after either is streamed and wins.
+offset still before it). So a capture that starts with one `signalled` counts its rows anew and, once the stream
+is past the signal with no row of it (the slot confirmed the signal as read, or a change committed after it came
+first: a blocking snapshot pauses the stream, so its rows come before any such change) or none came within
+RESUME_SECONDS, requests it again (a new floor; with --replace a new truncate): the rows the stopped one landed
+are ordered before the new ones, and any change after either is streamed and wins.
 
 Why R - 1 (docs/capture.md, "Incremental snapshots"): every change with an LSN below R was committed
 before the signal (step 4), so before any chunk was read: the chunk row reflects it and, being
@@ -61,8 +62,9 @@ from hudi_cdc.sources.base import BLOCKING, INCREMENTAL, NOTIFICATIONS, Snapshot
 Progress = Callable[[str], None]
 STALLED_SECONDS = 120  # a --once run that finishes its snapshots (under_way) ends when none moved this long
 # a blocking snapshot under way when the last capture stopped, whose signal Debezium may stream again: requested
-# anew when no row of it came within this long (at once when the slot confirmed its signal as read)
-RESUME_SECONDS = 60.0
+# anew at once when the stream is past its signal (the slot confirmed it as read, or a change after it came with no
+# row of the snapshot before it), else when no row of it came within this long
+RESUME_SECONDS = 300.0
 
 
 # ------------------------------------------------------------------ the capture's side
@@ -93,6 +95,7 @@ class Snapshots:
         self.holding = False  # a --once run past its end, held by under_way
         self.interrupted = self._interrupted()  # table -> when this engine started waiting for its rows
         self._flushed_asked = float("-inf")
+        self.streamed_lsn = -1  # the newest streamed change's position seen while one is interrupted
 
     def _interrupted(self) -> dict[str, float]:
         """The blocking snapshots a stopped capture was reading: their rows counted anew from here."""
@@ -121,7 +124,8 @@ class Snapshots:
                 self._flushed_asked = time.monotonic()  # a query every 5 s at most
                 flushed = self.db.flushed(self.pipeline)
             read = lsn is not None and flushed is not None and flushed >= lsn
-            if not read and time.monotonic() - since < RESUME_SECONDS:
+            past = lsn is not None and self.streamed_lsn > lsn
+            if not (read or past) and time.monotonic() - since < RESUME_SECONDS:
                 continue
             if (self.dir / f"{table}.json").exists():  # requested again already (the user): that request stands
                 with self.lock:
@@ -133,7 +137,8 @@ class Snapshots:
             doc = {"table": table, "replace": bool(self.state[table].get("replace")), "id": uuid.uuid4().hex,
                    "requested_at": time.time(), "resumes": self.state[table].get("id")}
             write_json(self.dir / f"{table}.json", doc)
-            why = "the slot confirmed its signal as read" if read else f"no row of it in {RESUME_SECONDS:.0f} s"
+            why = ("the slot confirmed its signal as read" if read else "a change after its signal came first" if past
+                   else f"no row of it in {RESUME_SECONDS:.0f} s")
             self.progress(f"capture snapshot: {table}: the blocking snapshot the last capture stopped in is requested "
                           f"again ({why})")
 
@@ -254,6 +259,8 @@ class Snapshots:
         """An incremental-snapshot row of a requested table, or a row of a requested blocking snapshot (a
         partitioned table's), (`value`, as it lands: with its __lsn) is ordered at the request's floor."""
         op = _field_text(value, "__op")  # one JPype call for a change that is no read (the stream's)
+        if op != "r" and self.interrupted:
+            self._streamed(value)
         if op != "r" or value.schema().field("__lsn") is None:
             return
         source = record.value().getStruct("source")
@@ -284,6 +291,12 @@ class Snapshots:
             self.moved = time.monotonic()
         if done:
             self._end(table, "completed")
+
+    def _streamed(self, value) -> None:
+        """A streamed change while a blocking snapshot is interrupted: how far the stream has come (_resume)."""
+        lsn = _field_text(value, "__lsn")
+        if lsn is not None and lsn.lstrip("-").isdigit():
+            self.streamed_lsn = max(self.streamed_lsn, int(lsn))
 
     def under_way(self) -> bool:
         """Must a --once run go on past its end (the source's once_finishes): a table it captures has a

@@ -51,7 +51,7 @@ def test_an_interrupted_blocking_snapshot_is_counted_anew_then_requested_again(t
     assert snaps.state["orders"]["rows"] == 700 and snaps.state["items"]["rows"] == 700
     assert said == ["capture snapshot: events: its blocking snapshot was under way when the last capture stopped: "
                     "its rows are counted anew (Debezium reads the table again if the signal is streamed again, "
-                    "else it is requested again within 60 s)"]
+                    "else it is requested again within 300 s)"]
     assert snaps.under_way()  # a --once run holds for it
 
     # the slot has not confirmed the signal: Debezium may stream it again, so it waits for its rows
@@ -60,6 +60,13 @@ def test_an_interrupted_blocking_snapshot_is_counted_anew_then_requested_again(t
     assert not (d / "events.json").exists() and snaps.interrupted and slot.asked == 1
     snaps._resume()
     assert slot.asked == 1  # asked every 5 s at most
+
+    # the stream reaches the signal's position: not past it yet
+    snaps.rewrite(None, _Change("u", 120))
+    assert snaps.streamed_lsn == 120
+    slot.value, snaps._flushed_asked = 119, float("-inf")
+    snaps._resume()
+    assert snaps.interrupted
 
     # the slot confirmed past the signal: it never comes again, so it is requested again at once
     slot.value, snaps._flushed_asked = 120, float("-inf")
@@ -71,6 +78,34 @@ def test_an_interrupted_blocking_snapshot_is_counted_anew_then_requested_again(t
                         "again (the slot confirmed its signal as read)")
     snaps._resume()
     assert read_json(d / "events.json")["id"] == doc["id"]  # once
+    snaps.rewrite(None, _Change("u", 500))
+    assert snaps.streamed_lsn == 120  # not looked at once none is interrupted
+
+
+class _Change:
+    """A landed streamed change (a Connect struct's get)."""
+
+    def __init__(self, op, lsn):
+        self.fields = {"__op": op, "__lsn": lsn}
+
+    def get(self, name):
+        return self.fields[name]
+
+
+def test_a_change_streamed_after_the_signal_before_any_row_of_it_resumes_at_once(tmp_path):
+    """A blocking snapshot pauses the stream: a change committed after its signal that comes before any row of it
+    means Debezium passed the signal without reading the table again."""
+    p = _pipeline(tmp_path)
+    write_json(requests_dir(p) / "state.json", {"events": {
+        "qualified": "public.events", "floor": 99, "state": "signalled", "kind": BLOCKING, "rows": 3, "id": "first",
+        "signal_lsn": 120}})
+    said: list[str] = []
+    snaps = signals.Snapshots(p, said.append)
+    snaps.db = _Slot(100)
+    snaps.rewrite(None, _Change("c", 121))
+    snaps._resume()
+    assert read_json(requests_dir(p) / "events.json")["resumes"] == "first"
+    assert said[-1].endswith("is requested again (a change after its signal came first)")
 
 
 @pytest.mark.parametrize("case", ["timeout", "a row came", "the user asked"])
