@@ -22,13 +22,11 @@ second; else the next one) carries it out:
 A PostgreSQL partitioned table gets a blocking snapshot instead (signal type ``blocking``: Debezium pauses
 streaming and reads the table whole, as its initial snapshot does; an incremental snapshot reads none of a
 partitioned table's rows): the same floor, its rows ordered at R - 1 the same way, its end told by the
-initial snapshot's notification. Debezium never resumes a blocking snapshot a stopped engine was reading
-(only an initial one): the next capture runs it again only if its signal row is streamed again (the committed
-offset still before it). So a capture that starts with one `signalled` counts its rows anew and, once the stream
-is past the signal with no row of it (the slot confirmed the signal as read, or a change committed after it came
-first: a blocking snapshot pauses the stream, so its rows come before any such change) or none came within
-RESUME_SECONDS, requests it again (a new floor; with --replace a new truncate): the rows the stopped one landed
-are ordered before the new ones, and any change after either is streamed and wins.
+initial snapshot's notification. Debezium never resumes a stopped engine's blocking snapshot: the next capture
+gets it again only if it streams the signal again (offsets committed before it). So a capture starting with one
+`signalled` counts its rows anew, and requests it again (a new floor; with --replace a new truncate) once the
+stream is past the signal with none of its rows (the slot confirmed the signal as read, or a change committed
+after it came first: the snapshot pauses the stream) or after RESUME_SECONDS without one.
 
 Why R - 1 (docs/capture.md, "Incremental snapshots"): every change with an LSN below R was committed
 before the signal (step 4), so before any chunk was read: the chunk row reflects it and, being
@@ -190,8 +188,14 @@ class Snapshots:
         (every event landed before it has an LSN below R, every later one is after it)."""
         t = src.source_table(self.pipeline, table)
         sent = self.db.sent(self.pipeline, doc["id"])  # sent already (a capture stopped before its bookkeeping)
-        if sent and self.state.get(table, {}).get("id") == doc["id"]:
-            self.state[table]["state"] = "signalled"  # its floor stays: the snapshot began after it
+        if sent and self.state.get(table, {}).get("id") == doc["id"]:  # its floor stays: the snapshot began after it
+            kind = self.db.signal(self.pipeline, t.qualified, doc["id"])  # written already: its kind only
+            at = self.db.floor(self.pipeline)[0] if kind == BLOCKING else None
+            with self.lock:
+                self.state[table].update(state="signalled", kind=kind)
+                if at is not None:  # a blocking one, maybe read in part by the stopped engine: as _interrupted
+                    self.state[table].update(signal_lsn=at, rows=0)
+                    self.interrupted[table] = time.monotonic()
             self.save()
             (self.dir / f"{table}.json").unlink(missing_ok=True)
             return

@@ -129,3 +129,33 @@ def test_an_interrupted_blocking_snapshot_without_a_known_signal_position(tmp_pa
     if case == "timeout":
         assert got["resumes"] == "first" and got["replace"] is False
     assert not snaps.interrupted
+
+
+class _Signals(_Slot):
+    """The source's side of a request whose signal was written just before the capture stopped."""
+
+    def sent(self, pipeline, request_id):
+        return True
+
+    def signal(self, pipeline, qualified, request_id):
+        return BLOCKING  # written already (ON CONFLICT DO NOTHING): only its kind
+
+    def floor(self, pipeline):
+        return 150, "0"
+
+
+def test_a_signal_written_before_the_state_was_saved_counts_as_interrupted(tmp_path):
+    """A capture stopped between writing a blocking snapshot's signal and saving `signalled`: the next one finds
+    the request's signal in the table and takes the snapshot as interrupted (its kind and position recorded)."""
+    p = _pipeline(tmp_path)
+    d = requests_dir(p)
+    write_json(d / "events.json", {"table": "events", "replace": False, "id": "first"})
+    write_json(d / "state.json", {"events": {"qualified": "public.events", "floor": 99, "state": "waiting",
+                                             "rows": 0, "id": "first"}})
+    snaps = signals.Snapshots(p, [].append)
+    snaps.db = _Signals(None)
+    snaps.poll(consumer=None)
+    state = read_json(d / "state.json")["events"]
+    assert (state["state"], state["kind"], state["signal_lsn"], state["floor"]) == ("signalled", BLOCKING, 150, 99)
+    assert list(snaps.interrupted) == ["events"] and not (d / "events.json").exists()
+    assert snaps._blocking_under_way("events")  # its rows are ordered at the floor, as before the stop
