@@ -143,8 +143,8 @@ DURATIONS = Path(__file__).parent / "durations.json"  # seconds per test file, f
 def _xdist_groups(items, marks: bool = True) -> None:
     """One xdist group per test file (module-scoped fixtures are built once), except that a file using a
     service of SERVICE_GROUPS joins that service's group. Groups go out longest first (their files'
-    seconds in tests/durations.json, refreshed from a whole run's --durations): the workers end together
-    instead of one finishing a long file alone."""
+    seconds in tests/durations.json, refreshed from a whole run's --durations=0 by scripts/durations.py): the
+    workers end together instead of one finishing a long file alone."""
     import json
 
     seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
