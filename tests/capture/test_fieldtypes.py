@@ -37,7 +37,7 @@ def test_new_and_rewritten_columns_request_a_snapshot(tmp_path, monkeypatch):
     source = SimpleNamespace(kind="postgresql", signals=object(), not_null_rewrites=False,
                              added_defaults=lambda _p, t, cols: asked.append((t.name, cols)) or [c for c in cols
                                                                                                  if c != "plain"])
-    monkeypatch.setattr(defaults.signals, "request_snapshot", lambda _p, table, progress: requested.append(table))
+    monkeypatch.setattr(defaults.snapshot_requests, "request_snapshot", lambda _p, table, progress: requested.append(table))
     landing = SimpleNamespace(topic_dirs={topic: str(folder)}, partition=0)
     nc = defaults.NewColumns(p, source, landing, said.append)
     nc.file_started(topic, schema("id", "grp", "__oldkey_id"))  # nothing new but capture's own field
@@ -57,7 +57,7 @@ def test_new_and_rewritten_columns_request_a_snapshot(tmp_path, monkeypatch):
     def refused(_p, table, progress):  # the request cannot be made (e.g. the signal table is not writable)
         raise SourceError("cannot create or write the signal table")
 
-    monkeypatch.setattr(defaults.signals, "request_snapshot", refused)
+    monkeypatch.setattr(defaults.snapshot_requests, "request_snapshot", refused)
     nc.file_started(topic, schema("id", "grp", "plain", "flag", "score", "__lsn", types={"grp": ["null", "string"]}))
     nc.poll()  # said in one line, capture goes on
     assert requested == ["a", "a"] and said[-1].startswith("WARNING a: new column(s) score: could not give the rows")
