@@ -37,7 +37,8 @@ def test_new_and_rewritten_columns_request_a_snapshot(tmp_path, monkeypatch):
     source = SimpleNamespace(kind="postgresql", signals=object(), not_null_rewrites=False,
                              added_defaults=lambda _p, t, cols: asked.append((t.name, cols)) or [c for c in cols
                                                                                                  if c != "plain"])
-    monkeypatch.setattr(defaults.snapshot_requests, "request_snapshot", lambda _p, table, progress: requested.append(table))
+    monkeypatch.setattr(defaults.snapshot_requests, "request_snapshot",
+                        lambda _p, table, progress: requested.append(table))
     landing = SimpleNamespace(topic_dirs={topic: str(folder)}, partition=0)
     nc = defaults.NewColumns(p, source, landing, said.append)
     nc.file_started(topic, schema("id", "grp", "__oldkey_id"))  # nothing new but capture's own field
