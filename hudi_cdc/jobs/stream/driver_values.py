@@ -49,16 +49,16 @@ def placeholder_rows(spark, base_path: str, keys: list[str], ordering: list[str]
         return None
     stored_cols = [c for c in cols if c in table_cols]
     read = list(dict.fromkeys(keys + [o for o in ordering if o in table_cols] + stored_cols))
-    got = stored_values(spark, base_path, keys, read, types, key_rows, log, table=table)
+    got = stored_values(spark, table, base_path, keys, read, types, key_rows, log)
     return None if got is None else (got[0], stored_cols, got[1])
 
 
-def stored_values(spark, base_path: str, keys: list[str], columns: list[str], types: dict[str, Any],
-                  key_rows: list, log=None, *, table=None):
+def stored_values(spark, table, base_path: str, keys: list[str], columns: list[str], types: dict[str, Any],
+                  key_rows: list, log=None):
     """The table's rows for the key tuples `key_rows` (Rows or tuples of the key fields) with `columns` (the key
     fields among them), each as `__s_<name>`, as redelivery.stored_for_round names them, and whether every key
-    has one; `types`: each column's Spark type (the round's events'); `table`: hudi-rs's table when the caller
-    built it. None when this module does not read them (the caller reads through Spark)."""
+    has one, read from hudi-rs's `table` (at `base_path`); `types`: each column's Spark type (the round's events').
+    None when this module does not read them (the caller reads through Spark)."""
     carried = {c: local_rows.carried(types[c]) for c in columns}
     spark_types = {c: t for c, t in carried.items() if t is not None}
     if len(key_rows) > MAX_KEYS or len(spark_types) < len(columns):
@@ -69,7 +69,7 @@ def stored_values(spark, base_path: str, keys: list[str], columns: list[str], ty
     # a NULL part of a composite key is a stored value (keyjoin.py); a key of one field is never NULL
     wanted = {k for k in asked if (len(keys) > 1 and any(v is not None for v in k)) or None not in k}
     try:
-        rows = _read(table or s3.hudi_table_builder(base_path).build(), keys, columns, wanted) if wanted else []
+        rows = _read(table, keys, columns, wanted) if wanted else []
     except Exception as exc:  # noqa: BLE001 - the round reads the same values through Spark instead
         if log is not None:
             log(f"{base_path}: stored values read through Spark ({type(exc).__name__}: "
