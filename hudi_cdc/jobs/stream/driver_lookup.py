@@ -42,14 +42,32 @@ def stored_rows(spark, events, base_path: str, keys: list[str], columns: list[st
     this module does not read them (the caller reads through Spark). `known_keys`: the events' key tuples when
     the caller has them (the round's summary pass collected them), else a Spark job collects them here."""
     spark_types = {f.name: type(f.dataType).__name__ for f in events.schema.fields}
-    if not keys or any(spark_types.get(k) not in _KEY_TYPES for k in keys):
+    if not readable(spark_types, keys, columns):
         return None
-    if any(spark_types.get(c) not in _TYPES for c in columns):
-        return None
-    if keyloc.has_record_index(keyloc.table_config(base_path)):
-        return None  # keyloc.py prunes by the record-level index
     wanted = set(known_keys) if known_keys is not None else {
         tuple(r) for r in events.select(*keys).limit(MAX_KEYS + 1).collect()}
+    rows = stored_dicts(spark, base_path, keys, columns, meta, mor_ordering, wanted, log)
+    if rows is None:
+        return None
+    read = [*meta, *columns]
+    names = [f"__s{m}" for m in meta] + [f"__s_{c}" for c in columns]
+    types = ["string"] * len(meta) + [_TYPES[spark_types[c]] for c in columns]
+    return local_rows.frame(spark, [tuple(r[c] for c in read) for r in rows], names, types)
+
+
+def readable(spark_types: dict[str, str], keys: list[str], columns: list[str]) -> bool:
+    """Whether this module reads such rows: key fields text or integers, every column read text, an integer or a
+    boolean (`spark_types`: column -> its Spark type's class name)."""
+    return bool(keys) and all(spark_types.get(k) in _KEY_TYPES for k in keys) and \
+        all(spark_types.get(c) in _TYPES for c in columns)
+
+
+def stored_dicts(spark, base_path: str, keys: list[str], columns: list[str], meta: tuple | list,
+                 mor_ordering: list[str] | None, wanted: set[tuple], log=None) -> list[dict] | None:
+    """The stored rows of the `wanted` key tuples as dicts of `meta` and `columns` (readable() ones); None when
+    this module does not read them (more than MAX_KEYS keys, a record-level index, hudi-rs failing, ...)."""
+    if keyloc.has_record_index(keyloc.table_config(base_path)):
+        return None  # keyloc.py prunes by the record-level index
     if len(wanted) > MAX_KEYS:
         return None
     # a NULL part of a composite key is a stored value (keyjoin.py); a key of one field is never NULL
@@ -75,13 +93,9 @@ def stored_rows(spark, events, base_path: str, keys: list[str], columns: list[st
             log(f"{base_path}: stored rows read through Spark ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
         return None
     rows = overlay(base, logged, read, mor_ordering or [], keys, wanted)
-    if rows is None:
-        return None
-    if log is not None:
+    if rows is not None and log is not None:
         log(f"{base_path}: {len(rows)} stored row(s) of the round's {len(wanted)} key(s) read in the driver (hudi-rs)")
-    names = [f"__s{m}" for m in meta] + [f"__s_{c}" for c in columns]
-    types = ["string"] * len(meta) + [_TYPES[spark_types[c]] for c in columns]
-    return local_rows.frame(spark, [tuple(r[c] for c in read) for r in rows], names, types)
+    return rows
 
 
 def _read_base(table, columns: list[str], key: str, values: list, mor: bool) -> list[dict]:
@@ -139,11 +153,12 @@ def _or(x: bool | None, y: bool | None) -> bool | None:
     return None if x is None or y is None else False
 
 
-def at_least(left: list, right: list) -> bool | None:
-    """`left >= right` lexicographically with SQL's nulls, as ordering.at_least builds it in Spark."""
+def at_least(left: list, right: list, strict: bool = False) -> bool | None:
+    """`left >= right` (`left > right` when strict) lexicographically with SQL's nulls, as ordering.at_least builds
+    it in Spark."""
     out: bool | None = None
     for i, (a, b) in enumerate(reversed(list(zip(left, right, strict=True)))):
-        out = _cmp(a, b, ">=") if i == 0 else _or(_cmp(a, b, ">"), _and(_cmp(a, b, "=="), out))
+        out = _cmp(a, b, ">" if strict else ">=") if i == 0 else _or(_cmp(a, b, ">"), _and(_cmp(a, b, "=="), out))
     return out
 
 

@@ -19,94 +19,21 @@ it off for that table."""
 from __future__ import annotations
 
 import json
-import threading
-import weakref
 
 from hudi_cdc.common.causes import root_cause
 from hudi_cdc.common.instants import table_instants
 from hudi_cdc.common.properties import local_path
-from hudi_cdc.jobs.stream import keyloc
+from hudi_cdc.jobs.stream import driver_java, keyloc
 from hudi_cdc.jobs.stream.compaction import TRIGGER_PROP, pending_in
 from hudi_cdc.jobs.stream.errors import JobInputError
 from hudi_cdc.jobs.stream.props import streamer_prop
 
 ENABLED = "hudi_cdc.driver.write"  # hoodie.streamer.hudi_cdc.driver.write
-_CLIENT = "org.apache.hudi.client.HoodieJavaWriteClient"
-
-# The per-record work, one py4j call a round (py4j costs several round trips per object made from
-# Python). Compiled at run time by Janino, which Spark carries; raw types: Janino's generics are partial.
-_JAVA = r"""
-import java.util.*;
-import org.apache.avro.Schema;
-import org.apache.avro.generic.GenericRecord;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.StructType;
-import org.apache.hudi.avro.AvroRecordContext;
-import org.apache.hudi.avro.HoodieAvroUtils;
-import org.apache.hudi.common.fs.FSUtils;
-import org.apache.hudi.common.model.HoodieKey;
-import org.apache.hudi.common.model.HoodieRecordLocation;
-import org.apache.hudi.common.schema.HoodieSchema;
-import org.apache.hudi.common.table.HoodieTableConfig;
-import org.apache.hudi.common.table.read.DeleteContext;
-import org.apache.hudi.common.util.ConfigUtils;
-import org.apache.hudi.common.util.HoodieRecordUtils;
-import org.apache.hudi.common.util.Option;
-import org.apache.hudi.config.HoodieWriteConfig;
-public class HudiCdcDriverWrite {
-  public static String mismatch(StructType frame, HoodieSchema writer) {
-    DataType want = org.apache.hudi.HoodieSchemaConversionUtils.convertHoodieSchemaToDataType(writer);
-    if (frame.sameType(want)) return null;
-    return "the round's columns are not the table's: " + frame.simpleString() + " against " + want.simpleString();
-  }
-  public static InternalRow[] collect(Dataset ds) {
-    return (InternalRow[]) ds.queryExecution().executedPlan().executeCollect();
-  }
-  public static Dataset frame(Dataset ds, InternalRow[] rows) {
-    StructType st = ds.schema();
-    scala.Function1 toRow = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(st);
-    List out = new ArrayList(rows.length);
-    for (int i = 0; i < rows.length; i++) out.add(toRow.apply(rows[i]));
-    return ds.sparkSession().createDataFrame(out, st);
-  }
-  public static List records(Dataset ds, InternalRow[] rows, HoodieSchema writer, HoodieWriteConfig config,
-                             HoodieTableConfig table) {
-    StructType st = ds.schema();
-    scala.Function1 toAvro = org.apache.hudi.AvroConversionUtils.createInternalRowToAvroConverter(st, writer, false);
-    Schema data = org.apache.hudi.common.schema.HoodieSchemaUtils.removeMetadataFields(writer).getAvroSchema();
-    DeleteContext deletes = new DeleteContext(ConfigUtils.getMergeProps(config.getProps(), table), writer)
-        .withReaderSchema(writer);
-    boolean requiresPayload = !config.isFileGroupReaderBasedMergeHandle();
-    String payload = config.getPayloadClass();
-    List out = new ArrayList(rows.length);
-    for (int i = 0; i < rows.length; i++) {
-      GenericRecord rec = (GenericRecord) toAvro.apply(rows[i]);
-      boolean isDelete = AvroRecordContext.getFieldAccessorInstance().isDeleteRecord(rec, deletes);
-      Object instant = rec.get("_hoodie_commit_time");
-      Object file = rec.get("_hoodie_file_name");
-      Option location = instant != null && file != null
-          ? Option.of(new HoodieRecordLocation(instant.toString(), FSUtils.getFileId(file.toString())))
-          : Option.empty();
-      HoodieKey key = new HoodieKey(rec.get("_hoodie_record_key").toString(),
-                                    rec.get("_hoodie_partition_path").toString());
-      out.add(HoodieRecordUtils.createHoodieRecord(HoodieAvroUtils.rewriteRecord(rec, data), key, payload, location,
-                                                   requiresPayload, Boolean.valueOf(isDelete)));
-    }
-    return out;
-  }
-}
-"""
 
 # settings of the driver's write client: no timeline server of its own for each round's client, markers
 # as files; the Java client knows none of Spark's repartitioning sort modes (hudi-cdc renders one)
 _CLIENT_SETTINGS = {"hoodie.embed.timeline.server": "false", "hoodie.write.markers.type": "DIRECT",
                     "hoodie.bulkinsert.sort.mode": "NONE"}
-
-_compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # SparkContext -> the helper class or why not
-_lock = threading.Lock()
-
 
 def enabled(props: dict[str, str]) -> bool:
     value = (streamer_prop(props, ENABLED) or "true").strip().lower()
@@ -169,39 +96,6 @@ def wrote(part, t, opts: dict[str, str], located, parts: int, log):
     return prepared.frame
 
 
-def _helper(spark):
-    """The compiled helper class, or why there is none (a str: no Java client on a cluster's classpath)."""
-    sc = spark.sparkContext
-    with _lock:
-        if sc not in _compiled:
-            jvm = spark._jvm
-            loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-            try:
-                jvm.java.lang.Class.forName(_CLIENT, False, loader)
-            except Exception:  # noqa: BLE001 - the job's jars lack it: Spark writes every round
-                _compiled[sc] = f"no {_CLIENT} on the driver's classpath"
-                return _compiled[sc]
-            compiler = jvm.org.codehaus.janino.SimpleCompiler()
-            compiler.setParentClassLoader(loader)
-            compiler.cook(_JAVA)
-            _compiled[sc] = compiler.getClassLoader().loadClass("HudiCdcDriverWrite")
-        return _compiled[sc]
-
-
-def _static(spark, cls, name: str, *args):
-    """Call a static method of the compiled helper by reflection (its class is not on py4j's path)."""
-    gw = spark.sparkContext._gateway
-    jvm = spark._jvm
-    method = next(m for m in cls.getMethods() if m.getName() == name)
-    arr = gw.new_array(jvm.java.lang.Object, len(args))
-    for i, a in enumerate(args):
-        arr[i] = a
-    try:
-        return method.invoke(None, arr)
-    except Exception as exc:  # InvocationTargetException: the helper's own error is its cause
-        raise RuntimeError(root_cause(exc)) from exc
-
-
 class Prepared:
     """A driver commit's client, records, commit metadata and the properties its metastore sync takes, made
     before anything is written (`prepare` returns why not instead when the driver cannot make it)."""
@@ -216,22 +110,15 @@ def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str
     """The write client and the round's Hudi records, or why the driver cannot write it."""
     from pyspark.sql import DataFrame
 
-    cls = _helper(spark)
+    cls = driver_java.helper(spark)
     if isinstance(cls, str):
         return cls
     jvm = spark._jvm
-    storage = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
-    meta = jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(storage) \
-        .setBasePath(base_path).build()
-    table_schema = jvm.org.apache.hudi.common.table.TableSchemaResolver(meta).getTableSchema(False)
-    writer = jvm.org.apache.hudi.common.schema.HoodieSchemaUtils.addMetadataFields(table_schema)
-    names = [f["name"] for f in json.loads(writer.toString())["fields"]]
-    if sorted(names) != sorted(part.columns):
-        return "the round's columns are not the table's"
-    ds = part.select(*names)._jdf
-    why = _static(spark, cls, "mismatch", ds.schema(), writer)
+    storage, meta, table_schema, writer = _table_schema(spark, base_path)
+    why = _differs(spark, cls, part, writer)
     if why:
-        return str(why)
+        return why
+    ds = part.select(*_names(writer))._jdf
     props = jvm.org.apache.hudi.common.config.TypedProperties()
     props.putAll(meta.getTableConfig().getProps())
     inline = {"hoodie.compact.inline": str(_inline_compaction(opts)).lower()}  # as Spark's writer would
@@ -239,13 +126,43 @@ def prepare(spark, part, base_path: str, opts: dict[str, str]) -> Prepared | str
         props.setProperty(k, v)
     config = jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(base_path).withProps(props) \
         .withSchema(table_schema.toString()).build()
-    rows = _static(spark, cls, "collect", ds)  # the round's one Spark job
-    records = _static(spark, cls, "records", ds, rows, writer, config, meta.getTableConfig())
-    frame = DataFrame(_static(spark, cls, "frame", ds, rows), spark)
+    rows = driver_java.call(spark, cls, "collect", ds)  # the round's one Spark job
+    records = driver_java.call(spark, cls, "records", ds, rows, writer, config, meta.getTableConfig())
+    frame = DataFrame(driver_java.call(spark, cls, "frame", ds, rows), spark)
     extra = jvm.org.apache.hudi.DataSourceUtils.getExtraMetadata(_java_map(jvm, opts))
     engine = jvm.org.apache.hudi.client.common.HoodieJavaEngineContext(storage)
     client = jvm.org.apache.hudi.client.HoodieJavaWriteClient(engine, config)
     return Prepared(client, records, extra, props, base_path, _syncs(opts), frame)
+
+
+def _table_schema(spark, base_path: str):
+    """The table's storage configuration, meta client, schema and writer schema (with Hudi's meta fields)."""
+    jvm = spark._jvm
+    storage = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
+    meta = jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(storage) \
+        .setBasePath(base_path).build()
+    table_schema = jvm.org.apache.hudi.common.table.TableSchemaResolver(meta).getTableSchema(False)
+    writer = jvm.org.apache.hudi.common.schema.HoodieSchemaUtils.addMetadataFields(table_schema)
+    return storage, meta, table_schema, writer
+
+
+def _names(writer) -> list[str]:
+    return [f["name"] for f in json.loads(writer.toString())["fields"]]
+
+
+def _differs(spark, cls, part, writer) -> str:
+    if sorted(_names(writer)) != sorted(part.columns):
+        return "the round's columns are not the table's"
+    return str(driver_java.call(spark, cls, "mismatch", part.select(*_names(writer))._jdf.schema(), writer) or "")
+
+
+def columns_differ(spark, part, base_path: str) -> str:
+    """Why `part` (Hudi's meta columns, then a round's) does not hold the table's columns and types ('' when it does:
+    no schema change)."""
+    cls = driver_java.helper(spark)
+    if isinstance(cls, str):
+        return cls
+    return _differs(spark, cls, part, _table_schema(spark, base_path)[3])
 
 
 def commit(spark, prepared: Prepared) -> str:

@@ -63,7 +63,7 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
         keyless = keyless & (F.col(k).isNull() | (F.col(k).cast("string") == ""))
     try:
         # files of several schemas (a DDL mid-round) are read one schema at a time (evolve.py)
-        df = _transformed(spark, t, props, reader, files, groups, schema_text, lake_columns, record_keys, held, log)
+        df = transformed(spark, t, props, reader, files, groups, schema_text, lake_columns, record_keys, held, log)
         # (a bootstrap's snapshot rarely repeats a key, so it counts keys too, to skip the window below)
         bulk = t.op == "BULK_INSERT"
         more = [F.countDistinct(*[F.col(k) for k in record_keys]).alias("keys")] if bulk else []
@@ -106,13 +106,20 @@ def read_events(spark, t: Target, props: dict[str, str], root: str, files, order
     return df, record_keys, counts
 
 
-def _transformed(spark, t: Target, props: dict[str, str], reader, files, groups, schema_text, lake_columns,
-                 record_keys: list[str], held: materialize.Held, log):
+def landed_uri(path: str) -> str:
+    return path if "://" in path else f"file://{path}"
+
+
+def transformed(spark, t: Target, props: dict[str, str], reader, files, groups, schema_text, lake_columns,
+                record_keys: list[str], held: materialize.Held, log, source=None):
     """The files read (files of several schemas, a DDL mid-round, one schema at a time: evolve.py), typed,
     through the table's SQL transformer and its shaping (shape.py), as Hudi gets them (a wide table's small
-    round: computed now, materialize.py)."""
-    uri = lambda p: p if "://" in p else f"file://{p}"  # noqa: E731
-    df = reader.load([uri(f[0]) for f in files]) if schema_text else evolve.read_grouped(reader, groups, uri)
+    round: computed now, materialize.py). `source`: the files' records already read (driver_round.py)."""
+    if source is not None:
+        df = source
+    else:
+        df = reader.load([landed_uri(f[0]) for f in files]) if schema_text else \
+            evolve.read_grouped(reader, groups, landed_uri)
     route = routed.route_of(props)
     if route is not None:  # each row's shard, from its file's folder (routed.py)
         df = routed.with_source_column(df, route)

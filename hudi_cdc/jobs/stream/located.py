@@ -146,6 +146,7 @@ class Located:
     inserted: Any = None  # record key and file name of the inserts sent into a file group's log (log_inserts.py)
     key_columns: tuple[str, ...] = ()  # the record key and partition fields
     kept: int = 0  # the events written (a move counted once): what the round writes, known without a count pass
+    key_rows: Any = None  # the delta commit's key file, when known without a Spark job (logkeys.KeyRows)
 
 
 def locate(spark, events, base_path: str, shape: KeyShape, ordering: list[str], log=None,

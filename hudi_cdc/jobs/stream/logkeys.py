@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
-from hudi_cdc.common import s3
+from hudi_cdc.common import s3, storage
 from hudi_cdc.common.causes import first_line
 from hudi_cdc.common.instants import COMPLETED, table_instants
 from hudi_cdc.common.properties import local_path
@@ -245,16 +246,30 @@ def deltacommits_before(base_path: str) -> set[str]:
     return _timeline(base_path)[0] if is_initialized(base_path) else set()
 
 
+@dataclass
+class KeyRows:
+    """A delta commit's key file known without a Spark job (driver_round.py): its rows as dicts of the record key,
+    FILE_ID, the ordering fields, `_hoodie_is_deleted`, INSERTED, Hudi's other meta columns and the key columns
+    (INSTANT is added when written), and each non-meta column's Spark type (its class name)."""
+
+    rows: list[dict]
+    types: dict[str, str]
+
+
+_ARROW = {"StringType": "string", "IntegerType": "int32", "LongType": "int64", "ShortType": "int16",
+          "ByteType": "int8", "BooleanType": "bool"}
+
+
 def record(spark, base_path: str, written, ordering: list[str], before: set[str], log=print, inserted=None,
-           key_columns: tuple[str, ...] | list[str] = ()) -> None:
+           key_columns: tuple[str, ...] | list[str] = (), key_rows: KeyRows | None = None) -> None:
     """After a delta commit: keep the located records it wrote (`written`: prepped records, those with a
     `_hoodie_file_name` went to a stored file group) as its key file, with their meta and `key_columns`
     (record key and partition fields) and whether each was an insert (`inserted`: record key and file name
     of those, log_inserts.py). None when the commit cannot be told apart or Hudi put inserts into log
     files, or the file cannot be written (logged): later rounds then take the snapshot read until a
-    compaction, which changes their speed, not their result."""
+    compaction, which changes their speed, not their result. `key_rows`: the file's rows, written by pyarrow."""
     try:
-        why = _record(spark, base_path, written, ordering, before, inserted, list(key_columns))
+        why = _record(spark, base_path, written, ordering, before, inserted, list(key_columns), key_rows)
     except Exception as exc:  # noqa: BLE001 - a missing key file only sends later lookups to the snapshot read
         why = first_line(exc)
     if why:
@@ -263,7 +278,7 @@ def record(spark, base_path: str, written, ordering: list[str], before: set[str]
 
 
 def _record(spark, base_path: str, written, ordering: list[str], before: set[str], inserted=None,
-            key_columns: list[str] | None = None) -> str:
+            key_columns: list[str] | None = None, key_rows: KeyRows | None = None) -> str:
     from pyspark.sql import functions as F
 
     after, _, _, why = _timeline(base_path)
@@ -273,6 +288,9 @@ def _record(spark, base_path: str, written, ordering: list[str], before: set[str
     instant = new[0]
     if _logs_hold_inserts(base_path, instant):
         return f"delta commit {instant} put inserts into log files"
+    if key_rows is not None:
+        _write_rows(base_path, instant, key_rows, ordering, key_columns or [])
+        return ""
     deleted = F.col("_hoodie_is_deleted") if "_hoodie_is_deleted" in written.columns else F.lit(False)
     rows = written.where(F.col("_hoodie_file_name").isNotNull())
     if inserted is not None:
@@ -289,6 +307,25 @@ def _record(spark, base_path: str, written, ordering: list[str], before: set[str
         *[F.col(c) for c in extra])
     out.coalesce(1).write.mode("overwrite").parquet(_file(base_path, instant))
     return ""
+
+
+def _write_rows(base_path: str, instant: str, key_rows: KeyRows, ordering: list[str], key_columns: list[str]) -> None:
+    """The key file of `key_rows` as Spark writes it (the same columns and Parquet types, a folder with one part
+    file, then _SUCCESS), by pyarrow."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    extra = [c for c in dict.fromkeys([*META, *key_columns]) if c not in ordering and c != "_hoodie_record_key"]
+    names = ["_hoodie_record_key", FILE_ID, *ordering, "_hoodie_is_deleted", INSTANT, INSERTED, *extra]
+    flags = ("_hoodie_is_deleted", INSERTED)
+    kinds = {n: "bool" if n in flags else _ARROW.get(key_rows.types.get(n, "StringType")) for n in names}
+    rows = [{**r, INSTANT: instant} for r in key_rows.rows]
+    table = pa.table({n: pa.array([r.get(n) for r in rows], type=kinds[n]) for n in names})
+    out = pa.BufferOutputStream()
+    pq.write_table(table, out, compression="snappy")
+    folder = _file(base_path, instant)
+    storage.write_bytes(storage.join(folder, "part-00000-hudi-cdc-driver.snappy.parquet"), out.getvalue().to_pybytes())
+    storage.write_bytes(storage.join(folder, _SUCCESS), b"")
 
 
 def _logs_hold_inserts(base_path: str, instant: str) -> bool:

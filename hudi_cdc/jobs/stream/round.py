@@ -13,7 +13,7 @@ from hudi_cdc.common.checkpoints import CUT_KEY
 from hudi_cdc.jobs.stream import (
     compaction,
     cuts,
-    driver_lookup,
+    driver_round,
     driver_write,
     evolve,
     keyloc,
@@ -22,20 +22,20 @@ from hudi_cdc.jobs.stream import (
     logkeys,
     materialize,
     routed,
-    shard_truncate,
     small_session,
+    spark_changes,
     truncate,
 )
 from hudi_cdc.jobs.stream import history_write as history
 from hudi_cdc.jobs.stream.argv import Target
+from hudi_cdc.jobs.stream.changes import Changes
 from hudi_cdc.jobs.stream.delete_blocks import delete_block_safe_parts
 from hudi_cdc.jobs.stream.errors import JobInputError
-from hudi_cdc.jobs.stream.events import fields_of, raise_if_vanished, read_events
+from hudi_cdc.jobs.stream.events import raise_if_vanished
 from hudi_cdc.jobs.stream.files import list_source_files
-from hudi_cdc.jobs.stream.located import PREPPED_OPTION, key_shape, locate, unlocatable
+from hudi_cdc.jobs.stream.located import PREPPED_OPTION
 from hudi_cdc.jobs.stream.props import streamer_prop
-from hudi_cdc.jobs.stream.redelivery import drop_unchanged
-from hudi_cdc.jobs.stream.summary import DELETED, KEYS, SMALL_ROUND, rejected_rows, source_position, summarize
+from hudi_cdc.jobs.stream.summary import rejected_rows, source_position
 from hudi_cdc.jobs.stream.table import (
     CHECKPOINT_KEY,
     has_completed_commit,
@@ -43,7 +43,7 @@ from hudi_cdc.jobs.stream.table import (
     latest_instant,
     read_checkpoint,
 )
-from hudi_cdc.jobs.stream.tombstones import drop_stale_after_delete, read_tombstones, write_tombstones
+from hudi_cdc.jobs.stream.tombstones import write_tombstones
 
 # Keys consumed by the streamer itself, never passed to the Hudi writer.
 _STREAMER_KEYS = ("hoodie.streamer.", "hoodie.deltastreamer.", "include")
@@ -148,90 +148,75 @@ def run_round(spark, t: Target, props: dict[str, str], log=print) -> RoundResult
 
 def _apply(spark, t: Target, props: dict[str, str], root: str, picked: tuple, result: RoundResult,
            held: materialize.Held, log) -> RoundResult:
-    """The round's picked files (_pick_files) read, applied and committed."""
-    from pyspark.sql import functions as F
-
-    existing, checkpoint, files, new_cp, cut_meta = picked
+    """The round's picked files (_pick_files) read, applied and committed: in the driver when driver_round.py can
+    make the round, else through Spark."""
+    files = picked[2]
     spark = small_session.for_round(spark, files, props)  # a few events: one shuffle partition (small_session.py)
     driver = small_session.is_small(files, props) and driver_write.enabled(props)  # driver_write.py
     clock = time.monotonic()
-    ordering = fields_of(t.source_ordering_fields or props.get("hoodie.table.ordering.fields"))
-    every_event: list | None = [] if history.enabled(props) else None
-    df, record_keys, summary = read_events(spark, t, props, root, files, ordering, result, held, log, every_event)
-    if result.shard_truncates:  # a TRUNCATE of some of a routed table's source tables
-        df, summary = shard_truncate.apply(spark, df, t.target_base_path, routed.route_of(props), ordering, record_keys,
-                                           result.shard_truncates, existing, log, t.target_table), None
-    # A round's changes are cached once (a wide table's small round: computed now, materialize.py): the counts, the
-    # lookups and the write all read them. A bootstrap's snapshot is not (caching every row costs more than reading
-    # the files again).
+    changes = _in_driver(spark, t, props, picked, result, log)
+    if changes is not None:
+        clock = result.lap("read and locate", clock)
+    else:
+        changes, clock = spark_changes.prepare(spark, t, props, root, picked, result, held, log, clock)
+    return _commit(spark, t, props, picked, result, changes, clock, log, driver)
+
+
+def _in_driver(spark, t: Target, props: dict[str, str], picked: tuple, result: RoundResult, log) -> Changes | None:
+    """The round's changes made in the driver (driver_round.py), or None: Spark's path makes them. A landed file it
+    cannot read is Spark's path's to name (events.py), so an unexpected error only sends the round there."""
+    existing, checkpoint, files = picked[0], picked[1], picked[2]
+    if driver_round.why_not(t, props, files, existing, checkpoint):
+        return None
+    try:
+        return driver_round.prepare(spark, t, props, files, checkpoint, result, log)
+    except JobInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - nothing is written yet; Spark's path reads the round again
+        log(f"{t.target_table}: the round reads through Spark ({root_cause(exc)})")
+        return None
+
+
+def _commit(spark, t: Target, props: dict[str, str], picked: tuple, result: RoundResult, c: Changes, clock: float,
+            log, driver: bool) -> RoundResult:
+    """The round's changes committed, with their checkpoint, side files (tombstones, a TRUNCATE's floor) and the
+    history table's versions."""
+    files, new_cp, cut_meta = picked[2], picked[3], picked[4]
     bulk = t.op == "BULK_INSERT"
-    df = events = df if bulk else held.once_or_cache(df)
-    floor = truncate.read_floor(t.target_base_path, checkpoint) if existing else None
-    if result.truncate_seen is not None or floor is not None:
-        df, result.truncated_at = truncate.split(df, ordering, result.truncate_seen, floor)
-        summary = None
-    if summary is None:  # the events were reduced to one per key (a small round's deletes and keys collected with it)
-        summary = _summary(df, events, bulk, props, record_keys, ordering, result)
-    clock = result.lap("read", clock)
-    is_delete = "_hoodie_is_deleted" in df.columns
-    deleted_keys: list[dict] = []
-    if is_delete:
-        df, deleted_keys = _deletes(spark, t, df, summary, record_keys, ordering, checkpoint, result, log)
-        clock = result.lap("tombstones", clock)
-    located = None
-    overwrite = result.truncated_at is not None and existing and t.op != "BULK_INSERT"
-    if overwrite or (t.op == "BULK_INSERT" and is_delete):
-        # Nothing to delete in a new table, or in one a TRUNCATE empties: a deleted row is simply absent.
-        df = df.where(~F.col("_hoodie_is_deleted")) if is_delete else df
-    mor_lookup = t.table_type == "MERGE_ON_READ" and logkeys.enabled(props)  # logkeys.py
-    if t.op != "BULK_INSERT" and existing and ordering and not overwrite:
-        df, located = _locate_keys(spark, t, props, df, record_keys, ordering, result, log, mor_lookup, summary)
-        clock = result.lap("locate" if located else "redelivery", clock)
-    clock = _count_written(df, bulk, summary, located, result, clock)
-    result.rejected = rejected_rows(summary, t.target_table, log)
+    clock = _count_written(c.df, bulk, c.summary, c.located, result, clock)
+    result.rejected = rejected_rows(c.summary, t.target_table, log)
     assert new_cp is not None  # files were picked, so the checkpoint is the newest one's mtime
-    opts = _write_options(props, t, overwrite, new_cp, summary, cut_meta, df.schema if bulk else None, record_keys)
-    if located is not None and located.inserted is not None:
+    opts = _write_options(props, t, c.overwrite, new_cp, c.summary, cut_meta, c.df.schema if bulk else None,
+                          c.record_keys)
+    if c.located is not None and c.located.inserted is not None:
         opts[log_inserts.INSERTS_KEY] = "true"  # a later round through Hudi's index compacts first
-    mor_keys = located is not None and mor_lookup
-    if every_event:  # the history table first: its versions survive a crash before the commit below
-        result.history = history.write_round(spark, every_event[0], record_keys, ordering[0], props, opts,
-                                             result.truncate_seen is not None, floor, log)
+    if c.every_event:  # the history table first: its versions survive a crash before the commit below
+        result.history = history.write_round(spark, c.every_event[0], c.record_keys, c.ordering[0], props, opts,
+                                             result.truncate_seen is not None, c.floor, log)
         clock = result.lap("history", clock)
-    tombstones_first, floor_first = _side_files_first(t, opts, new_cp, deleted_keys, ordering, result, log)
+    tombstones_first, floor_first = _side_files_first(t, opts, new_cp, c.deleted_keys, c.ordering, result, log)
     log(f"{t.target_table}: {t.op} of {result.records_written} record(s) from {len(files)} file(s) "
         f"into {t.target_base_path} ...")
     try:
-        _write(df, t, opts, located, overwrite, result, clock, ordering if mor_keys else [], log, driver)
+        _write(c.df, t, opts, c.located, c.overwrite, result, clock, c.ordering if c.mor_keys else [], log, driver)
     except Exception as exc:
         raise_if_vanished(files)  # Spark reads the files again for the write (the cache may be evicted)
         raise RuntimeError(f"Hudi write to {t.target_table} ({t.target_base_path}) failed: {root_cause(exc)}") from exc
     finally:
-        for cached in (events, df, *(every_event or ())):
+        for cached in c.cached:
             cached.unpersist()
-        if located is not None:
-            located.cached.unpersist()
-    if reader_keys.ensure(spark, t.target_base_path, ",".join(ordering)):  # version 6: what Hudi 0.14/1.0 readers need
+        if c.located is not None:
+            c.located.cached.unpersist()
+    if reader_keys.ensure(spark, t.target_base_path, ",".join(c.ordering)):  # version 6: what older readers need
         log(f"{t.target_table}: the ordering field and payload written to hoodie.properties for older readers")
-    if deleted_keys and not tombstones_first:
-        write_tombstones(t.target_base_path, new_cp, deleted_keys)
+    if c.deleted_keys and not tombstones_first:
+        write_tombstones(t.target_base_path, new_cp, c.deleted_keys)
     if result.truncated_at is not None and not floor_first:
-        truncate.write_floor(t.target_base_path, new_cp, ordering, result.truncated_at)
+        truncate.write_floor(t.target_base_path, new_cp, c.ordering, result.truncated_at)
     result.commit = latest_instant(t.target_base_path)
     log(f"{t.target_table}: committed {result.commit}, checkpoint {new_cp} "
         f"({', '.join(f'{k} {v:.1f} s' for k, v in result.phases.items())})")
     return result
-
-
-def _summary(df, events, bulk: bool, props: dict[str, str], record_keys: list[str], ordering: list[str],
-             result: RoundResult) -> dict:
-    """The round's summary when the events pass could not give it (summary.py): a small round's deletes and keys
-    collected with it, a bootstrap's composite key parts its row writer cannot write counted (keytext.py)."""
-    fold = df is events and "_hoodie_is_deleted" in df.columns and result.records_in <= SMALL_ROUND
-    parts = keytext.parts_to_count(props, record_keys, bulk)
-    return summarize(df if bulk and result.truncate_seen is not None else events, ordering,
-                     deleted=[*record_keys, *ordering] if fold else None, keys=record_keys if fold else None,
-                     key_parts=parts)
 
 
 def _count_written(df, bulk: bool, summary: dict, located, result: RoundResult, clock: float) -> float:
@@ -245,55 +230,6 @@ def _count_written(df, bulk: bool, summary: dict, located, result: RoundResult, 
         result.records_written = df.count() - result.moves
         clock = result.lap("count", clock)
     return clock
-
-
-def _deletes(spark, t: Target, df, summary: dict, record_keys: list[str], ordering: list[str],
-             checkpoint, result: RoundResult, log) -> tuple[object, list[dict]]:
-    """Hard deletes leave no row to compare a late event with, so the keys and ordering values of deletes
-    are kept as tombstones (returned, written around the commit); events no newer than an earlier
-    round's tombstones are dropped."""
-    from pyspark.sql import functions as F
-
-    deleted_keys: list[dict] = []
-    if DELETED in summary:  # a small round's, from its summary pass
-        deleted_keys = summary.pop(DELETED)
-    elif summary.get("deletes"):
-        deleted_keys = [r.asDict() for r in
-                        df.where(F.col("_hoodie_is_deleted")).select(*record_keys, *ordering).collect()]
-    result.deletes = len(deleted_keys)
-    tombstones = read_tombstones(t.target_base_path, checkpoint, record_keys, ordering) if t.op != "BULK_INSERT" else []
-    if tombstones and ordering:
-        df, result.stale_ignored = drop_stale_after_delete(spark, df, tombstones, record_keys, ordering)
-        if result.stale_ignored:
-            log(f"{t.target_table}: ignored {result.stale_ignored} stale event(s) "
-                "for keys deleted by a newer change")
-    return df, deleted_keys
-
-
-def _locate_keys(spark, t: Target, props: dict[str, str], df, record_keys: list[str], ordering: list[str],
-                 result: RoundResult, log, mor_lookup: bool, summary: dict):
-    """Events no newer than the stored row dropped: hudi-cdc finds each key's file group itself
-    (located.py) when it can (returned, the records then carry their locations), else Hudi's index does.
-    A small round's summary holds its key tuples (KEYS): the driver's lookup needs no pass of its own."""
-    shape, why_not = key_shape(props) if not t.filter_dupes else (None, "--filter-dupes")
-    into_logs = log_inserts.enabled(props, t.table_type)
-    targets = log_inserts.targets(t.target_base_path, props) if shape and into_logs else None
-    located = locate(spark, df, t.target_base_path, shape, ordering, log, mor=mor_lookup,
-                     insert_targets=targets, driver=driver_lookup.enabled(props),
-                     round_keys=summary.get(KEYS)) if shape else None
-    if located is not None:
-        df, result.unchanged_ignored, result.moves = located.df, located.unchanged, located.moves
-        result.ignored_deletes = located.ignored_deletes
-    else:
-        if shape is not None:
-            why_not = unlocatable(df, shape) or "the keys as stored (above)"
-        log(f"{t.target_table}: keys located by Hudi's index ({why_not})")
-        if t.table_type == "MERGE_ON_READ":
-            log_inserts.compact_before_index(spark, t.target_base_path, t.target_table, log)
-        df, result.unchanged_ignored = drop_unchanged(spark, df, t.target_base_path, record_keys, ordering, log)
-    if result.unchanged_ignored:
-        log(f"{t.target_table}: ignored {result.unchanged_ignored} event(s) no newer than the stored row")
-    return df, located
 
 
 def _write_options(props: dict[str, str], t: Target, overwrite: bool, new_cp: str, summary: dict,
@@ -365,5 +301,6 @@ def _write(df, t: Target, opts: dict[str, str], located, overwrite: bool, result
             logkeys.record(part.sparkSession, t.target_base_path, part if written is None else written,
                            log_keys_ordering, before, log,
                            inserted=located.inserted if located is not None else None,
-                           key_columns=located.key_columns if located is not None else ())
+                           key_columns=located.key_columns if located is not None else (),
+                           key_rows=located.key_rows if located is not None else None)
             clock = result.lap("log keys", clock)
