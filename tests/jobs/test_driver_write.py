@@ -64,3 +64,31 @@ def test_small_rounds_commit_from_the_driver_and_survive_a_failed_commit(tmp_pat
     assert _spark_rows(spark, base) == lake.expected()
     folder = Path(base[len("file://"):]) / ".hoodie" / ".aux" / "hudi-cdc-tombstones"
     assert len(list(folder.glob("cp-*.jsonl"))) <= 2, "the counted tombstone files were folded into one"
+
+
+def test_a_round_made_in_the_driver_decides_as_sparks_round(tmp_path, spark):
+    """The same rounds (updates, partition moves, deletes, inserts, stale events, a key twice in a round) made in
+    the driver (jobs/stream/driver_round.py, no Spark job) and through Spark's path: each round's counts are equal
+    and both tables hold the same rows under the same record keys and partition paths."""
+    lakes = {way: Lake(tmp_path / way, spark, types=("MERGE_ON_READ",), hudi_options=options)
+             for way, options in (("driver", {}), ("spark", {"hoodie.streamer.hudi_cdc.driver.round": "false"}))}
+    counts = ("records_in", "records_written", "deletes", "stale_ignored", "unchanged_ignored", "moves",
+              "ignored_deletes")
+    for lake in lakes.values():
+        lake.land(SNAPSHOT)
+        lake.run("BULK_INSERT")
+    rng, lsn, keys = random.Random(23), 1000, set(range(1, 31))
+    for n in range(3):
+        events, lsn = _random_round(rng, lsn, keys)
+        events += [{**e, "__lsn": e["__lsn"] + 1000, "name": "again"} for e in events[:2]]  # a key twice, newer
+        made = {}
+        for way, lake in lakes.items():
+            lake.land(events)
+            [result] = lake.run("UPSERT")
+            made[way] = result
+        assert ("read and locate" in made["driver"].phases) and "read" in made["spark"].phases, n
+        assert {c: getattr(made["driver"], c) for c in counts} == {c: getattr(made["spark"], c) for c in counts}, n
+        tables = {way: {k: {c: v[c] for c in [*DATA_COLS, "_hoodie_record_key", "_hoodie_partition_path"]}
+                        for k, v in lake.table("MERGE_ON_READ").items()} for way, lake in lakes.items()}
+        assert tables["driver"] == tables["spark"], n
+    lakes["driver"].assert_matches()

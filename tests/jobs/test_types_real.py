@@ -430,8 +430,12 @@ def test_numeric_nan_and_overflow_are_never_silent(scenario, spark):
 
 
 def test_first_mor_round_of_every_type_commits_from_the_driver(scenario):
-    """The first streamed MoR round (every type of docs/types.md, no compaction yet) is committed by Hudi's
-    Java write client in the driver (jobs/stream/driver_write.py), and test_lake_values_read_by_hudi_rs and
-    test_spark_reads_the_same_typed_values read its values back."""
+    """The first streamed MoR round (every type of docs/types.md, no compaction yet) is made in the driver with no
+    Spark job (jobs/stream/driver_round.py) and committed by Hudi's Java write client there
+    (jobs/stream/driver_write.py), and test_lake_values_read_by_hudi_rs and test_spark_reads_the_same_typed_values
+    read its values back."""
     driver = [m for m in scenario["log"] if "made in the driver" in m or "not from the driver" in m]
     assert driver and "made in the driver" in driver[0], driver
+    # and its events were read, typed and located in the driver too, with no Spark job (driver_round.py)
+    made = [m for m in scenario["log"] if "located in the driver" in m or "reads through Spark" in m]
+    assert made and "located in the driver" in made[0], made
