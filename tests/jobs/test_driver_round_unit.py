@@ -95,3 +95,31 @@ def test_a_stored_partition_path_is_made_as_hudis_key_generator_makes_it():
     types = {"flag": "BooleanType", "day": "StringType"}
     assert driver_round._stored_path({"flag": True, "day": ""}, shape, types) == "true/__HIVE_DEFAULT_PARTITION__"
     assert driver_round._stored_path({"flag": None, "day": "d1"}, shape, types) == "__HIVE_DEFAULT_PARTITION__/d1"
+
+
+def test_the_key_file_holds_what_was_sent_to_stored_file_groups_in_sparks_parquet_types(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from hudi_cdc.jobs.stream import logkeys
+
+    facts = [_ev(1, 20), _ev(2, 20, region="us"), _ev(3, 20)]
+    stored = [_stored(1, 10), _stored(2, 10)]
+    targets = {"region=eu": ("150", "fg9_0-1-2_150.parquet")}
+    plan = driver_round._locate(facts, [0, 1, 2], stored, ["id"], SHAPE, ["__lsn"], TYPES, targets)
+    rows = driver_round._key_rows(facts, plan, ("id", "region"), ["__lsn"], TYPES)
+    monkeypatch.setattr(logkeys, "_timeline", lambda base: ({"200"}, {"200"}, set(), ""))
+    monkeypatch.setattr(logkeys, "_logs_hold_inserts", lambda base, instant: False)
+    logkeys.record(None, str(tmp_path), None, ["__lsn"], set(), log=pytest.fail, key_columns=("id", "region"),
+                   key_rows=rows)
+    folder = tmp_path / ".hoodie" / ".aux" / "hudi-cdc-logkeys" / "200.parquet"
+    assert (folder / "_SUCCESS").exists()
+    table = pq.read_table(next(folder.glob("part-*.parquet")))
+    types = {f.name: str(f.type) for f in table.schema}
+    assert types["id"] == "int64" and types["__lsn"] == "int64" and types["region"] == "string"
+    assert types["_hoodie_is_deleted"] == types[logkeys.INSERTED] == "bool"
+    # the update in place, the move's delete where it was, the insert into the target (not the move's insert: no
+    # stored file group in region=us)
+    got = sorted((r["_hoodie_record_key"], r[logkeys.FILE_ID], r["_hoodie_is_deleted"], r[logkeys.INSERTED],
+                  r[logkeys.INSTANT]) for r in table.to_pylist())
+    assert got == [("1", "fg1", False, False, "200"), ("2", "fg1", True, False, "200"),
+                   ("3", "fg9", False, True, "200")]
