@@ -85,30 +85,43 @@ public class HudiCdcDriverWrite {
     }
     return spark.createDataFrame(rows, new StructType().add("value", DataTypes.BinaryType));
   }
-  // driver_round.py: the located records, a local relation: Hudi's five meta columns (`meta`, five a record, null
-  // where unset) then the first `data` columns of event row `pick[i]`, `_hoodie_is_deleted` (column `deletedAt`)
-  // set where `deleted[i]` (a moved key's delete where it was)
-  public static Dataset located(Dataset events, InternalRow[] rows, int[] pick, String[] meta, boolean[] deleted,
-                                int deletedAt, int data, String[] metaNames) {
+  // driver_round.py: the located records, a local relation: Hudi's five meta columns then the first `data` columns
+  // of an event row, `_hoodie_is_deleted` (column `deletedAt`) set for a moved key's delete where it was. `plan`, one
+  // JSON text (one py4j call): {"picks": [event row], "deleted": [bool], "meta": [[five values or null]]}
+  public static Dataset located(Dataset events, InternalRow[] rows, String plan, int deletedAt, int data,
+                                String[] metaNames) throws Exception {
+    com.fasterxml.jackson.databind.JsonNode p =
+        (com.fasterxml.jackson.databind.JsonNode) new com.fasterxml.jackson.databind.ObjectMapper().readTree(plan);
+    com.fasterxml.jackson.databind.JsonNode picks = node(p, "picks");
+    com.fasterxml.jackson.databind.JsonNode metas = node(p, "meta");
+    com.fasterxml.jackson.databind.JsonNode deleted = node(p, "deleted");
     StructType in = events.schema();
     StructType st = new StructType();
     for (int m = 0; m < metaNames.length; m++) st = st.add(metaNames[m], DataTypes.StringType, true);
     for (int j = 0; j < data; j++) st = st.add(in.fields()[j]);
     scala.Function1 toRow = org.apache.spark.sql.catalyst.CatalystTypeConverters.createToScalaConverter(st);
     int nm = metaNames.length;
-    List out = new ArrayList(pick.length);
-    for (int i = 0; i < pick.length; i++) {
+    List out = new ArrayList(picks.size());
+    for (int i = 0; i < picks.size(); i++) {
       Object[] vals = new Object[nm + data];
+      com.fasterxml.jackson.databind.JsonNode meta = at(metas, i);
       for (int m = 0; m < nm; m++) {
-        String v = meta[i * nm + m];
-        vals[m] = v == null ? null : UTF8String.fromString(v);
+        com.fasterxml.jackson.databind.JsonNode v = at(meta, m);
+        vals[m] = v.isNull() ? null : UTF8String.fromString(v.asText());
       }
-      InternalRow r = rows[pick[i]];
+      InternalRow r = rows[at(picks, i).asInt()];
       for (int j = 0; j < data; j++) vals[nm + j] = r.isNullAt(j) ? null : r.get(j, in.fields()[j].dataType());
-      if (deleted[i]) vals[nm + deletedAt] = Boolean.TRUE;
+      if (at(deleted, i).asBoolean()) vals[nm + deletedAt] = Boolean.TRUE;
       out.add(toRow.apply(new GenericInternalRow(vals)));
     }
     return events.sparkSession().createDataFrame(out, st);
+  }
+  // Janino takes TreeNode's get, not JsonNode's covariant one
+  static com.fasterxml.jackson.databind.JsonNode node(com.fasterxml.jackson.databind.JsonNode n, String name) {
+    return (com.fasterxml.jackson.databind.JsonNode) n.get(name);
+  }
+  static com.fasterxml.jackson.databind.JsonNode at(com.fasterxml.jackson.databind.JsonNode n, int i) {
+    return (com.fasterxml.jackson.databind.JsonNode) n.get(i);
   }
   public static List records(Dataset ds, InternalRow[] rows, HoodieSchema writer, HoodieWriteConfig config,
                              HoodieTableConfig table) {

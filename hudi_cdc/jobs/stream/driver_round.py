@@ -12,12 +12,13 @@ no newer or an ignored delete) are computed here, by the same rules; the located
 the JVM from the typed rows, and the round commits as any located round does (round.py: the driver's
 commit, the key file, tombstones, metadata).
 
-Taken only where it cannot change the result: an upsert of a small round (small_session.py) into an existing
-MoR table whose rounds the driver commits (driver_write.py) and the key files locate (logkeys.py), landed
-files of one schema and no registry, no history table, no routed sources, no TRUNCATE before or in the
-round, no unchanged-TOAST placeholder (toast.py fills those), events whose typed columns are exactly the
-table's (no schema change), key and partition columns the located round writes and driver_lookup.py reads.
-Anything else, and `prepare` returns None with nothing done: the round reads through Spark as before.
+Taken for rounds of at most MAX_EVENTS landed records, and only where it cannot change the result: an upsert
+of a small round (small_session.py) into an existing MoR table whose rounds the driver commits (driver_write.py)
+and the key files locate (logkeys.py), landed files of one schema and no registry, no history table, no routed
+sources, no TRUNCATE before or in the round, no unchanged-TOAST placeholder (toast.py fills those), events whose
+typed columns are exactly the table's (no schema change), key and partition columns the located round writes and
+driver_lookup.py reads. Anything else, and `prepare` returns None with nothing done: the round reads through
+Spark as before.
 `hoodie.streamer.hudi_cdc.driver.round: false` (a table's hudi_options) turns it off for that table."""
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ from hudi_cdc.jobs.stream.table import META, SOURCE_TS_FIELD
 from hudi_cdc.jobs.stream.tombstones import newest_per_key, read_tombstones
 
 ENABLED = "hudi_cdc.driver.round"  # hoodie.streamer.hudi_cdc.driver.round
+# more events than this and the Python side's per-event work (~0.1-0.3 ms an event) costs more than Spark's fixed
+# cost: a hot table's round of 28,000 events took 10 s here (session 61's 200-table run)
+MAX_EVENTS = 5_000
 _RK, _PP, _SKIP, _REJ = "__dr_record_key", "__dr_partition_path", "__dr_skip", "__dr_rejected"
 _PY = {"IntegerType": int, "LongType": int, "ShortType": int, "ByteType": int, "StringType": str,
        "BooleanType": bool}
@@ -146,7 +150,8 @@ def prepare(spark, t, props: dict[str, str], files, checkpoint, result, log) -> 
 
 def _typed_events(spark, t, props: dict[str, str], files, keys: list[str], ordering: list[str], log):
     """The round's events typed, transformed and shaped over a local relation of the landed records; None for
-    files of several schemas (a DDL mid-round: evolve.py reads them group by group)."""
+    files of several schemas (a DDL mid-round: evolve.py reads them group by group) or more than MAX_EVENTS
+    records."""
     from pyspark.sql import DataFrame
     from pyspark.sql.avro.functions import from_avro
 
@@ -165,6 +170,8 @@ def _typed_events(spark, t, props: dict[str, str], files, keys: list[str], order
     for i, f in enumerate(files):
         paths[i] = events.landed_uri(f[0])
     landed = DataFrame(driver_java.call(spark, cls, "landed", spark._jsparkSession, paths, reader), spark)
+    if landed._jdf.queryExecution().logical().data().size() > MAX_EVENTS:
+        return None
     source = landed.select(from_avro("value", reader).alias("r")).select("r.*")
     df = events.transformed(spark, t, props, None, files, groups, None, columns, keys, materialize.Held(False), log,
                             source=source)
@@ -348,19 +355,11 @@ def _frame(spark, full, plan: _Plan):
     from pyspark.sql import DataFrame
 
     cls = driver_java.helper(spark)
-    gw, jvm = spark.sparkContext._gateway, spark._jvm
-    data = [c for c in full.columns if c not in (_RK, _PP, _SKIP, _REJ)]
-    rows = driver_java.call(spark, cls, "collect", full._jdf)
-    picks = gw.new_array(jvm.int, len(plan.picks))
-    deleted = gw.new_array(jvm.boolean, len(plan.picks))
-    meta = gw.new_array(jvm.java.lang.String, len(plan.picks) * len(META))
-    names = gw.new_array(jvm.java.lang.String, len(META))
+    names = spark.sparkContext._gateway.new_array(spark._jvm.java.lang.String, len(META))
     for j, m in enumerate(META):
         names[j] = m
-    for n, (i, values, d) in enumerate(zip(plan.picks, plan.meta, plan.deleted, strict=True)):
-        picks[n], deleted[n] = i, d
-        for j, v in enumerate(values):
-            if v is not None:
-                meta[n * len(META) + j] = v
-    return DataFrame(driver_java.call(spark, cls, "located", full._jdf, rows, picks, meta, deleted,
+    data = [c for c in full.columns if c not in (_RK, _PP, _SKIP, _REJ)]
+    rows = driver_java.call(spark, cls, "collect", full._jdf)
+    plan_text = json.dumps({"picks": plan.picks, "deleted": plan.deleted, "meta": plan.meta})
+    return DataFrame(driver_java.call(spark, cls, "located", full._jdf, rows, plan_text,
                                       data.index("_hoodie_is_deleted"), len(data), names), spark)
