@@ -162,7 +162,7 @@ def at_least(left: list, right: list, strict: bool = False) -> bool | None:
     return out
 
 
-def _struct_key(values: list) -> tuple:
+def struct_key(values: list) -> tuple:
     """Spark's ordering of structs: field by field, a null below every value."""
     return tuple((v is not None, v) if v is not None else (False, 0) for v in values)
 
@@ -181,7 +181,7 @@ def overlay(base: list[dict], logged: dict[str, Any] | None, columns: list[str],
     first: dict[tuple[str, str], dict] = {}
     for r in logged["rows"]:
         at = (r["_hoodie_record_key"], r[logkeys.FILE_ID])
-        order = _struct_key([*[r.get(o) for o in ordering], r.get(logkeys.INSTANT), r.get("_hoodie_is_deleted")])
+        order = struct_key([*[r.get(o) for o in ordering], r.get(logkeys.INSTANT), r.get("_hoodie_is_deleted")])
         if at not in newest or order > newest[at]["__order"]:
             newest[at] = {**r, "__order": order}
         if at not in first or r[logkeys.INSTANT] < first[at][logkeys.INSTANT]:

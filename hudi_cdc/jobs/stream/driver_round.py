@@ -192,7 +192,7 @@ def _with_facts(df, shape, keys: list[str], ordering: list[str], placeholder: st
     skip = truncate.is_truncate(df)
     for k in keys:
         skip = skip | F.col(k).isNull() | (F.col(k).cast("string") == "")
-    for cond in [*toast._candidates(df, keys + ordering, placeholder).values(),
+    for cond in [*toast.candidates(df, keys + ordering, placeholder).values(),
                  *(keytext.unwritable(F.col(k), key_types[k]) for k in shape.record_keys)]:
         if cond is not None:
             skip = skip | F.coalesce(cond, F.lit(False))
@@ -208,7 +208,7 @@ def _local(df) -> bool:
 
 
 def _order(row, ordering: list[str]) -> tuple:
-    return driver_lookup._struct_key([row[o] for o in ordering])
+    return driver_lookup.struct_key([row[o] for o in ordering])
 
 
 def _latest_per_key(facts: list, keys: list[str], ordering: list[str]) -> list[int]:

@@ -100,7 +100,7 @@ def placeholder_condition(dtype, col, placeholder: str):
     return None
 
 
-def _candidates(df, skip: list[str], placeholder: str) -> dict[str, Any]:
+def candidates(df, skip: list[str], placeholder: str) -> dict[str, Any]:
     """Each column that may carry the placeholder -> its condition (never null)."""
     from pyspark.sql import functions as F
 
@@ -120,7 +120,7 @@ def count_columns(df, keys: list[str], ordering: list[str], placeholder: str, sm
     (driver_values.py)."""
     from pyspark.sql import functions as F
 
-    conds = _candidates(df, keys + ordering, placeholder)
+    conds = candidates(df, keys + ordering, placeholder)
     out = [F.sum(cond.cast("int")).alias(COUNT_PREFIX + c) for c, cond in conds.items()]
     if small and keys and conds:
         any_ph = F.lit(False)
@@ -155,7 +155,7 @@ def fill(spark, df, keys: list[str], ordering: list[str], base_path: str | None,
     if not res.placeholders:
         return df, res
     placeholder = placeholder_of(props)
-    conds = _candidates(df, keys + ordering, placeholder)
+    conds = candidates(df, keys + ordering, placeholder)
     cols = [c for c in conds if c in res.placeholders]
     order = F.struct(*[F.col(o).alias(f"o{i}") for i, o in enumerate(ordering)]) if ordering else None
     # 1. the newest earlier event of the key in this round with a value (a null is a value)
